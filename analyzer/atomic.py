@@ -1,0 +1,32 @@
+"""Atomic file writes: a reader sees the old file or the new one, never half of either."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
+    """Write `text` to a temporary sibling, fsync it, then rename it over `path`."""
+    write_bytes_atomic(path, text.encode(encoding))
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if target.exists():
+            os.chmod(tmp, target.stat().st_mode & 0o777)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

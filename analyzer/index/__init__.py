@@ -1,0 +1,1 @@
+"""Per-file facts extracted from TypeScript/JavaScript sources (the `parse → index` stage)."""

@@ -1,0 +1,231 @@
+"""The facts extracted from one source file: the contract between extraction and resolution.
+
+Extraction (tree-sitter queries) produces a `FileFacts` per file and knows nothing of other files;
+resolution (modules, calls, dispatch rules) reads only these records. Everything is plain data so a
+`FileFacts` round-trips through JSON for the per-blob cache (`to_dict` / `FileFacts.from_dict`).
+
+Conventions
+- Lines are 1-based; `end_line` is inclusive.
+- `qualname` is unique within a file and dotted by lexical nesting of *named* things:
+  `Agent`, `Agent.step`, `Agent.constructor`, `helper`, `createModels`,
+  an object-literal function property gets its owner's qualname plus its key
+  (`LlmRuntime.prepareCall.stream`, or `providers.openai` for a module-level `const providers = {…}`).
+  Repeated names (overloads, redeclarations) keep the first; later ones get a `#2`, `#3` suffix.
+- `scope` on calls/bindings/objects is the qualname of the nearest enclosing *named* definition, or
+  None at module level. Calls inside anonymous closures, callbacks and IIFEs belong to that scope,
+  with `nested` counting the anonymous function levels in between (0 = directly in the body).
+- Type texts are stored as written (`Promise<PreparedLlmCall>`, `LlmAdapter | undefined`); helpers
+  in `analyzer.index.types` reduce them to candidate class names.
+- Callee chains: `this.loopCtx.llm.stream(x)` → ["this", "loopCtx", "llm", "stream"];
+  `preparedCall?.stream(r)` → ["preparedCall", "stream"] with optional=True; `f()` → ["f"];
+  `new Foo()` → ["Foo"] with kind "new"; `super(ctx, 'llm')` → ["super"] with kind "super";
+  `super.m()` → ["super", "m"]; a root that is itself a call keeps its callee text with "()" appended
+  (`createModels().stream()` → ["createModels()", "stream"]); any other root is "<expr>";
+  computed members `a[k]()` become ["a", "[]"].
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+DEFINITION_KINDS = (
+    "function",  # function declaration / `const f = () => …` / `const f = function () {…}`
+    "class",
+    "interface",
+    "type_alias",  # `type X = { … }` (object-shaped types are treated like interfaces)
+    "enum",
+    "method",  # class or interface method (incl. abstract and signatures)
+    "getter",
+    "setter",
+    "constructor",
+    "object_method",  # function-valued property of an object literal
+)
+
+
+@dataclass(slots=True)
+class Param:
+    """A parameter; `is_property` marks constructor parameter properties (`private readonly s: S`)."""
+
+    name: str
+    type: str | None = None
+    is_property: bool = False
+    optional: bool = False
+
+
+@dataclass(slots=True)
+class Definition:
+    """A named function, class, interface, method or object-literal function property."""
+
+    qualname: str
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    parent: str | None = None  # enclosing definition's qualname (the class for methods)
+    exported: bool = False  # declared with `export` (export lists are in `FileFacts.exports`)
+    default_export: bool = False
+    modifiers: list[str] = field(default_factory=list)  # static, abstract, async, private, declare, …
+    params: list[Param] = field(default_factory=list)
+    return_type: str | None = None
+    extends: list[str] = field(default_factory=list)  # type texts (class: ≤1, interface: many)
+    implements: list[str] = field(default_factory=list)
+    signature: str = ""  # the declaration's first line(s) up to the body, whitespace-folded
+    body_hash: str = ""  # hash of the normalised tokens (no comments, no whitespace differences)
+    ambient_module: str | None = None  # `declare module 'x' { … }` that encloses it (augmentations)
+    # object_method only: how the enclosing object literal is used (see ObjectLiteral.holder)
+    object_id: str | None = None
+
+
+@dataclass(slots=True)
+class Field:
+    """A class field, interface/type property, or constructor parameter property."""
+
+    owner: str  # qualname of the class/interface/type alias
+    name: str
+    line: int
+    type: str | None = None  # declared annotation text
+    new_class: str | None = None  # initialiser `new X(…)` → "X"
+    init_callee: list[str] | None = None  # initialiser call chain (`= createModels()` → ["createModels"])
+    is_static: bool = False
+    from_parameter: bool = False  # constructor parameter property
+    is_method_signature: bool = False  # interface member written as `m(): T` (also a Definition)
+
+
+@dataclass(slots=True)
+class Binding:
+    """A local or module variable whose type can be inferred: annotation, `new`, call result."""
+
+    scope: str | None
+    name: str
+    line: int
+    type: str | None = None
+    new_class: str | None = None
+    init_callee: list[str] | None = None  # `const m = createModels()` / `await this.build()` → chain
+    destructure_key: str | None = None  # `const { a: b } = f()` → name "b", key "a"
+    init_chain: list[str] | None = None  # `const x = this.adapters` → ["this", "adapters"] (aliases)
+    kind: str = "const"  # const | let | var | param | for_of | catch
+
+
+@dataclass(slots=True)
+class Arg:
+    """One call argument, summarised for dispatch rules."""
+
+    kind: str  # string | identifier | member | function | call | object | number | other
+    text: str  # string value, identifier name, member chain "a.b.c", callee text, or source text (≤120 chars)
+    object_id: str | None = None  # kind == "object": the ObjectLiteral passed
+    dynamic_imports: list[str] = field(default_factory=list)  # `import('…')` specifiers inside the argument
+
+
+@dataclass(slots=True)
+class Call:
+    """A call site."""
+
+    scope: str | None
+    callee: list[str]
+    line: int
+    column: int
+    kind: str = "call"  # call | new | super
+    optional: bool = False
+    nested: int = 0
+    args: list[Arg] = field(default_factory=list)
+    text: str = ""  # the callee expression as written (whitespace-folded, ≤120 chars)
+
+
+@dataclass(slots=True)
+class ObjectProperty:
+    key: str  # identifier or string key; computed keys as "[expr text]"; shorthand `{ a }` → "a"
+    line: int
+    value_kind: str  # function | identifier | member | call | new | string | object | spread | other
+    value_text: str = ""  # identifier, chain text, callee text, string value
+    value_def: str | None = None  # function values: the Definition qualname created for it
+    value_object_id: str | None = None  # nested object literal
+    dynamic_imports: list[str] = field(default_factory=list)  # `import('…')` anywhere in the value
+
+
+@dataclass(slots=True)
+class ObjectLiteral:
+    """An object literal with at least one property (registries, returned interface objects)."""
+
+    object_id: str  # "L<line>C<col>", unique within the file
+    scope: str | None
+    line: int
+    end_line: int
+    holder: str  # variable:<name> | return | argument:<callee text>:<index> | property:<object_id>.<key>
+    #              | field:<Class>.<name> | assign:<chain text> | export_default | other
+    holder_type: str | None = None  # annotation of the variable / `satisfies T` / the scope's return type
+    properties: list[ObjectProperty] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Import:
+    specifier: str
+    imported: str  # exported name in the source module; "default"; "*" for namespace imports
+    local: str
+    line: int
+    type_only: bool = False
+
+
+@dataclass(slots=True)
+class Export:
+    exported: str  # name seen by importers; "default"; "*" for `export * from`
+    line: int
+    local: str | None = None  # local name (`export { a as b }` → "a"); None for `export *`
+    specifier: str | None = None  # re-export source module
+    type_only: bool = False
+
+
+@dataclass(slots=True)
+class DynamicImport:
+    specifier: str
+    scope: str | None
+    line: int
+    nested: int = 0
+
+
+@dataclass(slots=True)
+class FileFacts:
+    """Everything extraction knows about one file."""
+
+    path: str  # repo-relative, forward slashes
+    language: str  # typescript | tsx | javascript
+    declaration_only: bool = False  # `.d.ts`: names only, no calls
+    parse_errors: int = 0  # ERROR + MISSING nodes (the file is still indexed)
+    line_count: int = 0
+    definitions: list[Definition] = field(default_factory=list)
+    fields: list[Field] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    objects: list[ObjectLiteral] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    exports: list[Export] = field(default_factory=list)
+    dynamic_imports: list[DynamicImport] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FileFacts:
+        nested = {
+            "definitions": Definition, "fields": Field, "bindings": Binding, "calls": Call,
+            "objects": ObjectLiteral, "imports": Import, "exports": Export, "dynamic_imports": DynamicImport,
+        }
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            value = data.get(f.name)
+            if f.name in nested and value is not None:
+                kwargs[f.name] = [_build(nested[f.name], item) for item in value]
+            elif value is not None:
+                kwargs[f.name] = value
+        return cls(**kwargs)
+
+
+def _build(kind: type, item: dict[str, Any]) -> Any:
+    item = dict(item)
+    if kind is Definition:
+        item["params"] = [Param(**p) for p in item.get("params", [])]
+    elif kind is Call:
+        item["args"] = [Arg(**a) for a in item.get("args", [])]
+    elif kind is ObjectLiteral:
+        item["properties"] = [ObjectProperty(**p) for p in item.get("properties", [])]
+    return kind(**item)
