@@ -1,0 +1,1 @@
+"""tree-sitter parsing of TypeScript/JavaScript (the `parse` stage)."""
