@@ -75,6 +75,7 @@ class Definition:
     ambient_module: str | None = None  # `declare module 'x' { … }` that encloses it (augmentations)
     # object_method only: how the enclosing object literal is used (see ObjectLiteral.holder)
     object_id: str | None = None
+    returns_new: list[str] = field(default_factory=list)  # classes of `return new X(…)` in its body
 
 
 @dataclass(slots=True)
@@ -105,6 +106,7 @@ class Binding:
     destructure_key: str | None = None  # `const { a: b } = f()` → name "b", key "a"
     init_chain: list[str] | None = None  # `const x = this.adapters` → ["this", "adapters"] (aliases)
     kind: str = "const"  # const | let | var | param | for_of | catch
+    exported: bool = False  # module-level `export const x = …` (non-function values)
 
 
 @dataclass(slots=True)
