@@ -1,0 +1,71 @@
+"""`analyze kv-size`: KV cache bytes per token and per context from public configs, plus custom shapes."""
+
+from __future__ import annotations
+
+import argparse
+
+from analyzer.attention.kvsize import PRESETS, KvLayout, find_preset, v2_reduction_check
+from analyzer.attention.render import print_kv_size
+from analyzer.cli.context import CliContext
+from analyzer.errors import AnalyzerError
+
+NAME = "kv-size"
+HELP = "KV cache bytes per token and per context (MHA/GQA/MQA/MLA presets or your own numbers)"
+ORDER = 61
+DESCRIPTION = (
+    "MHA/GQA/MQA: 2 · layers · kv_heads · head_dim elements per token; MLA: (d_c + d_h^R) · layers. Presets come "
+    "from public model configs; --layers with --kv-heads/--head-dim or --latent-dim/--rope-dim adds a custom model. "
+    "Also shows what DeepSeek-V2's '93.3% KV cache reduction' vs DeepSeek 67B rests on."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", action="append", default=None, metavar="NAME",
+                        help=f"show only these presets, repeatable ({', '.join(PRESETS)})")
+    parser.add_argument("--context", type=int, default=10_000, metavar="TOKENS", help="context length (10000)")
+    parser.add_argument("--bits", type=float, default=16.0, help="bits per cached element (16 = BF16/FP16)")
+    custom = parser.add_argument_group("custom model (shown instead of the presets unless --preset is given)")
+    custom.add_argument("--name", default="custom", help="label for the custom model")
+    custom.add_argument("--layers", type=int, default=None, help="layers")
+    custom.add_argument("--heads", type=int, default=None, help="query heads (only to label MHA vs GQA)")
+    custom.add_argument("--kv-heads", type=int, default=None, help="KV heads (1 = MQA)")
+    custom.add_argument("--head-dim", type=int, default=None, help="head dimension")
+    custom.add_argument("--latent-dim", type=int, default=None, metavar="D_C", help="MLA compressed KV dim d_c")
+    custom.add_argument("--rope-dim", type=int, default=None, metavar="D_H_R", help="MLA decoupled RoPE key dim")
+
+
+def _custom(args: argparse.Namespace) -> KvLayout | None:
+    given = [args.kv_heads, args.head_dim, args.latent_dim, args.rope_dim]
+    if args.layers is None:
+        if any(v is not None for v in given):
+            raise AnalyzerError("a custom model needs --layers as well (e.g. --layers 32 --kv-heads 8 --head-dim 128)")
+        return None
+    if args.latent_dim is not None:
+        return KvLayout(args.name, "MLA", layers=args.layers, latent_dim=args.latent_dim, rope_dim=args.rope_dim or 0,
+                        source="command-line numbers")
+    if args.kv_heads is None or args.head_dim is None:
+        raise AnalyzerError("give --kv-heads and --head-dim (MHA/GQA/MQA) or --latent-dim and --rope-dim (MLA)")
+    kind = "MQA" if args.kv_heads == 1 else ("GQA" if args.heads is not None and args.heads > args.kv_heads else "MHA")
+    return KvLayout(args.name, kind, layers=args.layers, kv_heads=args.kv_heads, head_dim=args.head_dim,
+                    source="command-line numbers")
+
+
+def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    if args.context < 0:
+        raise AnalyzerError("--context must be 0 or more tokens")
+    if not 0 < args.bits <= 64:
+        raise AnalyzerError("--bits must be in (0, 64], e.g. 16 for BF16 or 8 for FP8")
+    custom = _custom(args)
+    layouts = [find_preset(n) for n in args.preset] if args.preset else ([] if custom else list(PRESETS.values()))
+    if custom:
+        layouts.append(custom)
+    names = {lay.name for lay in layouts}
+    check = v2_reduction_check() if {"DeepSeek-V2", "DeepSeek 67B"} <= names else None
+    if ctx.json:
+        payload: dict[str, object] = {"models": [lay.to_dict(args.bits, args.context) for lay in layouts]}
+        if check:
+            payload["deepseek_v2_claim"] = check.to_dict()
+        ctx.emit_json(payload)
+        return 0
+    print_kv_size(ctx.out, layouts, args.bits, args.context, check)
+    return 0
