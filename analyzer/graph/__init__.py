@@ -1,0 +1,1 @@
+"""The cross-repo call graph (networkx `MultiDiGraph`), its persistence and its queries."""

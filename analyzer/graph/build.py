@@ -1,0 +1,92 @@
+"""Build the call graph from a `Program`: one node per definition, one edge per resolved call."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import asdict
+
+import networkx as nx
+
+from analyzer import __version__
+from analyzer.resolve.calls import CallResolver
+from analyzer.resolve.edges import Edge
+from analyzer.resolve.program import MODULE_QUALNAME, Program
+from analyzer.resolve.receivers import Types
+from analyzer.resolve.rules import DispatchEngine, RuleSet
+from analyzer.resolve.symbols import SymbolResolver
+
+GRAPH_FORMAT = 1
+
+
+def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
+    started = time.perf_counter()
+    symbols = SymbolResolver(program)
+    types = Types(program, symbols, rules.identity_wrappers)
+    calls = CallResolver(program, symbols, types)
+    engine = DispatchEngine(program, symbols, types, calls, rules)
+
+    g = nx.MultiDiGraph()
+    g.graph.update({
+        "format": GRAPH_FORMAT,
+        "analyzer_version": __version__,
+        "pins": {name: repo.commit for name, repo in program.repos.items()},
+        "rules": {"files": rules.sources, "hash": rules.text_hash},
+    })
+    for ref, d in program.defs.items():
+        g.add_node(ref.node_id, repo=ref.repo, path=ref.path, qualname=d.qualname, name=d.name, kind=d.kind,
+                   line=d.line, end_line=d.end_line, signature=d.signature, body_hash=d.body_hash,
+                   parent=(f"{ref.repo}:{ref.path}:{d.parent}" if d.parent else None), exported=d.exported,
+                   modifiers=list(d.modifiers))
+
+    unresolved = []
+    external_calls = 0
+    edges: list[Edge] = []
+    for mod in program.files:
+        result = calls.resolve_file(mod, engine.fallback)
+        edges.extend(result.edges)
+        unresolved.extend(asdict(u) for u in result.unresolved)
+        external_calls += result.external_calls
+    edges.extend(engine.global_edges())
+    for e in edges:
+        for node in (e.source, e.target):
+            if node not in g:
+                repo, path, qual = node.split(":", 2)
+                g.add_node(node, repo=repo, path=path, qualname=qual, name=qual, kind="module"
+                           if qual == MODULE_QUALNAME else "unknown", line=1, end_line=1, signature="",
+                           body_hash="", parent=None, exported=False, modifiers=[])
+        attrs = e.to_dict()
+        attrs.pop("source")
+        attrs.pop("target")
+        g.add_edge(e.source, e.target, **attrs)
+
+    files = list(program.files.values())
+    unresolved_imports = _unresolved_imports(program)
+    g.graph["stats"] = {
+        "files": len(files),
+        "files_with_parse_errors": sum(1 for f in files if f.parse_errors),
+        "nodes": g.number_of_nodes(),
+        "edges": g.number_of_edges(),
+        "edges_by_kind": dict(Counter(e.kind for e in edges)),
+        "unresolved_calls": len(unresolved),
+        "external_calls": external_calls,
+        "unresolved_imports": len(unresolved_imports),
+        "external_imports": sum(1 for _, r in unresolved_imports if r.external),
+        "rule_matches": engine.matches,
+        "resolve_seconds": round(time.perf_counter() - started, 3),
+    }
+    g.graph["unresolved"] = unresolved
+    g.graph["unresolved_imports"] = [
+        {"file": f, "specifier": r.specifier, "external": r.external, "how": r.how} for f, r in unresolved_imports
+    ]
+    return g
+
+
+def _unresolved_imports(program: Program) -> list[tuple[str, object]]:
+    out = []
+    for mod, facts in program.files.items():
+        for imp in facts.imports:
+            res = program.resolver.resolve(mod.repo, mod.path, imp.specifier)
+            if res.module is None:
+                out.append((f"{mod.repo}:{mod.path}:{imp.line}", res))
+    return out

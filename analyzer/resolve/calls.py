@@ -1,0 +1,258 @@
+"""Call resolution: turn each extracted call site into edges of a known kind, or an honest
+`Unresolved` record. Order of preference: bound identifiers (`direct`), typed receivers (`method`,
+then `interface` fan-out to implementations), then data-driven dispatch rules, and only when the
+receiver type is unknown a last-resort unique-name guess (`name`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from analyzer.index.model import Call, Definition
+from analyzer.resolve.edges import Edge, Unresolved
+from analyzer.resolve.modules import ModuleRef
+from analyzer.resolve.program import CALLABLE_KINDS, MODULE_QUALNAME, DefRef, Program
+from analyzer.resolve.receivers import NamedType, NamespaceType, TypeExpr, Types
+from analyzer.resolve.symbols import SymbolResolver
+
+ABSTRACT_OWNER_KINDS = ("interface", "type_alias")
+
+
+@dataclass
+class FileResult:
+    edges: list[Edge] = field(default_factory=list)
+    unresolved: list[Unresolved] = field(default_factory=list)
+    external_calls: int = 0
+
+
+def node_id_for_scope(mod: ModuleRef, scope: str | None) -> str:
+    return f"{mod.repo}:{mod.path}:{scope or MODULE_QUALNAME}"
+
+
+class CallResolver:
+    def __init__(self, program: Program, symbols: SymbolResolver, types: Types) -> None:
+        self.p = program
+        self.symbols = symbols
+        self.types = types
+        self._method_names: dict[str, list[DefRef]] | None = None
+
+    def resolve_file(self, mod: ModuleRef, rules_fallback=None) -> FileResult:  # type: ignore[no-untyped-def]
+        out = FileResult()
+        facts = self.p.files[mod]
+        for call in facts.calls:
+            edges, why, external = self.resolve_call(mod, call)
+            if not edges and rules_fallback is not None and why is not None:
+                edges = rules_fallback(mod, call)
+                if edges:
+                    why = None
+            if not edges and why is not None and len(call.callee) > 1 and not external:
+                edges = self._name_guess(mod, call)
+            out.edges.extend(edges)
+            if external:
+                out.external_calls += 1
+            elif not edges and why is not None:
+                out.unresolved.append(Unresolved(node_id_for_scope(mod, call.scope), call.line, mod.path,
+                                                 call.text or ".".join(call.callee), why))
+        return out
+
+    # --- one call ------------------------------------------------------------------------------
+    def resolve_call(self, mod: ModuleRef, call: Call) -> tuple[list[Edge], str | None, bool]:
+        """(edges, reason when unresolved, whether the callee is an external package)."""
+        if call.kind == "super":
+            return self._super_call(mod, call), "no indexed superclass", False
+        if len(call.callee) == 1 or call.kind == "new":
+            return self._named_call(mod, call)
+        return self._member_call(mod, call)
+
+    def _edge(self, mod: ModuleRef, call: Call, target: DefRef, kind: str, evidence: Iterable[str],
+              possible: bool = False, seam: str | None = None, rule: str | None = None) -> Edge:
+        text = call.text or ".".join(call.callee)
+        return Edge(source=node_id_for_scope(mod, call.scope), target=target.node_id, kind=kind, line=call.line,
+                    path=mod.path, repo=mod.repo, evidence=[f"{mod.path}:{call.line}: {text}(…)", *evidence],
+                    rule=rule, possible=possible, nested=call.nested, column=call.column, call_text=text,
+                    seam=seam)
+
+    def _local_function(self, mod: ModuleRef, scope: str | None, name: str) -> Definition | None:
+        for sc in self.p.scope_chain(mod, scope):
+            if sc is None:
+                return None
+            for child in self.p.children(DefRef(mod.repo, mod.path, sc)):
+                if child.name == name and child.kind == "function":
+                    return child
+        return None
+
+    def _named_call(self, mod: ModuleRef, call: Call) -> tuple[list[Edge], str | None, bool]:
+        chain = call.callee
+        if len(chain) == 1:
+            local = self._local_function(mod, call.scope, chain[0])
+            if local is not None:
+                ref = DefRef(mod.repo, mod.path, local.qualname)
+                return [self._edge(mod, call, ref, "direct", [f"{mod.path}:{local.line}: local function"])], None, False
+            sym = self.symbols.resolve_name(mod, chain[0])
+        else:
+            targets = self.types.chain_types(mod, call.scope, chain[:-1], call.line)
+            sym = None
+            for t in targets:
+                if isinstance(t, NamespaceType):
+                    sym = self.symbols.resolve_export(t.module, chain[-1])
+                    if sym is not None:
+                        sym = type(sym)(sym.definition, sym.namespace, sym.binding, sym.external,
+                                        (*t.evidence, *sym.evidence), sym.type_only)
+                    break
+            if sym is None:
+                return [], f"cannot resolve {'.'.join(chain)}", False
+        if sym is None:
+            if _is_bound_locally(self.p, mod, call.scope, chain[0], call.line):
+                return [], f"{chain[0]} is a local variable or parameter (a function value)", False
+            return [], f"{chain[0]} is not defined or imported here (a global?)", False
+        if sym.external is not None:
+            return [], None, True
+        if sym.definition is None:
+            return [], f"{chain[-1]} is a variable, not a function", False
+        target = sym.definition
+        d = self.p.defs[target]
+        if d.kind == "class":
+            ctor = next((c for c in self.p.children(target) if c.kind == "constructor"), None)
+            if ctor is not None:
+                target = DefRef(target.repo, target.path, ctor.qualname)
+        elif d.kind not in CALLABLE_KINDS:
+            return [], f"{chain[-1]} is a {d.kind}, not callable", False
+        return [self._edge(mod, call, target, "direct", sym.evidence)], None, False
+
+    def _super_call(self, mod: ModuleRef, call: Call) -> list[Edge]:
+        if call.scope is None:
+            return []
+        cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, call.scope))
+        if cls is None:
+            return []
+        d = self.p.defs[cls]
+        edges = []
+        for text in d.extends:
+            for sup in self.types.resolve_text(cls.module, text, f"{mod.path}:{d.line}: extends {text}"):
+                if len(call.callee) == 1:
+                    members = [c for c in self.p.children(sup.ref) if c.kind == "constructor"]
+                    owner = sup.ref
+                else:
+                    found = self.types.find_member(sup.ref, call.callee[-1])
+                    members = [m.definition for m in found if m.definition is not None]
+                    owner = found[0].owner if found else sup.ref
+                for m in members:
+                    edges.append(self._edge(mod, call, DefRef(owner.repo, owner.path, m.qualname), "method",
+                                            sup.evidence))
+        return edges
+
+    def _member_call(self, mod: ModuleRef, call: Call) -> tuple[list[Edge], str | None, bool]:
+        chain, method = call.callee[:-1], call.callee[-1]
+        if chain and chain[0] == "super":
+            return self._super_call(mod, call), "no indexed superclass", False
+        receivers = self.types.chain_types(mod, call.scope, chain, call.line)
+        if not receivers:
+            root = self.symbols.resolve_name(mod, chain[0]) if chain and chain[0] not in ("this", "<expr>") else None
+            if root is not None and root.external is not None and not _is_bound_locally(
+                    self.p, mod, call.scope, chain[0], call.line):
+                return [], None, True
+            return [], f"receiver type of {'.'.join(chain)} unknown", False
+        edges: list[Edge] = []
+        typed_known = False
+        for recv in receivers:
+            if isinstance(recv, NamespaceType):
+                sym = self.symbols.resolve_export(recv.module, method)
+                if sym is not None and sym.definition is not None:
+                    edges.append(self._edge(mod, call, sym.definition, "direct", (*recv.evidence, *sym.evidence)))
+                elif sym is not None and sym.external is not None:
+                    return [], None, True
+                continue
+            named = (self.types.resolve_text(recv.mod, recv.text, recv.evidence)
+                     if isinstance(recv, TypeExpr) else [recv])
+            for nt in named:
+                typed_known = True
+                edges.extend(self._method_edges(mod, call, nt, method))
+        if edges:
+            return _dedupe(edges), None, False
+        if typed_known:
+            return [], f"no member {method!r} on the receiver's known type", False
+        return [], f"receiver type of {'.'.join(chain)} not indexed (external or untyped)", False
+
+    def _method_edges(self, mod: ModuleRef, call: Call, nt: NamedType, method: str) -> list[Edge]:
+        edges: list[Edge] = []
+        members = self.types.find_member(nt.ref, method)
+        seam = f"{mod.repo}:{mod.path}:{call.line}:{call.column}"
+        for m in members:
+            owner_def = self.p.defs[m.owner]
+            abstract_owner = owner_def.kind in ABSTRACT_OWNER_KINDS
+            if m.definition is not None:
+                target = DefRef(m.owner.repo, m.owner.path, m.definition.qualname)
+                is_abstract = abstract_owner or "abstract" in m.definition.modifiers or m.definition.kind == "method" \
+                    and owner_def.kind == "interface"
+                if not is_abstract and m.definition.kind in CALLABLE_KINDS:
+                    edges.append(self._edge(mod, call, target, "method", nt.evidence))
+            elif not abstract_owner:
+                continue  # a function-valued class field: its value is not tracked
+            edges.extend(self._implementation_edges(mod, call, m.owner, method, nt.evidence, seam))
+        return edges
+
+    def _implementation_edges(self, mod: ModuleRef, call: Call, owner: DefRef, method: str,
+                              evidence: tuple[str, ...], seam: str) -> list[Edge]:
+        edges = []
+        for impl, why in self.types.implementations(owner):
+            for child in self.p.children(impl):
+                if child.name == method and child.kind in CALLABLE_KINDS and "abstract" not in child.modifiers:
+                    edges.append(self._edge(mod, call, DefRef(impl.repo, impl.path, child.qualname), "interface",
+                                            (*evidence, why), possible=True, seam=seam))
+        for omod, object_id, why in self.types.object_implementations(owner):
+            obj = self.p.object_literal(omod, object_id)
+            if obj is None:
+                continue
+            for prop in obj.properties:
+                if prop.key != method:
+                    continue
+                if prop.value_def:
+                    edges.append(self._edge(mod, call, DefRef(omod.repo, omod.path, prop.value_def), "interface",
+                                            (*evidence, why), possible=True, seam=seam))
+                elif prop.value_kind == "identifier":
+                    sym = self.symbols.resolve_name(omod, prop.value_text)
+                    if sym is not None and sym.definition is not None:
+                        edges.append(self._edge(mod, call, sym.definition, "interface",
+                                                (*evidence, why, *sym.evidence), possible=True, seam=seam))
+        return edges
+
+    def _name_guess(self, mod: ModuleRef, call: Call) -> list[Edge]:
+        """Last resort: a method name defined exactly once across all indexed classes."""
+        if self._method_names is None:
+            index: dict[str, list[DefRef]] = {}
+            for ref, d in self.p.defs.items():
+                if d.kind in ("method", "getter") and "abstract" not in d.modifiers:
+                    index.setdefault(d.name, []).append(ref)
+            self._method_names = index
+        candidates = self._method_names.get(call.callee[-1], [])
+        if len(candidates) != 1:
+            return []
+        return [self._edge(mod, call, candidates[0], "name",
+                           ["guessed: the only indexed method with this name; receiver type unknown"])]
+
+
+def _is_bound_locally(p: Program, mod: ModuleRef, scope: str | None, name: str, line: int) -> bool:
+    for sc in p.scope_chain(mod, scope):
+        if sc is None:
+            break
+        if any(b.name == name for b in p.bindings(mod, sc)):
+            return True
+        d = p.defs.get(DefRef(mod.repo, mod.path, sc))
+        if d is not None and any(prm.name == name for prm in d.params):
+            return True
+    return False
+
+
+def _dedupe(edges: list[Edge]) -> list[Edge]:
+    seen: dict[tuple[str, str, int, str], Edge] = {}
+    for e in edges:
+        key = (e.source, e.target, e.line, e.kind)
+        seen.setdefault(key, e)
+    # a `method` edge to a target beats an `interface` edge to the same target from the same call
+    best: dict[tuple[str, str, int], Edge] = {}
+    for e in seen.values():
+        k = (e.source, e.target, e.line)
+        if k not in best or e.confidence > best[k].confidence:
+            best[k] = e
+    return list(best.values())

@@ -1,0 +1,49 @@
+"""Call edges with provenance: every edge says what kind of fact made it and where that fact is."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Lower is better: the trace prefers paths made of the most certain edges.
+KIND_CONFIDENCE = {"direct": 1.0, "method": 0.9, "dispatch": 0.7, "interface": 0.6, "name": 0.2}
+KIND_WEIGHT = {"direct": 1.0, "method": 1.0, "interface": 2.0, "dispatch": 2.0, "name": 8.0}
+EDGE_KINDS = tuple(KIND_CONFIDENCE)
+
+
+@dataclass
+class Edge:
+    source: str  # node id of the calling definition (or `repo:path:<module>`)
+    target: str  # node id of the callee definition
+    kind: str  # direct | method | interface | dispatch | name
+    line: int  # call-site line in the source's file
+    path: str  # call-site file (repo-relative)
+    repo: str
+    evidence: list[str] = field(default_factory=list)  # "path:line: why", call site first
+    rule: str | None = None  # dispatch rule name (analyzer/rules/*.toml)
+    possible: bool = False  # one of several runtime targets (interface/dispatch fan-out)
+    nested: int = 0  # closure depth of the call site inside its definition
+    column: int = 0
+    call_text: str = ""
+    seam: str | None = None  # identifies the dynamic seam; all edges sharing it are alternatives
+
+    @property
+    def confidence(self) -> float:
+        base = KIND_CONFIDENCE[self.kind]
+        return base * (0.85 if self.possible and self.kind != "interface" else 1.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["confidence"] = round(self.confidence, 3)
+        return d
+
+
+@dataclass
+class Unresolved:
+    """A call the resolver could not bind, kept so the tool can say what it does not know."""
+
+    source: str
+    line: int
+    path: str
+    call_text: str
+    reason: str

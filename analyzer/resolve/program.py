@@ -1,0 +1,135 @@
+"""All extracted facts of the locked repos at their commits, with the lookups resolution needs.
+
+A `Program` is read-only after construction; resolution stages (symbols, receivers, calls, rules)
+ask it questions and never mutate it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from analyzer.index.model import Binding, Definition, Field, FileFacts, ObjectLiteral
+from analyzer.resolve.modules import ModuleRef, ModuleResolver, RepoModules
+
+MODULE_QUALNAME = "<module>"
+TYPE_KINDS = ("class", "interface", "type_alias", "enum")
+CALLABLE_KINDS = ("function", "method", "getter", "setter", "constructor", "object_method")
+
+
+@dataclass(frozen=True, order=True)
+class DefRef:
+    """A definition's identity; its node id is stable across runs (`repo:path:Qualified.name`)."""
+
+    repo: str
+    path: str
+    qualname: str
+
+    @property
+    def node_id(self) -> str:
+        return f"{self.repo}:{self.path}:{self.qualname}"
+
+    @property
+    def module(self) -> ModuleRef:
+        return ModuleRef(self.repo, self.path)
+
+
+@dataclass
+class RepoInput:
+    """One repo's extracted files at one commit, plus what module resolution needs."""
+
+    name: str
+    commit: str
+    files: list[FileFacts]
+    modules: RepoModules
+
+
+class Program:
+    def __init__(self, repos: Iterable[RepoInput]) -> None:
+        self.repos = {r.name: r for r in repos}
+        self.resolver = ModuleResolver(r.modules for r in self.repos.values())
+        self.files: dict[ModuleRef, FileFacts] = {}
+        self.defs: dict[DefRef, Definition] = {}
+        self._top: dict[ModuleRef, dict[str, Definition]] = {}
+        self._children: dict[DefRef, list[Definition]] = defaultdict(list)
+        self._fields: dict[DefRef, dict[str, Field]] = defaultdict(dict)
+        self._bindings: dict[ModuleRef, dict[str | None, list[Binding]]] = {}
+        self._objects: dict[ModuleRef, dict[str, ObjectLiteral]] = {}
+        self.by_name: dict[str, list[DefRef]] = defaultdict(list)
+        self.augmentations: dict[tuple[str, str], list[DefRef]] = defaultdict(list)
+        for repo in self.repos.values():
+            for facts in repo.files:
+                self._add_file(repo.name, facts)
+
+    def _add_file(self, repo: str, facts: FileFacts) -> None:
+        mod = ModuleRef(repo, facts.path)
+        self.files[mod] = facts
+        top: dict[str, Definition] = {}
+        for d in facts.definitions:
+            ref = DefRef(repo, facts.path, d.qualname)
+            self.defs[ref] = d
+            self.by_name[d.name].append(ref)
+            if d.parent is None:
+                top.setdefault(d.name, d)
+            else:
+                self._children[DefRef(repo, facts.path, d.parent)].append(d)
+            if d.ambient_module and d.kind in TYPE_KINDS:
+                self.augmentations[(d.ambient_module, d.name)].append(ref)
+        self._top[mod] = top
+        for f in facts.fields:
+            self._fields[DefRef(repo, facts.path, f.owner)].setdefault(f.name, f)
+        scoped: dict[str | None, list[Binding]] = defaultdict(list)
+        for b in facts.bindings:
+            scoped[b.scope].append(b)
+        self._bindings[mod] = scoped
+        self._objects[mod] = {o.object_id: o for o in facts.objects}
+
+    # --- lookups ----------------------------------------------------------------------------------
+    def top_level(self, mod: ModuleRef) -> dict[str, Definition]:
+        return self._top.get(mod, {})
+
+    def children(self, ref: DefRef) -> list[Definition]:
+        return self._children.get(ref, [])
+
+    def fields(self, ref: DefRef) -> dict[str, Field]:
+        return self._fields.get(ref, {})
+
+    def bindings(self, mod: ModuleRef, scope: str | None) -> list[Binding]:
+        return self._bindings.get(mod, {}).get(scope, [])
+
+    def object_literal(self, mod: ModuleRef, object_id: str) -> ObjectLiteral | None:
+        return self._objects.get(mod, {}).get(object_id)
+
+    def objects(self, mod: ModuleRef) -> Iterable[ObjectLiteral]:
+        return self._objects.get(mod, {}).values()
+
+    def parent_ref(self, ref: DefRef) -> DefRef | None:
+        d = self.defs.get(ref)
+        if d is None or d.parent is None:
+            return None
+        return DefRef(ref.repo, ref.path, d.parent)
+
+    def enclosing_class(self, ref: DefRef) -> DefRef | None:
+        """The class whose `this` a definition sees (its nearest enclosing class)."""
+        cur: DefRef | None = ref
+        while cur is not None:
+            d = self.defs.get(cur)
+            if d is not None and d.kind == "class":
+                return cur
+            cur = self.parent_ref(cur)
+        return None
+
+    def scope_chain(self, mod: ModuleRef, scope: str | None) -> list[str | None]:
+        """The scope and its enclosing definitions' qualnames, innermost first, ending at module level."""
+        chain: list[str | None] = []
+        cur = scope
+        while cur is not None:
+            chain.append(cur)
+            d = self.defs.get(DefRef(mod.repo, mod.path, cur))
+            cur = d.parent if d is not None else None
+        chain.append(None)
+        return chain
+
+    def commit_of(self, repo: str) -> str:
+        return self.repos[repo].commit

@@ -1,0 +1,398 @@
+"""Receiver typing: which class or interface a call's receiver is, and why.
+
+Types come only from static facts — annotations, `new X()`, parameter properties, return types
+(annotated, or the class a function `return new`s), module augmentations, `extends` — each carried
+with the evidence line that justified it. Nothing is guessed from names here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from analyzer.index.model import Binding, Definition, Field
+from analyzer.resolve.modules import ModuleRef
+from analyzer.resolve.program import TYPE_KINDS, DefRef, Program
+from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.typetext import named_types, object_type_members, type_arguments
+
+MAX_DEPTH = 12
+BUILTIN_ELEMENT_METHODS = {
+    "Map": {"get": 1}, "ReadonlyMap": {"get": 1}, "WeakMap": {"get": 1},
+    "Array": {"at": 0, "find": 0, "pop": 0, "shift": 0}, "ReadonlyArray": {"at": 0, "find": 0},
+}
+
+
+@dataclass(frozen=True)
+class TypeExpr:
+    """A type written somewhere (`text` is resolved in `mod`), with why the receiver has it."""
+
+    mod: ModuleRef
+    text: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class NamedType:
+    """A resolved class / interface / type alias. `static` marks the class object itself (`C.m()`)."""
+
+    ref: DefRef
+    evidence: tuple[str, ...]
+    static: bool = False
+
+
+@dataclass(frozen=True)
+class NamespaceType:
+    module: ModuleRef
+    evidence: tuple[str, ...]
+
+
+Typed = TypeExpr | NamedType | NamespaceType
+
+
+@dataclass(frozen=True)
+class Member:
+    """A member found on a type: a callable definition or a field."""
+
+    owner: DefRef
+    definition: Definition | None
+    field: Field | None
+
+
+class Types:
+    def __init__(self, program: Program, symbols: SymbolResolver, identity_wrappers: set[str] | None = None) -> None:
+        self.p = program
+        self.symbols = symbols
+        self.identity_wrappers = identity_wrappers or set()
+        self._impl_index: dict[DefRef, list[tuple[DefRef, str]]] | None = None
+        self._object_impls: dict[DefRef, list[tuple[ModuleRef, str, str]]] | None = None
+        self._resolved: dict[tuple[ModuleRef, str], list[NamedType]] = {}
+
+    # --- named types --------------------------------------------------------------------------
+    def resolve_text(self, mod: ModuleRef, text: str | None, evidence: str) -> list[NamedType]:
+        out: list[NamedType] = []
+        for name in named_types(text):
+            for nt in self.resolve_name(mod, name):
+                out.append(NamedType(nt.ref, (evidence, *nt.evidence), nt.static))
+        return out
+
+    def resolve_name(self, mod: ModuleRef, name: str) -> list[NamedType]:
+        key = (mod, name)
+        if key in self._resolved:
+            return self._resolved[key]
+        self._resolved[key] = []
+        out: list[NamedType] = []
+        head, _, tail = name.partition(".")
+        sym = self.symbols.resolve_name(mod, head)
+        if sym is not None and tail and sym.namespace is not None:
+            sym = self.symbols.resolve_export(sym.namespace, tail)
+        if sym is not None and sym.definition is not None:
+            d = self.p.defs.get(sym.definition)
+            if d is not None and d.kind in TYPE_KINDS:
+                out.append(NamedType(sym.definition, sym.evidence))
+        # module augmentations: `declare module 'spec' { interface Name { … } }` merge into Name
+        facts = self.p.files.get(mod)
+        if facts is not None:
+            for imp in facts.imports:
+                if imp.local == head and not tail:
+                    for aug in self.p.augmentations.get((imp.specifier, imp.imported), []):
+                        d = self.p.defs[aug]
+                        out.append(NamedType(aug, (f"{aug.path}:{d.line}: declare module {imp.specifier!r} "
+                                                   f"augments {imp.imported}",)))
+        for aug in self._augmentations_of(out):
+            if all(aug.ref != o.ref for o in out):
+                out.append(aug)
+        self._resolved[key] = out
+        return out
+
+    def _augmentations_of(self, found: list[NamedType]) -> list[NamedType]:
+        """A real declaration also merges the augmentations written against its package name."""
+        extra: list[NamedType] = []
+        for nt in found:
+            d = self.p.defs[nt.ref]
+            for (spec, name), refs in self.p.augmentations.items():
+                if name != d.name or nt.ref in refs:
+                    continue
+                res = self.p.resolver.resolve(nt.ref.repo, nt.ref.path, spec)
+                if res.module is not None and self.symbols.resolve_export(res.module, name) is not None:
+                    target = self.symbols.resolve_export(res.module, name)
+                    if target is not None and target.definition == nt.ref:
+                        for aug in refs:
+                            extra.append(NamedType(aug, (f"{aug.path}:{self.p.defs[aug].line}: augments {name}",)))
+        return extra
+
+    def supertypes(self, ref: DefRef) -> list[NamedType]:
+        d = self.p.defs.get(ref)
+        if d is None:
+            return []
+        out = []
+        for text in (*d.extends, *d.implements):
+            out.extend(self.resolve_text(ref.module, text, f"{ref.path}:{d.line}: {d.name} extends/implements {text}"))
+        return out
+
+    # --- members ------------------------------------------------------------------------------
+    def find_member(self, ref: DefRef, name: str, depth: int = 0) -> list[Member]:
+        """Own member first, then inherited (extends/implements), like TypeScript's lookup."""
+        if depth > MAX_DEPTH:
+            return []
+        own = [Member(ref, d, None) for d in self.p.children(ref) if d.name == name and d.kind != "constructor"]
+        fld = self.p.fields(ref).get(name)
+        if fld is not None and not fld.is_method_signature:
+            own.append(Member(ref, None, fld))
+        if own:
+            return own
+        for sup in self.supertypes(ref):
+            found = self.find_member(sup.ref, name, depth + 1)
+            if found:
+                return found
+        return []
+
+    def member_types(self, nt: NamedType, name: str) -> list[Typed]:
+        out: list[Typed] = []
+        if nt.static:
+            for m in self.find_member(nt.ref, name):
+                if m.definition is not None and "static" in m.definition.modifiers:
+                    out.extend(self.return_types(DefRef(m.owner.repo, m.owner.path, m.definition.qualname)))
+            return out
+        for m in self.find_member(nt.ref, name):
+            if m.field is not None:
+                out.extend(self.field_types(m.owner, m.field))
+            elif m.definition is not None and m.definition.kind == "getter":
+                ref = DefRef(m.owner.repo, m.owner.path, m.definition.qualname)
+                out.extend(self.return_types(ref))
+        return out
+
+    def field_types(self, owner: DefRef, f: Field) -> list[Typed]:
+        where = f"{owner.path}:{f.line}"
+        out: list[Typed] = []
+        if f.type:
+            out.append(TypeExpr(owner.module, f.type, f"{where}: {f.owner}.{f.name}: {f.type}"))
+        if f.new_class:
+            out.append(TypeExpr(owner.module, f.new_class, f"{where}: {f.owner}.{f.name} = new {f.new_class}(…)"))
+        if f.init_callee and not f.type:
+            for callee in self.callee_targets(owner.module, f.owner, f.init_callee, f.line):
+                out.extend(self.return_types(callee))
+        return out
+
+    def return_types(self, ref: DefRef) -> list[Typed]:
+        d = self.p.defs.get(ref)
+        if d is None:
+            return []
+        if d.kind == "class":
+            return [NamedType(ref, (f"{ref.path}:{d.line}: new {d.name}",))]
+        out: list[Typed] = []
+        if d.return_type:
+            out.append(TypeExpr(ref.module, d.return_type, f"{ref.path}:{d.line}: {d.qualname}(): {d.return_type}"))
+        for cls in d.returns_new:
+            out.append(TypeExpr(ref.module, cls, f"{ref.path}:{d.line}: {d.qualname} returns new {cls}"))
+        return out
+
+    # --- expressions --------------------------------------------------------------------------
+    def chain_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int) -> list[Typed]:
+        """Types of `chain` evaluated inside `scope` (all segments; callers drop the method name)."""
+        if not chain:
+            return []
+        current = self.root_types(mod, scope, chain[0], line)
+        for seg in chain[1:]:
+            if seg == "[]":
+                current = [t for c in current for t in self._element_types(c)]
+                continue
+            current = [t for c in current for t in self.members_of(c, seg)]
+            if not current:
+                return []
+        return current
+
+    def members_of(self, typed: Typed, name: str) -> list[Typed]:
+        if isinstance(typed, NamespaceType):
+            sym = self.symbols.resolve_export(typed.module, name)
+            if sym is None:
+                return []
+            if sym.definition is not None:
+                d = self.p.defs[sym.definition]
+                if d.kind == "class":
+                    return [NamedType(sym.definition, sym.evidence, static=True)]
+            if sym.namespace is not None:
+                return [NamespaceType(sym.namespace, sym.evidence)]
+            if sym.binding is not None:
+                return self.binding_types(*sym.binding)
+            return []
+        if isinstance(typed, TypeExpr):
+            inline = object_type_members(typed.text)
+            if name in inline:
+                return [TypeExpr(typed.mod, inline[name], typed.evidence)]
+            return [t for nt in self.resolve_text(typed.mod, typed.text, typed.evidence)
+                    for t in self.member_types(nt, name)]
+        return self.member_types(typed, name)
+
+    def root_types(self, mod: ModuleRef, scope: str | None, root: str, line: int) -> list[Typed]:
+        if root == "this":
+            if scope is None:
+                return []
+            cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, scope))
+            if cls is None:
+                return []
+            return [NamedType(cls, (f"{mod.path}: this is {cls.qualname}",))]
+        if root.endswith("()"):
+            chain = root[:-2].split(".")
+            return [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]
+        if root in ("<expr>", "super"):
+            return []
+        for sc in self.p.scope_chain(mod, scope):
+            bound = _latest(self.p.bindings(mod, sc), root, line)
+            if bound is not None:
+                return self.binding_types(mod, bound)
+            if sc is not None:
+                d = self.p.defs.get(DefRef(mod.repo, mod.path, sc))
+                if d is not None:
+                    for prm in d.params:
+                        if prm.name == root:
+                            if prm.type:
+                                return [TypeExpr(mod, prm.type, f"{mod.path}:{d.line}: parameter {root}: {prm.type}")]
+                            return []
+        sym = self.symbols.resolve_name(mod, root)
+        if sym is None:
+            return []
+        if sym.namespace is not None:
+            return [NamespaceType(sym.namespace, sym.evidence)]
+        if sym.definition is not None:
+            d = self.p.defs[sym.definition]
+            if d.kind == "class":
+                return [NamedType(sym.definition, sym.evidence, static=True)]
+        if sym.binding is not None:
+            return self.binding_types(*sym.binding)
+        return []
+
+    def binding_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
+        where = f"{mod.path}:{b.line}"
+        out: list[Typed] = []
+        if b.type:
+            out.append(TypeExpr(mod, b.type, f"{where}: {b.name}: {b.type}"))
+        elif b.new_class:
+            out.append(TypeExpr(mod, b.new_class, f"{where}: {b.name} = new {b.new_class}(…)"))
+        elif b.init_callee:
+            for callee in self.callee_targets(mod, b.scope, b.init_callee, b.line):
+                for t in self.return_types(callee):
+                    out.append(t)
+            if not out and len(b.init_callee) >= 2:
+                out.extend(self._builtin_call_types(mod, b.scope, b.init_callee, b.line, where))
+        elif b.init_chain:
+            out.extend(self.chain_types(mod, b.scope, b.init_chain, b.line))
+        if b.destructure_key:
+            return [t for typed in out for t in self.members_of(typed, b.destructure_key)]
+        return out
+
+    def _builtin_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
+                            where: str) -> list[Typed]:
+        """`map.get(k)` on a `Map<K, V>` receiver is a V (likewise `array.find`)."""
+        out: list[Typed] = []
+        for recv in self.chain_types(mod, scope, chain[:-1], line):
+            if isinstance(recv, TypeExpr):
+                out.extend(self._element_types(recv, chain[-1], where))
+        return out
+
+    def _element_types(self, typed: Typed, method: str = "at", where: str = "") -> list[Typed]:
+        if not isinstance(typed, TypeExpr):
+            return []
+        text = typed.text.strip()
+        base = text.split("<", 1)[0].strip()
+        if text.endswith("[]"):
+            base, args = "Array", [text[:-2]]
+        else:
+            args = type_arguments(text)
+        index = BUILTIN_ELEMENT_METHODS.get(base, {}).get(method)
+        if index is None or index >= len(args):
+            return []
+        return [TypeExpr(typed.mod, args[index], f"{typed.evidence}; {base}.{method} yields {args[index]}")]
+
+    def callee_targets(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int) -> list[DefRef]:
+        """Definitions a call chain statically names (functions, methods, classes for `new`)."""
+        if len(chain) == 1:
+            name = chain[0]
+            sym = self.symbols.resolve_name(mod, name)
+            if sym is not None and sym.definition is not None:
+                return [sym.definition]
+            return []
+        out: list[DefRef] = []
+        for recv in self.chain_types(mod, scope, chain[:-1], line):
+            if isinstance(recv, NamespaceType):
+                sym = self.symbols.resolve_export(recv.module, chain[-1])
+                if sym is not None and sym.definition is not None:
+                    out.append(sym.definition)
+                continue
+            named = self.resolve_text(recv.mod, recv.text, recv.evidence) if isinstance(recv, TypeExpr) else [recv]
+            for nt in named:
+                for m in self.find_member(nt.ref, chain[-1]):
+                    if m.definition is not None:
+                        out.append(DefRef(m.owner.repo, m.owner.path, m.definition.qualname))
+        return out
+
+    # --- implementations ----------------------------------------------------------------------
+    def _subtype_index(self) -> dict[DefRef, list[tuple[DefRef, str]]]:
+        if self._impl_index is None:
+            index: dict[DefRef, list[tuple[DefRef, str]]] = defaultdict(list)
+            for cref, d in self.p.defs.items():
+                if d.kind not in ("class", "interface"):
+                    continue
+                for sup in self.supertypes(cref):
+                    verb = "extends" if sup.ref.qualname in _names(d.extends) else "implements"
+                    index[sup.ref].append((cref, f"{cref.path}:{d.line}: {d.kind} {d.name} {verb} {sup.ref.qualname}"))
+            self._impl_index = index
+        return self._impl_index
+
+    def subtypes(self, ref: DefRef) -> list[tuple[DefRef, str]]:
+        """Classes and interfaces below `ref` (transitively), each with the line that says so."""
+        index = self._subtype_index()
+        seen: dict[DefRef, str] = {}
+        stack = list(index.get(ref, []))
+        while stack:
+            cref, why = stack.pop()
+            if cref in seen:
+                continue
+            seen[cref] = why
+            stack.extend(index.get(cref, []))
+        return sorted(seen.items())
+
+    def implementations(self, ref: DefRef) -> list[tuple[DefRef, str]]:
+        """Classes that extend/implement `ref`, directly or through interfaces."""
+        return [(c, why) for c, why in self.subtypes(ref) if self.p.defs[c].kind == "class"]
+
+    def object_implementations(self, ref: DefRef) -> list[tuple[ModuleRef, str, str]]:
+        """Object literals typed as `ref` or one of its sub-interfaces: returned from a function annotated
+        with it (also through identity wrappers like `Object.freeze`), `satisfies`, annotated variables."""
+        if self._object_impls is None:
+            index: dict[DefRef, list[tuple[ModuleRef, str, str]]] = defaultdict(list)
+            for mod in self.p.files:
+                for obj in self.p.objects(mod):
+                    holder_type = obj.holder_type or self._wrapped_return_type(mod, obj.holder, obj.scope)
+                    if not holder_type:
+                        continue
+                    why = f"{mod.path}:{obj.line}: object literal ({obj.holder}) typed {holder_type}"
+                    for nt in self.resolve_text(mod, holder_type, why):
+                        index[nt.ref].append((mod, obj.object_id, why))
+            self._object_impls = index
+        out = list(self._object_impls.get(ref, []))
+        for sub, _ in self.subtypes(ref):
+            out.extend(self._object_impls.get(sub, []))
+        return out
+
+    def _wrapped_return_type(self, mod: ModuleRef, holder: str, scope: str | None) -> str | None:
+        """`return Object.freeze({…})`: the literal is the function's return value (rules: identity_wrappers)."""
+        if not holder.startswith("argument:") or scope is None:
+            return None
+        _, callee, index = holder.rsplit(":", 2) if holder.count(":") >= 2 else (None, None, None)
+        if callee not in self.identity_wrappers or index != "0":
+            return None
+        d = self.p.defs.get(DefRef(mod.repo, mod.path, scope))
+        return d.return_type if d is not None else None
+
+
+def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
+    best = None
+    for b in bindings:
+        if b.name == name and (best is None or (b.line <= line and b.line >= best.line) or best.line > line):
+            best = b
+    return best
+
+
+def _names(texts: list[str]) -> set[str]:
+    return {n for t in texts for n in named_types(t)}

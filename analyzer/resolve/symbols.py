@@ -1,0 +1,122 @@
+"""What a name means in a module: a local definition, an import followed through re-export chains
+and barrels, a namespace, a module-level variable, or an external package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from analyzer.index.model import Binding
+from analyzer.resolve.modules import ModuleRef
+from analyzer.resolve.program import DefRef, Program
+
+MAX_REEXPORT_DEPTH = 24
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A resolved name. Exactly one of `definition`, `namespace`, `binding`, `external` is set."""
+
+    definition: DefRef | None = None
+    namespace: ModuleRef | None = None
+    binding: tuple[ModuleRef, Binding] | None = None
+    external: str | None = None
+    evidence: tuple[str, ...] = field(default_factory=tuple)  # "path:line: why" from use site to target
+    type_only: bool = False
+
+
+class SymbolResolver:
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self._export_cache: dict[tuple[ModuleRef, str], Symbol | None] = {}
+
+    def resolve_name(self, mod: ModuleRef, name: str) -> Symbol | None:
+        """A module-level name as seen from inside `mod` (locals beat imports, as in JS)."""
+        local = self.program.top_level(mod).get(name)
+        if local is not None:
+            return Symbol(definition=DefRef(mod.repo, mod.path, local.qualname),
+                          evidence=(f"{mod.path}:{local.line}: defined here",))
+        for b in self.program.bindings(mod, None):
+            if b.name == name:
+                return Symbol(binding=(mod, b), evidence=(f"{mod.path}:{b.line}: module variable",))
+        facts = self.program.files.get(mod)
+        if facts is None:
+            return None
+        for imp in facts.imports:
+            if imp.local != name:
+                continue
+            res = self.program.resolver.resolve(mod.repo, mod.path, imp.specifier)
+            why = f"{mod.path}:{imp.line}: import {{{imp.imported}}} from {imp.specifier!r} ({res.how})"
+            if res.module is None:
+                return Symbol(external=res.external or imp.specifier, evidence=(why,), type_only=imp.type_only)
+            if imp.imported == "*":
+                return Symbol(namespace=res.module, evidence=(why,), type_only=imp.type_only)
+            target = self.resolve_export(res.module, imp.imported)
+            if target is None:
+                return None
+            return Symbol(target.definition, target.namespace, target.binding, target.external,
+                          (why, *target.evidence), imp.type_only or target.type_only)
+        return None
+
+    def resolve_export(self, mod: ModuleRef, name: str, depth: int = 0) -> Symbol | None:
+        key = (mod, name)
+        if key in self._export_cache:
+            return self._export_cache[key]
+        self._export_cache[key] = None  # cycle guard
+        result = self._resolve_export(mod, name, depth)
+        self._export_cache[key] = result
+        return result
+
+    def _resolve_export(self, mod: ModuleRef, name: str, depth: int) -> Symbol | None:
+        if depth > MAX_REEXPORT_DEPTH:
+            return None
+        facts = self.program.files.get(mod)
+        if facts is None:
+            return None
+        for d in facts.definitions:
+            if d.parent is None and ((d.exported and d.name == name) or (name == "default" and d.default_export)):
+                return Symbol(definition=DefRef(mod.repo, mod.path, d.qualname),
+                              evidence=(f"{mod.path}:{d.line}: export {d.name}",))
+        stars = []
+        for ex in facts.exports:
+            if ex.exported == "*":
+                stars.append(ex)
+                continue
+            if ex.exported != name:
+                continue
+            why = f"{mod.path}:{ex.line}: export {name}" + (f" from {ex.specifier!r}" if ex.specifier else "")
+            if ex.specifier is None:
+                target = self.resolve_name(mod, ex.local or name)
+            else:
+                res = self.program.resolver.resolve(mod.repo, mod.path, ex.specifier)
+                if res.module is None:
+                    return Symbol(external=res.external or ex.specifier, evidence=(why,), type_only=ex.type_only)
+                if ex.local == "*":  # export * as ns from 'x'
+                    return Symbol(namespace=res.module, evidence=(why,), type_only=ex.type_only)
+                target = self.resolve_export(res.module, ex.local or name, depth + 1)
+            if target is None:
+                return None
+            return Symbol(target.definition, target.namespace, target.binding, target.external,
+                          (why, *target.evidence), ex.type_only or target.type_only)
+        for b in self.program.bindings(mod, None):
+            if b.name == name and _binding_exported(facts, name):
+                return Symbol(binding=(mod, b), evidence=(f"{mod.path}:{b.line}: export const {name}",))
+        if name == "default":
+            return None
+        for ex in stars:
+            if ex.specifier is None:
+                continue
+            res = self.program.resolver.resolve(mod.repo, mod.path, ex.specifier)
+            if res.module is None:
+                continue
+            target = self.resolve_export(res.module, name, depth + 1)
+            if target is not None:
+                why = f"{mod.path}:{ex.line}: export * from {ex.specifier!r}"
+                return Symbol(target.definition, target.namespace, target.binding, target.external,
+                              (why, *target.evidence), target.type_only)
+        return None
+
+
+def _binding_exported(facts, name: str) -> bool:  # type: ignore[no-untyped-def]
+    return any(ex.exported == name and ex.specifier is None for ex in facts.exports) or any(
+        b.name == name and b.scope is None and b.exported for b in facts.bindings)

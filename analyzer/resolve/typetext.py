@@ -1,0 +1,95 @@
+"""Reduce TypeScript type texts to the named types a receiver may have.
+
+Deliberately small: enough for `Promise<X | undefined>`, `readonly X[]`, `Map<K, V>` and inline object
+types `{ a: A; b?: B }`, which is what receiver typing meets in practice.
+"""
+
+from __future__ import annotations
+
+import re
+
+WRAPPERS = {"Promise", "PromiseLike", "Readonly", "Awaited", "NonNullable", "Required", "Partial", "Array",
+            "ReadonlyArray", "Set", "ReadonlySet"}
+NON_TYPES = {"undefined", "null", "void", "never", "unknown", "any", "string", "number", "boolean", "bigint",
+             "symbol", "object", "this", "true", "false"}
+_IDENT_RE = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
+
+
+def split_top(text: str, seps: str) -> list[str]:
+    """Split at separators that are not nested in <>, (), [], {}."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch in seps and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def type_arguments(text: str) -> list[str]:
+    """`Map<string, A>` → ["string", "A"]."""
+    text = text.strip()
+    if "<" not in text or not text.endswith(">"):
+        return []
+    return split_top(text[text.index("<") + 1: -1], ",")
+
+
+def named_types(text: str | None) -> list[str]:
+    """Candidate type names: `Promise<PreparedLlmCall | undefined>` → ["PreparedLlmCall"]."""
+    if not text:
+        return []
+    out: list[str] = []
+    for part in split_top(text, "|&"):
+        part = part.strip()
+        if part.startswith("readonly "):
+            part = part[len("readonly "):].strip()
+        while part.endswith("[]"):
+            part = part[:-2].strip()
+        if part.startswith("(") and part.endswith(")"):
+            out.extend(named_types(part[1:-1]))
+            continue
+        if part.startswith("typeof "):
+            part = part[len("typeof "):]
+        m = _IDENT_RE.match(part)
+        if not m:
+            continue
+        name = m.group(0)
+        if name in WRAPPERS:
+            for arg in type_arguments(part)[:1]:
+                out.extend(named_types(arg))
+            continue
+        if name not in NON_TYPES:
+            out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def object_type_members(text: str | None) -> dict[str, str]:
+    """Members of an inline object type (after unwrapping Promise etc.): `{ a: A; b?: B }`."""
+    if not text:
+        return {}
+    text = text.strip()
+    for part in split_top(text, "|&"):
+        part = part.strip()
+        m = _IDENT_RE.match(part)
+        if m and m.group(0) in WRAPPERS:
+            args = type_arguments(part)
+            if args:
+                found = object_type_members(args[0])
+                if found:
+                    return found
+        if part.startswith("{") and part.endswith("}"):
+            members: dict[str, str] = {}
+            for member in split_top(part[1:-1], ";,\n"):
+                key, sep, value = member.partition(":")
+                key = key.strip().removeprefix("readonly ").rstrip("?").strip()
+                if sep and re.match(r"^[A-Za-z_$][\w$]*$", key):
+                    members[key] = value.strip()
+            if members:
+                return members
+    return {}
