@@ -1,0 +1,1 @@
+"""Usage reconciliation: replay the pinned upstream usage code (Pi → dsh) on provider usage scenarios."""
