@@ -37,11 +37,13 @@ def qk_plot(curve: list[tuple[int, int, int]], title: str) -> bytes:
 
 def edit_heatmap(results: list[EditResult]) -> bytes:
     """Layer × position map of max |Δ| K/V after an edit, one panel per model depth."""
-    fig = Figure(figsize=(7.0, 1.6 + 1.1 * sum(r.config.layers for r in results)))
+    fig = Figure(figsize=(7.0, 1.6 + 1.1 * sum(r.config.layers for r in results)), layout="constrained")
     axes = fig.subplots(len(results), 1, squeeze=False)[:, 0]
-    for ax, r in zip(axes, results, strict=True):
-        shown = np.where(r.changed, np.log10(np.maximum(r.delta, 1e-16)), np.nan)
-        image = ax.imshow(shown, aspect="auto", cmap="magma", interpolation="nearest",
+    logs = [np.where(r.changed, np.log10(np.maximum(r.delta, 1e-16)), np.nan) for r in results]
+    finite = np.concatenate([x[np.isfinite(x)] for x in logs]) if any(np.isfinite(x).any() for x in logs) else None
+    vmin, vmax = (float(finite.min()), float(finite.max())) if finite is not None else (-16.0, 0.0)
+    for ax, r, shown in zip(axes, results, logs, strict=True):
+        image = ax.imshow(shown, aspect="auto", cmap="magma", interpolation="nearest", vmin=vmin, vmax=vmax,
                           extent=(-0.5, r.length - 0.5, r.config.layers + 0.5, 0.5))
         ax.axvline(r.position - 0.5, color="tab:blue", linewidth=1)
         ax.set_yticks(range(1, r.config.layers + 1))

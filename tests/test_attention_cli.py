@@ -1,0 +1,79 @@
+"""`analyze attention`: tables, --json, --record (8 fields), --plot PNGs, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from analyzer.cli import main
+from analyzer.cli.commands import attention as attention_cmd
+from analyzer.cli.commands import kv_size as kv_size_cmd
+
+LABELS = ("Question (问题)", "Sources and versions (来源与版本)", "Inputs and config (输入与配置)",
+          "The one thing changed (本次只改变)", "Direct observations (直接观察)", "Interpretation (我的解释)",
+          "Not yet ruled out (尚未排除)", "Next check (下一次只验证)")
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_command_metadata() -> None:
+    assert attention_cmd.NAME == "attention" and attention_cmd.ORDER == 60
+    assert kv_size_cmd.NAME == "kv-size" and kv_size_cmd.ORDER == 61
+
+
+def test_all_with_record_to_stdout(capsys) -> None:
+    assert main(["attention", "all", "--record", "--verify-max", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "output consistency" in out and "K/V positions that differ" in out and "request pairs" in out
+    assert out.count("**Question (问题):**") == 3
+    for label in LABELS:
+        assert f"**{label}:**" in out
+    assert "N+1 = 33 / (N+1)(N+2)/2 = 561" in out
+    assert "layer 1: 16; layer 2: 16–31" in out
+    assert "\x1b[" not in out
+
+
+def test_record_file_plot_and_json(tmp_path: Path, capsys) -> None:
+    record, plots = tmp_path / "notes" / "round1.md", tmp_path / "plots"
+    assert main(["attention", "all", "--json", "--length", "12", "--verify-max", "200", "--record", str(record),
+                 "--plot", str(plots)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["append"]["within_tolerance"] is True
+    assert data["append"]["with_cache"]["qk_dots_by_layer"] == [13 * 4, 13 * 4]
+    assert data["append"]["without_cache"]["kv_computed_by_layer"] == [13 * 2, 13 * 2]
+    assert data["edit"][0]["changed_positions_by_layer"] == [[6], list(range(6, 12))]
+    assert data["edit"][1]["changed_positions_by_layer"] == [[6]]
+    text = record.read_text(encoding="utf-8")
+    assert text.startswith("# Round 1 research records") and text.count("## ") == 3
+    for label in LABELS:
+        assert label in text
+    written = sorted(p.name for p in plots.iterdir())
+    assert written == ["edit_kv_changes.png", "qk_vs_length.png"]
+    for name in written:
+        blob = (plots / name).read_bytes()
+        assert blob.startswith(PNG) and len(blob) > 2000
+    assert len(data["append"]["qk_curve"]) == 13
+    assert data["append"]["qk_curve"][-1] == {"length": 13, "with_cache": 13 * 8, "without_cache": 13 * 14 // 2 * 8}
+
+
+def test_single_experiments_and_float32(capsys) -> None:
+    assert main(["attention", "append", "--dtype", "float32", "--kv-heads", "1", "--length", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "tolerance" in out and "1e-05" in out and "MQA" in out and "K/V positions" not in out
+    assert main(["attention", "prefix", "--block-size", "8", "--verify-max", "100", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {p["block_size"] for p in data["prefix"]} == {8} and "append" not in data
+
+
+def test_plot_of_prefix_only_is_an_error(tmp_path: Path, capsys) -> None:
+    assert main(["attention", "prefix", "--verify-max", "0", "--plot", str(tmp_path)]) == 3
+    assert "append or edit" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--kv-heads", "3"], ["--head-dim", "5"], ["--length", "0"],
+                                  ["edit", "--edit-pos", "99"], ["prefix", "--block-size", "0"]])
+def test_bad_input_is_one_error_line(argv: list[str], capsys) -> None:
+    assert main(["attention", *argv]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1

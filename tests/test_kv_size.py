@@ -1,0 +1,79 @@
+"""KV capacity formulas, presets from public configs, and the DeepSeek-V2 93.3% claim."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analyzer.attention.kvsize import PRESETS, KvLayout, find_preset, v2_reduction_check
+from analyzer.cli import main
+from analyzer.errors import AnalyzerError
+
+
+def test_preset_elements_per_token() -> None:
+    assert PRESETS["DeepSeek-V2"].elements_per_token == 34_560  # (512 + 64) · 60
+    assert PRESETS["DeepSeek-V3"].elements_per_token == (512 + 64) * 61
+    assert PRESETS["DeepSeek 67B"].elements_per_token == 2 * 95 * 8 * 128
+    assert PRESETS["Llama-3-8B"].elements_per_token == 2 * 32 * 8 * 128
+    assert PRESETS["Llama-3-8B"].bytes_per_token(16) == 131_072
+
+
+def test_formulas_for_mha_gqa_mqa_mla() -> None:
+    assert KvLayout("m", "MHA", layers=2, kv_heads=4, head_dim=8).elements_per_token == 2 * 2 * 4 * 8
+    assert KvLayout("q", "MQA", layers=3, kv_heads=1, head_dim=8).elements_per_token == 2 * 3 * 8
+    assert KvLayout("l", "MLA", layers=3, latent_dim=10, rope_dim=2).bytes_per_token(8) == 36
+    with pytest.raises(AnalyzerError):
+        KvLayout("x", "MLA", layers=3)
+    with pytest.raises(AnalyzerError):
+        KvLayout("x", "ABC", layers=3, kv_heads=1, head_dim=1)
+
+
+def test_v2_claim_rests_on_about_six_bits() -> None:
+    check = v2_reduction_check()
+    assert round(check.saving_same_precision * 100, 1) == 82.2
+    assert check.saving_same_precision == pytest.approx(1 - 34_560 / 194_560)
+    assert check.implied_v2_bits == pytest.approx(0.067 * 194_560 * 16 / 34_560)
+    assert 6.0 < check.implied_v2_bits < 6.1
+    assert round(check.saving_at(6) * 100, 1) == 93.3
+
+
+def test_find_preset_is_forgiving_about_spaces_and_case() -> None:
+    assert find_preset("deepseek-67b").layers == 95
+    with pytest.raises(AnalyzerError, match="choose one of"):
+        find_preset("gpt-9")
+
+
+def test_cli_default_shows_presets_claim_and_sources(capsys) -> None:
+    assert main(["kv-size"]) == 0
+    out = capsys.readouterr().out
+    for text in ("34,560 = (512 + 64) · 60", "194,560 = 2 · 95 · 8 · 128", "65,536", "35,136", "82.2%", "6.03 bits",
+                 "93.3%", "arXiv:2405.04434", "kv_lora_rank=512", "meta-llama/Meta-Llama-3-8B config.json"):
+        assert text in out, text
+    assert "\x1b[" not in out  # plain text in a pipe
+
+
+def test_cli_json_and_context(capsys) -> None:
+    assert main(["kv-size", "--json", "--context", "1000", "--bits", "8"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    v2 = next(m for m in data["models"] if m["name"] == "DeepSeek-V2")
+    assert v2["bytes_per_token"] == 34_560 and v2["bytes_for_context"] == 34_560_000
+    assert data["deepseek_v2_claim"]["saving_bf16_both"] == pytest.approx(0.8224, abs=1e-4)
+
+
+def test_cli_custom_model(capsys) -> None:
+    assert main(["kv-size", "--json", "--layers", "4", "--heads", "8", "--kv-heads", "2", "--head-dim", "16"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [m["name"] for m in data["models"]] == ["custom"]
+    assert data["models"][0]["kind"] == "GQA" and data["models"][0]["elements_per_token"] == 2 * 4 * 2 * 16
+    assert "deepseek_v2_claim" not in data
+    assert main(["kv-size", "--json", "--layers", "2", "--latent-dim", "8", "--rope-dim", "4"]) == 0
+    assert json.loads(capsys.readouterr().out)["models"][0]["elements_per_token"] == 24
+
+
+@pytest.mark.parametrize("argv", [["--kv-heads", "2"], ["--layers", "2"], ["--preset", "nope"], ["--bits", "0"],
+                                  ["--context", "-1"]])
+def test_cli_bad_input_is_one_error_line(argv: list[str], capsys) -> None:
+    assert main(["kv-size", *argv]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
