@@ -1,0 +1,127 @@
+"""The pipeline every graph command shares: sources → index → program → graph, cached.
+
+A warm run (same pins, same rules, same analyzer) only loads the stored graph; the per-file index
+cache means a pin bump re-parses only blobs that changed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import git
+import networkx as nx
+
+from analyzer.errors import AnalyzerError
+from analyzer.graph.build import build_graph
+from analyzer.graph.store import graph_key, load_graph, save_graph
+from analyzer.index.configs import read_configs
+from analyzer.lock import Lock, RepoPin
+from analyzer.resolve.modules import RepoModules
+from analyzer.resolve.program import Program, RepoInput
+from analyzer.resolve.rules import load_rules
+
+
+@dataclass
+class Analysis:
+    lock: Lock
+    pins: list[RepoPin]
+    graph: nx.MultiDiGraph
+    program: Program | None = None
+    repos: dict[str, git.Repo] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    index_stats: dict[str, Any] = field(default_factory=dict)
+    from_cache: bool = False
+
+    def pins_json(self) -> dict[str, dict[str, Any]]:
+        return {p.name: {"commit": p.commit, "ref": p.ref, "url": p.url} for p in self.pins}
+
+    def read_text(self, repo: str, path: str) -> str:
+        """A file's text at the pinned commit (reports quote it)."""
+        pin = next(p for p in self.pins if p.name == repo)
+        blob = self.repos[repo].commit(pin.commit).tree / path
+        return blob.data_stream.read().decode("utf-8", errors="replace")
+
+
+def apply_at(lock: Lock, at: list[str] | None) -> list[RepoPin]:
+    """`--at NAME=SHA` overrides, validated (one line per problem)."""
+    pins = {p.name: p for p in lock.repos.values()}
+    for item in at or []:
+        name, sep, sha = item.partition("=")
+        if not sep or name not in pins:
+            raise AnalyzerError(f"--at {item!r}: expected NAME=SHA with NAME one of {', '.join(pins)}")
+        if len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha.lower()):
+            raise AnalyzerError(f"--at {item!r}: the commit must be the full 40-hex sha")
+        old = pins[name]
+        pins[name] = RepoPin(name, old.url, sha.lower(), None, old.aliases)
+    return list(pins.values())
+
+
+ProgressFactory = Callable[[str, int], Callable[[int], None]]
+
+
+def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool = False,
+            rebuild: bool = False, progress: Any = None) -> Analysis:
+    """Load (or build and store) the graph for `pins` (default: the lock's).
+
+    `ctx` provides `lock`, `cache_dir` and `source_for` (a `CliContext`). `progress` is a rich Progress or
+    None. `need_program` forces the per-file facts into memory (reports, usage replay)."""
+    from analyzer.index.build import EXTRACTOR_VERSION, index_repo
+    from analyzer.index.cache import IndexCache
+    from analyzer.sources.workspace import open_repo
+
+    lock: Lock = ctx.lock
+    pins = pins or list(lock.repos.values())
+    rules = load_rules()
+    key = graph_key(pins, rules.text_hash, EXTRACTOR_VERSION)
+    cache_dir: Path = ctx.cache_dir
+    seconds: dict[str, float] = {}
+    if not need_program and not rebuild:
+        t = time.perf_counter()
+        g = load_graph(cache_dir, key)
+        if g is not None:
+            seconds["load"] = time.perf_counter() - t
+            return Analysis(lock, pins, g, seconds=seconds, from_cache=True,
+                            repos={p.name: open_repo(ctx, p, fetch=False) for p in pins} if need_program else {})
+    inputs = []
+    repos: dict[str, git.Repo] = {}
+    index_stats: dict[str, Any] = {}
+    with IndexCache(cache_dir) as cache:
+        for pin in pins:
+            t = time.perf_counter()
+            repo = open_repo(ctx, pin)
+            repos[pin.name] = repo
+            seconds[f"sources:{pin.name}"] = time.perf_counter() - t
+            t = time.perf_counter()
+            task = progress.add_task(f"indexing {pin.name}", total=None) if progress is not None else None
+            ctxmgr = nullcontext()
+            with ctxmgr:
+                idx = index_repo(repo, pin.commit, repo_name=pin.name, cache=cache,
+                                 progress=_progress_callback(progress, task))
+            seconds[f"index:{pin.name}"] = time.perf_counter() - t
+            index_stats[pin.name] = idx.stats_dict() if hasattr(idx, "stats_dict") else {}
+            configs = read_configs(repo, pin.commit)
+            files = {f.path for f in idx.files}
+            inputs.append(RepoInput(pin.name, pin.commit, list(idx.files),
+                                    RepoModules(pin.name, files, configs, pin.aliases)))
+    t = time.perf_counter()
+    program = Program(inputs)
+    g = build_graph(program, rules)
+    g.graph["index_stats"] = index_stats
+    seconds["graph"] = time.perf_counter() - t
+    save_graph(cache_dir, key, g)
+    return Analysis(lock, pins, g, program, repos, seconds, index_stats)
+
+
+def _progress_callback(progress: Any, task: Any) -> Callable[[int, int], None] | None:
+    if progress is None or task is None:
+        return None
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    return update

@@ -1,0 +1,38 @@
+"""`analyze symbols PATTERN`: definitions whose qualified name matches, across both repos."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyzer.cli.context import CliContext
+from analyzer.cli.graphload import add_at_option, load_analysis
+from analyzer.graph.queries import find_symbols
+
+NAME = "symbols"
+HELP = "list definitions matching a glob or substring (e.g. '*Usage*')"
+ORDER = 11
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("pattern")
+    parser.add_argument("--kind", action="append", help="only these kinds (function, method, class, …)")
+    parser.add_argument("--limit", type=int, default=200)
+    add_at_option(parser)
+
+
+def run(args: Any, ctx: CliContext) -> int:
+    g = load_analysis(ctx, args).graph
+    nodes = find_symbols(g, args.pattern, args.kind)
+    rows = [{"node": n, "repo": g.nodes[n]["repo"], "path": g.nodes[n]["path"], "line": g.nodes[n]["line"],
+             "symbol": g.nodes[n]["qualname"], "kind": g.nodes[n]["kind"]} for n in nodes[: args.limit]]
+    if ctx.json:
+        ctx.emit_json({"pattern": args.pattern, "count": len(nodes), "symbols": rows})
+        return 0
+    for r in rows:
+        ctx.out.print(f"{r['symbol']}  [dim]{r['kind']}  {r['repo']}:{r['path']}:{r['line']}[/]")
+    if len(nodes) > args.limit:
+        ctx.out.print(f"… {len(nodes) - args.limit} more (use --limit)")
+    if not nodes:
+        ctx.err.print(f"no symbol matches {args.pattern!r}")
+        return 1
+    return 0

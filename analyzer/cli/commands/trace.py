@@ -1,0 +1,55 @@
+"""`analyze trace [FROM TO]`: the request path between two symbols (defaults: repos.lock [trace])."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyzer.cli.context import CliContext
+from analyzer.cli.graphload import add_at_option, load_analysis
+from analyzer.errors import AnalyzerError
+from analyzer.graph.queries import resolve_one
+from analyzer.trace.paths import DEFAULT_MAX_DEPTH, find_paths
+from analyzer.trace.render import render_mermaid, render_text
+from analyzer.trace.result import trace_result
+
+NAME = "trace"
+HELP = "print the request path from FROM to TO (lowest common caller when neither calls the other)"
+ORDER = 20
+DESCRIPTION = (HELP + ". Symbols: a function, Class.method, a class (any of its methods) or repo:path:Name. "
+               "Exit 0 when a path is found, 1 when none is.")
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("from_symbol", nargs="?", metavar="FROM")
+    parser.add_argument("to_symbol", nargs="?", metavar="TO")
+    parser.add_argument("--all", nargs="?", type=int, const=5, default=1, metavar="K",
+                        help="also list the K best alternatives (default 5)")
+    parser.add_argument("--max-depth", type=int, default=DEFAULT_MAX_DEPTH, metavar="N")
+    parser.add_argument("--allow-guesses", action="store_true", help="let `name` (guessed) edges into paths")
+    parser.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart instead of text")
+    add_at_option(parser)
+
+
+def compute_trace(ctx: CliContext, args: Any, analysis: Any = None) -> dict[str, Any]:
+    spec_from = args.from_symbol or ctx.lock.trace_from
+    spec_to = args.to_symbol or ctx.lock.trace_to
+    if not spec_from or not spec_to:
+        raise AnalyzerError("trace needs FROM and TO (or a [trace] table with from/to in repos.lock)")
+    analysis = analysis or load_analysis(ctx, args)
+    g = analysis.graph
+    source, target = resolve_one(g, spec_from), resolve_one(g, spec_to)
+    k = max(1, (args.all or 1) + (1 if args.all and args.all > 1 else 0))
+    paths = find_paths(g, source.endpoints, target.endpoints, allow_guesses=args.allow_guesses,
+                       max_depth=args.max_depth, k=k)
+    return trace_result(g, spec_from, spec_to, paths, analysis.pins_json())
+
+
+def run(args: Any, ctx: CliContext) -> int:
+    result = compute_trace(ctx, args)
+    if ctx.json:
+        ctx.emit_json(result)
+    elif args.mermaid:
+        ctx.out.print(render_mermaid(result), markup=False, end="")
+    else:
+        render_text(result, ctx.out, verbose=ctx.verbose)
+    return 0 if result["found"] else 1

@@ -1,0 +1,58 @@
+"""Persist built graphs in the cache dir so a warm `trace`/`callers` only loads a file.
+
+The key covers everything that decides the graph: analyzer version, the pins (name → commit and
+aliases), and the rule files' text. A corrupt or foreign file is ignored (rebuilt), never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+from pathlib import Path
+
+import networkx as nx
+
+from analyzer import __version__
+from analyzer.atomic import write_bytes_atomic
+from analyzer.graph.build import GRAPH_FORMAT
+from analyzer.lock import RepoPin
+
+MAGIC = b"analyzer-graph\n"
+
+
+def graph_key(pins: list[RepoPin], rules_hash: str, extractor: str = "") -> str:
+    payload = json.dumps({
+        "v": __version__, "format": GRAPH_FORMAT, "rules": rules_hash, "extractor": extractor,
+        "pins": sorted((p.name, p.commit, list(p.aliases)) for p in pins),
+    }, sort_keys=True)
+    return hashlib.sha1(payload.encode()).hexdigest()[:20]
+
+
+def graph_path(cache_dir: Path, key: str) -> Path:
+    return cache_dir / "graphs" / f"{key}.pickle"
+
+
+def save_graph(cache_dir: Path, key: str, g: nx.MultiDiGraph) -> Path:
+    path = graph_path(cache_dir, key)
+    write_bytes_atomic(path, MAGIC + pickle.dumps(g, protocol=pickle.HIGHEST_PROTOCOL))
+    return path
+
+
+def load_graph(cache_dir: Path, key: str) -> nx.MultiDiGraph | None:
+    """The stored graph, or None when absent, corrupt, or written by another analyzer version."""
+    path = graph_path(cache_dir, key)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(MAGIC):
+        return None
+    try:
+        g = pickle.loads(data[len(MAGIC):])  # noqa: S301 - our own cache file, checked by magic and version
+    except Exception:
+        return None
+    if not isinstance(g, nx.MultiDiGraph) or g.graph.get("format") != GRAPH_FORMAT \
+            or g.graph.get("analyzer_version") != __version__:
+        return None
+    return g

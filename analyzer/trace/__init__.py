@@ -1,0 +1,1 @@
+"""Request paths between two symbols (`analyze trace`): algorithms apart from rendering."""
