@@ -57,14 +57,15 @@ def causal_attention(q: np.ndarray, positions: np.ndarray, k: np.ndarray, v: np.
     kv_heads = k.shape[0]
     grouped = q.reshape(n, kv_heads, heads // kv_heads, hd)
     scale = q.dtype.type(1.0 / np.sqrt(hd))
+    keys_t = np.ascontiguousarray(k.transpose(0, 2, 1))  # (kv_heads, hd, T): each row's slice stays contiguous
     out = np.empty_like(grouped)
     for row, t in enumerate(positions):
-        keys = k[:, : t + 1]
-        scores = np.matmul(grouped[row], keys.transpose(0, 2, 1)) * scale  # (kv_heads, group, t+1)
+        scores = np.matmul(grouped[row], keys_t[:, :, : t + 1])  # (kv_heads, group, t+1): exactly t+1 QK each
+        scores *= scale
         scores -= scores.max(axis=-1, keepdims=True)
-        weights = np.exp(scores)
-        weights /= weights.sum(axis=-1, keepdims=True)
-        out[row] = np.matmul(weights, v[:, : t + 1])
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        out[row] = np.matmul(scores, v[:, : t + 1])
     return out.reshape(n, heads, hd)
 
 
