@@ -193,6 +193,7 @@ class FileFacts:
     language: str  # typescript | tsx | javascript
     declaration_only: bool = False  # `.d.ts`: names only, no calls
     parse_errors: int = 0  # ERROR + MISSING nodes (the file is still indexed)
+    extract_errors: int = 0  # constructs the extractor skipped after an internal failure (file still indexed)
     line_count: int = 0
     definitions: list[Definition] = field(default_factory=list)
     fields: list[Field] = field(default_factory=list)
