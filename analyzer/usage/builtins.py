@@ -360,6 +360,20 @@ def _object_keys(a: list[Any], where: str) -> JSObject:
     return o
 
 
+def _object_assign(this: Any, a: list[Any], where: str) -> Any:
+    target = _arg(a, 0)
+    if not isinstance(target, JSObject):
+        raise UnsupportedSyntax("Object.assign onto a non-plain object", where)
+    for src in a[1:]:
+        if is_nullish(src):
+            continue
+        if not isinstance(src, JSObject):
+            raise UnsupportedSyntax("Object.assign from a non-plain object", where)
+        for k, v in src.props.items():
+            target.set(k, v, src.origins.get(k))
+    return target
+
+
 def make_globals() -> dict[str, Any]:
     """The global names the evaluator provides; anything else is unresolved."""
     obj = JSObject({
@@ -368,6 +382,7 @@ def make_globals() -> dict[str, Any]:
         "entries": NativeFunction("Object.entries", lambda t, a, w: JSArray(
             [JSArray([k, v]) for k, v in _object_keys(a, w).props.items()])),
         "freeze": NativeFunction("Object.freeze", lambda t, a, w: _arg(a, 0)),
+        "assign": NativeFunction("Object.assign", _object_assign),
     })
     array = JSObject({"isArray": NativeFunction("Array.isArray", lambda t, a, w: isinstance(_arg(a, 0), JSArray))})
     number = make_number()

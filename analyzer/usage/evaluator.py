@@ -25,6 +25,7 @@ from analyzer.usage.values import (
     JSFunction,
     JSObject,
     NativeFunction,
+    from_python,
     is_nullish,
     js_len,
     strict_equals,
@@ -174,10 +175,15 @@ class Interpreter:
             raise UnresolvedName(f"{binding.local} is a type-only import in {mod.path}; it has no runtime value "
                                  f"(used at {where})")
         target = self.locator.resolve_import(mod.path, binding.source)
+        if target is None and binding.source.startswith("."):
+            raise UnresolvedName(f"{binding.local} comes from {binding.source!r} ({mod.repo_name}:{mod.path}:"
+                                 f"{binding.line}), a file that is not in the tree at this commit (used at {where})")
         if target is None:
             raise UnresolvedName(f"{binding.local} comes from {binding.source!r} ({mod.repo_name}:{mod.path}:"
                                  f"{binding.line}), which is not a relative import of this repo; the evaluator "
                                  f"follows only those (used at {where})")
+        if target.endswith(".json") and binding.imported == "default":
+            return from_python(self.locator.json_data(target))
         if binding.imported == "*":
             raise UnsupportedSyntax("namespace import (import * as …)", f"{mod.repo_name}:{mod.path}:{binding.line}")
         return self._export_value(self.locator.module(target), binding.imported, where, set())

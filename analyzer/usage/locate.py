@@ -7,6 +7,7 @@ relative import, and for a named function. `GitFunctionLocator` answers from the
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
@@ -80,6 +81,8 @@ class FunctionLocator(Protocol):
     commit: str
 
     def module(self, path: str) -> SourceModule: ...
+
+    def json_data(self, path: str) -> Any: ...
 
     def resolve_import(self, from_path: str, spec: str) -> str | None: ...
 
@@ -252,6 +255,13 @@ class GitFunctionLocator:
             self._modules[path] = parse_module(self.repo_name, path, blob.data_stream.read())
         return self._modules[path]
 
+    def json_data(self, path: str) -> Any:
+        """A JSON file of the tree (`import x from './x.json' with { type: 'json' }`)."""
+        try:
+            return json.loads((self._commit.tree / path).data_stream.read())
+        except KeyError:
+            raise LocateError(f"{self.repo_name}@{self.commit[:10]}: no file {path}") from None
+
     def resolve_import(self, from_path: str, spec: str) -> str | None:
         """A relative specifier → the file it means (TS ESM convention: './x.js' is written for x.ts)."""
         if not spec.startswith("."):
@@ -259,7 +269,9 @@ class GitFunctionLocator:
         base = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), spec))
         stem, ext = posixpath.splitext(base)
         candidates = []
-        if ext in (".js", ".mjs", ".cjs", ".jsx"):
+        if ext == ".json":
+            candidates.append(base)
+        elif ext in (".js", ".mjs", ".cjs", ".jsx"):
             ts_ext = {".js": [".ts", ".tsx"], ".mjs": [".mts"], ".cjs": [".cts"], ".jsx": [".tsx"]}[ext]
             candidates += [stem + e for e in ts_ext] + [base]
         elif ext in SOURCE_SUFFIXES:
@@ -332,6 +344,11 @@ class MemoryLocator:
         return self._modules[path]
 
     resolve_import = GitFunctionLocator.resolve_import
+
+    def json_data(self, path: str) -> Any:
+        if path not in self.files:
+            raise LocateError(f"{self.repo_name}: no file {path}")
+        return json.loads(self.files[path])
 
     def find(self, name: str, path_hint: str | None = None, search_under: Sequence[str] = ()) -> LocatedFunction:
         head, *rest = name.split(".")
