@@ -77,3 +77,11 @@ def test_bad_input_is_one_error_line(argv: list[str], capsys) -> None:
     assert main(["attention", *argv]) == 3
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_unwritable_record_path_is_an_error_not_a_traceback(tmp_path: Path, capsys) -> None:
+    target = tmp_path / "a-dir"
+    target.mkdir()
+    assert main(["attention", "append", "--length", "3", "--record", str(target)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot write") and "Traceback" not in err

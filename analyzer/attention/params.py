@@ -90,7 +90,8 @@ def check_params(config: ModelConfig, params: Params) -> None:
 def export_params(config: ModelConfig, params: Params, path: str | Path) -> None:
     """Write the config (as JSON under `__config__`) and every array to one `.npz`, atomically."""
     buffer = io.BytesIO()
-    np.savez(buffer, __config__=np.array(json.dumps(config.to_dict())), **params)
+    arrays: dict[str, Any] = {"__config__": np.array(json.dumps(config.to_dict())), **params}
+    np.savez(buffer, **arrays)
     write_bytes_atomic(path, buffer.getvalue())
 
 

@@ -65,11 +65,13 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     which = EXPERIMENTS[:3] if args.experiment == "all" else (args.experiment,)
     length = args.length
     position = args.edit_pos if args.edit_pos is not None else length // 2
+    if args.plot and args.experiment == "prefix":
+        raise AnalyzerError("--plot needs the append or edit experiment (or all)")
     if args.verify_max < 0:
         raise AnalyzerError("--verify-max must be 0 or more tokens")
     payload: dict[str, Any] = {"config": config.to_dict()}
     records = []
-    appended = edits = None
+    appended = edits = prefixes = None
     if "append" in which:
         appended = run_append(config, length, curve_max=min(length + 1, 64) if args.plot else 0)
         payload["append"] = appended.to_dict()
@@ -88,15 +90,36 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             print_append(ctx.out, appended)
         if edits:
             print_edit(ctx.out, edits)
-        if "prefix" in which:
+        if prefixes is not None:
             print_prefix(ctx.out, prefixes)
+    try:
+        written = _write_outputs(args, config, appended, edits, records, payload)
+    except OSError as exc:
+        raise AnalyzerError(f"cannot write {exc.filename or 'output'}: {exc.strerror or exc}; "
+                            "choose a writable path") from exc
+    if ctx.json:
+        ctx.emit_json(payload)
+        return 0
+    for path in written:
+        ctx.out.print(f"wrote {path}", markup=False)
+    if args.export_params:
+        ctx.out.print(f"wrote {args.export_params}", markup=False)
+    if args.record == "-":
+        ctx.out.print()
+        ctx.out.print(payload["record"], markup=False, highlight=False)
+    elif args.record:
+        ctx.out.print(f"wrote {args.record}", markup=False)
+    return 0
+
+
+def _write_outputs(args: argparse.Namespace, config: ModelConfig, appended: Any, edits: Any,
+                   records: list[Any], payload: dict[str, Any]) -> list[Any]:
+    """Plots, exported parameters and the record file; fills `payload` with what was written."""
     written = []
     if args.plot:
         curve = appended.qk_curve if appended else None
         written = write_plots(args.plot, curve, edits, title=f"QK products per new token ({config.attention_kind}, "
                                                               f"{config.layers} layers, {config.heads} query heads)")
-        if not written:
-            raise AnalyzerError("--plot needs the append or edit experiment (or all)")
         payload["plots"] = [str(p) for p in written]
     if args.export_params:
         export_params(config, init_params(config), args.export_params)
@@ -107,16 +130,4 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         payload["record_file"] = args.record
     elif args.record == "-":
         payload["record"] = markdown
-    if ctx.json:
-        ctx.emit_json(payload)
-        return 0
-    for path in written:
-        ctx.out.print(f"wrote {path}", markup=False)
-    if args.export_params:
-        ctx.out.print(f"wrote {args.export_params}", markup=False)
-    if args.record == "-":
-        ctx.out.print()
-        ctx.out.print(markdown, markup=False, highlight=False)
-    elif args.record:
-        ctx.out.print(f"wrote {args.record}", markup=False)
-    return 0
+    return written
