@@ -14,6 +14,7 @@ import numpy as np
 
 from analyzer import __version__
 from analyzer.attention.append import AppendResult
+from analyzer.attention.config import ModelConfig
 from analyzer.attention.edit import EditResult
 from analyzer.attention.prefix import PrefixResult
 
@@ -164,7 +165,7 @@ def edit_record(results: list[EditResult]) -> Record:
     )
 
 
-def prefix_record(results: list[PrefixResult], verify_max: int) -> Record:
+def prefix_record(config: ModelConfig, results: list[PrefixResult], verify_max: int) -> Record:
     sizes = sorted({r.block_size for r in results})
     obs = []
     for r in results:
@@ -179,9 +180,9 @@ def prefix_record(results: list[PrefixResult], verify_max: int) -> Record:
         question="Across two requests, how much prefill does a block-granular prefix cache save, and when does a "
                  "block with identical tokens not hit?",
         sources=f"{local_sources('prefix')}; {VLLM_DOC}; {DEEPSEEK_DOC}",
-        inputs=f"{results[0].cached.layers if results else 0}-layer model as in the other records; block sizes "
-               f"{', '.join(map(str, sizes))}; request pairs below; pairs up to {verify_max:,} tokens run through "
-               "the model, longer ones counted with the closed forms the runs confirm.",
+        inputs=f"{config.describe()}; block sizes {', '.join(map(str, sizes))}; request pairs below; pairs up to "
+               f"{verify_max:,} tokens run through the model, longer ones counted with the closed forms the runs "
+               "confirm (`--verify-max 10050` runs the 10,000-token pairs too, about half a minute).",
         changed="in each pair, the second request differs from the first in one way (appended turn, identical, "
                 "different prefix, one edited token, shorter than a block).",
         observations=obs,

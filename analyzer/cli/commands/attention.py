@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         sizes = tuple(args.block_size) if args.block_size else DEFAULT_BLOCK_SIZES
         prefixes = run_prefix(config, sizes, verify_max=args.verify_max)
         payload["prefix"] = [p.to_dict() for p in prefixes]
-        records.append(prefix_record(prefixes, args.verify_max))
+        records.append(prefix_record(config, prefixes, args.verify_max))
     if not ctx.json:
         if appended:
             print_append(ctx.out, appended)
