@@ -134,6 +134,8 @@ class Interpreter:
         self.last_return_site: Any = None
         # (path, top-level name) pairs whose declarations were executed, for the Node differential check
         self.touched: dict[str, dict[str, Any]] = {}
+        # (path, local name) of each import that was followed → (target path, target local name; "" for JSON)
+        self.import_links: dict[tuple[str, str], tuple[str, str]] = {}
 
     # ---- entry points -------------------------------------------------------------------------------
 
@@ -183,30 +185,34 @@ class Interpreter:
                                  f"{binding.line}), which is not a relative import of this repo; the evaluator "
                                  f"follows only those (used at {where})")
         if target.endswith(".json") and binding.imported == "default":
+            self.import_links[(mod.path, binding.local)] = (target, "")
             return from_python(self.locator.json_data(target))
         if binding.imported == "*":
             raise UnsupportedSyntax("namespace import (import * as …)", f"{mod.repo_name}:{mod.path}:{binding.line}")
-        return self._export_value(self.locator.module(target), binding.imported, where, set())
+        origin, local = self._export_target(self.locator.module(target), binding.imported, where, set())
+        self.import_links[(mod.path, binding.local)] = (origin.path, local)
+        return self.module_scope(origin).resolve(local, where)
 
-    def _export_value(self, mod: SourceModule, name: str, where: str, seen: set[tuple[str, str]]) -> Any:
+    def _export_target(self, mod: SourceModule, name: str, where: str,
+                       seen: set[tuple[str, str]]) -> tuple[SourceModule, str]:
+        """The module and local name behind an export, following re-exports."""
         if (mod.path, name) in seen:
             raise UnresolvedName(f"circular re-export of {name} through {mod.path}")
         seen.add((mod.path, name))
-        scope = self.module_scope(mod)
         if name in mod.exports:
-            return scope.resolve(mod.exports[name], where)
+            return mod, mod.exports[name]
         if name in mod.reexports:
             imported, source = mod.reexports[name]
             target = self.locator.resolve_import(mod.path, source)
             if target is None:
                 raise UnresolvedName(f"{name} is re-exported by {mod.path} from {source!r}, outside this repo")
-            return self._export_value(self.locator.module(target), imported, where, seen)
+            return self._export_target(self.locator.module(target), imported, where, seen)
         for source in mod.star_reexports:
             target = self.locator.resolve_import(mod.path, source)
             if target is not None:
                 m = self.locator.module(target)
                 if name in m.exports or name in m.reexports:
-                    return self._export_value(m, name, where, seen)
+                    return self._export_target(m, name, where, seen)
         raise UnresolvedName(f"{mod.repo_name}:{mod.path} does not export {name} (imported at {where})")
 
     # ---- statements ---------------------------------------------------------------------------------

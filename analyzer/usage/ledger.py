@@ -17,7 +17,7 @@ from analyzer.usage.evaluator import Interpreter, check_parse_errors
 from analyzer.usage.locate import FunctionLocator, LocatedFunction
 from analyzer.usage.registry import lookup_model
 from analyzer.usage.scenarios import Scenario
-from analyzer.usage.values import JSArray, JSObject, from_python, to_python
+from analyzer.usage.values import JSArray, JSObject, from_python, json_stringify, to_python
 
 
 @dataclass(frozen=True)
@@ -78,26 +78,51 @@ def model_object(scenario: Scenario, interps: Mapping[str, Interpreter],
                    "reference": p.source}
 
 
-def reconcile(scenario: Scenario, locators: Mapping[str, FunctionLocator]) -> dict[str, Any]:
-    """Run the scenario through every hop; the ledger is plain data (JSON-ready)."""
-    interps = {name: Interpreter(loc) for name, loc in locators.items()}
-    hops = locate_hops(locators)
-    fn = {key: interps[spec.repo].function_value(hops[key]) for key, spec in ((h.key, h) for h in HOPS)}
-    model, prices = model_object(scenario, interps, locators)
-    pi, dsh = interps["pi"], interps["dsh"]
+class ReplaySession:
+    """The interpreters and located hop functions of one replay, plus a record of every hop call.
 
-    state = dsh.call(fn["meter_init"], [])
+    The record (`calls`: repo → [(hop key, args JSON, result JSON)]) is what the Node differential check replays.
+    """
+
+    def __init__(self, locators: Mapping[str, FunctionLocator]) -> None:
+        self.locators = locators
+        self.interps = {name: Interpreter(loc) for name, loc in locators.items()}
+        self.hops = locate_hops(locators)
+        self._fns = {h.key: self.interps[h.repo].function_value(self.hops[h.key]) for h in HOPS}
+        self._repo = {h.key: h.repo for h in HOPS}
+        self.calls: dict[str, list[tuple[str, str, str | None]]] = {name: [] for name in locators}
+
+    def call(self, key: str, args: list[Any]) -> Any:
+        args_json = "[" + ",".join(json_stringify(a) or "null" for a in args) + "]"
+        interp = self.interps[self._repo[key]]
+        result = interp.call(self._fns[key], args)
+        self.calls[self._repo[key]].append((key, args_json, json_stringify(result)))
+        return result
+
+    def last_return_site(self, repo: str) -> Any:
+        return self.interps[repo].last_return_site
+
+
+def reconcile(scenario: Scenario, locators: Mapping[str, FunctionLocator],
+              session: ReplaySession | None = None) -> dict[str, Any]:
+    """Run the scenario through every hop; the ledger is plain data (JSON-ready)."""
+    session = session or ReplaySession(locators)
+    hops = session.hops
+    # the registry read gets its own interpreter so it does not count as code the hops touched
+    model, prices = model_object(scenario, {"pi": Interpreter(locators["pi"])}, locators)
+
+    state = session.call("meter_init", [])
     requests = []
     for req in scenario.requests:
         raw = from_python(req.usage)
-        usage = pi.call(fn["parse"], [raw, model])
+        usage = session.call("parse", [raw, model])
         _clear_reads(usage)
-        token_usage = dsh.call(fn["map"], [usage])
+        token_usage = session.call("map", [usage])
         pi_dropped = [k for k in _paths(usage) if not _was_read(usage, k)]
         _clear_reads(token_usage)
         event = JSObject({"type": "assistant/message",
                           "data": JSObject({"turn": float(req.turn), "step": float(req.step), "usage": token_usage})})
-        state = dsh.call(fn["meter_apply"], [state, event])
+        state = session.call("meter_apply", [state, event])
         requests.append({
             "turn": req.turn, "step": req.step,
             "provider": [{"name": k, "value": v, "read_by_pi": _was_read(raw, k)} for k, v in _flat_python(raw)],
@@ -110,9 +135,9 @@ def reconcile(scenario: Scenario, locators: Mapping[str, FunctionLocator]) -> di
             },
             "checks": _request_checks(req, to_python(usage), to_python(token_usage), prices),
         })
-    buckets = dsh.call(fn["meter_view"], [state])
-    hit = dsh.call(fn["hit"], [buckets])
-    hit_site = dsh.last_return_site
+    buckets = session.call("meter_view", [state])
+    hit = session.call("hit", [buckets])
+    hit_site = session.last_return_site("dsh")
     bucket_values = to_python(buckets)
     ledger = {
         "scenario": {"name": scenario.name, "title": scenario.title, "path": scenario.path},
