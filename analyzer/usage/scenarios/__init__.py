@@ -72,7 +72,7 @@ class Scenario:
 
 def shipped_names() -> list[str]:
     """Names of the scenarios shipped with the package."""
-    folder = resources.files("analyzer.usage") / "scenarios"
+    folder = resources.files(__name__)
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
 
 
@@ -88,7 +88,7 @@ def load_scenario(name_or_path: str | None) -> Scenario:
                                 f"{', '.join(shipped_names())}") from None
         label = str(p)
     else:
-        res = resources.files("analyzer.usage") / "scenarios" / f"{name}.toml"
+        res = resources.files(__name__) / f"{name}.toml"
         if not res.is_file():
             raise AnalyzerError(f"no scenario named {name!r}; shipped scenarios: {', '.join(shipped_names())} "
                                 "(or pass a path to a TOML file)")
