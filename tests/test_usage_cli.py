@@ -1,0 +1,118 @@
+"""`analyze reconcile` on real git repos built in tmp dirs from the fixture files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import git
+import pytest
+from test_usage_fixtures import DSH_FILES, PI_FILES, PI_OLD_FILES
+
+from analyzer.cli import main
+from analyzer.usage.locate import GitFunctionLocator
+from analyzer.usage.scenarios import shipped_names
+
+
+def make_repo(path: Path, *trees: dict[str, str]) -> tuple[str, list[str]]:
+    """A git repo with one commit per file tree (each replaces the previous); returns (dir, shas)."""
+    repo = git.Repo.init(path)
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "t")
+        cw.set_value("user", "email", "t@example.com")
+    shas = []
+    for files in trees:
+        for old in list(repo.git.ls_files().splitlines()):
+            repo.index.remove([old], working_tree=True)
+        for rel, text in files.items():
+            p = path / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, encoding="utf-8")
+        repo.index.add(list(files))
+        shas.append(repo.index.commit(f"tree {len(shas)}").hexsha)
+    return str(path), shas
+
+
+@pytest.fixture
+def repos(tmp_path: Path) -> dict[str, tuple[str, list[str]]]:
+    return {"pi": make_repo(tmp_path / "pi", PI_OLD_FILES, PI_FILES), "dsh": make_repo(tmp_path / "dsh", DSH_FILES)}
+
+
+def write_lock(tmp_path: Path, repos: dict[str, tuple[str, list[str]]]) -> Path:
+    lock = tmp_path / "repos.lock"
+    lock.write_text("".join(f'[repos.{n}]\nurl = "https://example.com/{n}"\ncommit = "{shas[-1]}"\n\n'
+                            for n, (_, shas) in repos.items()), encoding="utf-8")
+    return lock
+
+
+def args(tmp_path: Path, repos: dict, *extra: str) -> list[str]:
+    out = ["--lock", str(write_lock(tmp_path, repos)), "reconcile"]
+    for name, (d, _) in repos.items():
+        out += ["--repo-dir", f"{name}={d}"]
+    return out + list(extra)
+
+
+def test_list_shows_shipped_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reconcile", "--list"]) == 0
+    assert capsys.readouterr().out.split() == shipped_names()
+    assert {"deepseek-10k", "openai-cached-10k", "both-fields-10k", "cold-10k", "multi-turn-10k"} <= set(
+        shipped_names())
+
+
+def test_ledger_text_at_the_lock_pins(tmp_path: Path, repos: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args(tmp_path, repos)) == 0
+    out = capsys.readouterr().out
+    assert "cacheRead" in out and "8960" in out
+    assert "← pi:packages/ai/src/api/completions.ts:19" in out  # cacheRead: cached
+    assert "5. dsh cache-hit % (cacheHitPercent): '90'" in out
+    assert "✗" not in out and "all invariants hold" in out
+
+
+def test_at_replays_another_commit_without_editing_the_lock(tmp_path: Path, repos: dict,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    old = repos["pi"][1][0]
+    lock_before = write_lock(tmp_path, repos).read_text()
+    assert main(args(tmp_path, repos, "--json", "--at", f"pi={old}")) == 1
+    ledger = json.loads(capsys.readouterr().out)
+    assert ledger["upstreams"]["pi"]["commit"] == old
+    pi = {f["name"]: f["value"] for f in ledger["requests"][0]["pi_usage"]}
+    assert (pi["input"], pi["cacheRead"], pi["output"]) == (10000, 0, 700)
+    assert ledger["ok"] is False
+    assert (tmp_path / "repos.lock").read_text() == lock_before
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["no-such-scenario"], "no scenario named 'no-such-scenario'"),
+    (["--at", "pi"], "--at 'pi': expected NAME=VALUE"),
+    (["--at", "nope=abc"], "unknown upstream 'nope'"),
+    (["--at", "pi=0123456789abcdef0123456789abcdef01234567"], "is not a commit in"),
+])
+def test_bad_input_is_one_error_line(tmp_path: Path, repos: dict, capsys: pytest.CaptureFixture[str],
+                                     extra: list[str], message: str) -> None:
+    assert main(args(tmp_path, repos, *extra)) == 3
+    err = capsys.readouterr().err
+    assert message in err and err.startswith("error: ") and "Traceback" not in err
+
+
+def test_unsupported_upstream_syntax_fails_loudly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = dict(PI_FILES)
+    broken["packages/ai/src/pricing.ts"] = PI_FILES["packages/ai/src/pricing.ts"].replace(
+        "\treturn usage.cost;", "\tlabel: for (;;) { break label; }\n\treturn usage.cost;")
+    repos = {"pi": make_repo(tmp_path / "pi", broken), "dsh": make_repo(tmp_path / "dsh", DSH_FILES)}
+    assert main(args(tmp_path, repos)) == 3
+    err = capsys.readouterr().err
+    assert "unsupported syntax labeled_statement at pi:packages/ai/src/pricing.ts:12" in err
+
+
+def test_locator_reports_ambiguity_and_resolves_esm_imports(tmp_path: Path) -> None:
+    files = dict(PI_FILES)
+    files["packages/ai/src/other.ts"] = "export function parseChunkUsage() { return 1 }\n"
+    d, (sha,) = make_repo(tmp_path / "amb", files)
+    loc = GitFunctionLocator(git.Repo(d), sha, "pi")
+    with pytest.raises(Exception, match="declared in 2 places"):
+        loc.find("parseChunkUsage", search_under=["packages/ai/src"])
+    assert loc.find("parseChunkUsage", path_hint="packages/ai/src/other.ts").site.line == 1
+    assert loc.resolve_import("packages/ai/src/api/completions.ts", "../pricing.js") == "packages/ai/src/pricing.ts"
+    assert loc.resolve_import("packages/ai/src/api/completions.ts", "zod") is None
+    with pytest.raises(Exception, match="no top-level declaration of nothingHere"):
+        loc.find("nothingHere", search_under=["packages"])
