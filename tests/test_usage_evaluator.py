@@ -171,3 +171,18 @@ def test_calls_follow_same_module_and_relative_imports() -> None:
     assert interp.call(interp.function_value(loc.find("f")), [5.0]) == 13.0
     assert set(interp.touched["src/a.ts"]) == {"helper", "BASE"}
     assert set(interp.touched["src/b.ts"]) == {"twice"}
+
+
+def test_let_loop_bindings_are_per_iteration_and_switch_falls_through() -> None:
+    body = ("const fs: any[] = []\nfor (let i = 0; i < 3; i++) fs.push(() => i)\n"
+            "let n = 0\nfor (;;) { n++; if (n > 4) break }\n"
+            "let s = ''\nswitch (k) {\n  case 1: s += 'a'\n  case 2: s += 'b'; break\n  default: s += 'c'\n}\n"
+            "return [fs.map(f => f()), n, s]")
+    assert to_python(run(body, 1, params="k: number")) == [[0, 1, 2], 5, "ab"]
+    assert to_python(run(body, 9, params="k: number"))[2] == "c"
+
+
+def test_to_fixed_rounds_the_binary_value() -> None:
+    assert expr("(1.005).toFixed(2)") == "1.00"  # 1.005 is stored as 1.00499999999999989…
+    assert expr("(2.5).toFixed(0)") == "3"
+    assert expr("(99.99).toFixed(1)") == "100.0"

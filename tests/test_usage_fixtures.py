@@ -230,3 +230,55 @@ def test_session_records_each_hop_call_for_the_differential() -> None:
     assert session.calls["dsh"][-1][2] == '"90"'
     assert set(session.interps["dsh"].touched["packages/llm/token-meter/src/usage-projection.ts"]) == {
         "empty", "NAMES", "fromUsage"}
+
+
+REGISTRY = """\
+import type { Model } from "./types.js";
+
+export const MODELS = {
+\tother: { "x-1": { id: "x-1", cost: { input: 9, output: 9, cacheRead: 9, cacheWrite: 9 } } },
+\tdeepseek: {
+\t\t"deepseek-chat": {
+\t\t\tid: "deepseek-chat",
+\t\t\tapi: "openai-completions",
+\t\t\tcost: { input: 0.5, output: 2, cacheRead: 0.05, cacheWrite: 0 },
+\t\t} satisfies Model<"openai-completions">,
+\t},
+} as const;
+"""
+
+
+def test_prices_come_from_the_registry_when_it_has_the_model() -> None:
+    files = dict(PI_FILES)
+    files["packages/ai/src/models.generated.ts"] = REGISTRY
+    ledger = reconcile(load_scenario("deepseek-10k"), locators(files))
+    prices = ledger["prices"]
+    assert (prices["source"], prices["cache_hit"], prices["cache_miss"], prices["output"]) == (
+        "pi registry", 0.05, 0.5, 2)
+    assert prices["site"] == "pi:packages/ai/src/models.generated.ts:6"
+    cost = field(ledger["requests"][0]["pi_usage"], "cost.total")["value"]
+    assert cost == pytest.approx((1040 * 0.5 + 8960 * 0.05 + 500 * 2) / 1e6)
+    assert check(ledger["requests"][0]["checks"], "Pi: cost.total") is True
+
+
+def test_registry_without_the_model_falls_back_to_scenario_prices_and_says_why() -> None:
+    files = dict(PI_FILES)
+    files["packages/ai/src/models.generated.ts"] = REGISTRY.replace("deepseek: {", "deepseekx: {")
+    prices = reconcile(load_scenario("deepseek-10k"), locators(files))["prices"]
+    assert prices["source"] == "scenario" and prices["cache_miss"] == 0.28
+    assert "provider 'deepseek' is not in MODELS" in prices["note"]
+
+
+def test_deltas_between_two_ledgers_name_the_changed_numbers() -> None:
+    from analyzer.usage.delta import ledger_deltas
+
+    old = reconcile(load_scenario("deepseek-10k"), locators(PI_OLD_FILES))
+    new = reconcile(load_scenario("deepseek-10k"), locators(PI_FILES))
+    deltas = {d["key"]: (d["old"], d["new"]) for d in ledger_deltas(old, new)}
+    assert deltas["turn1.step0.pi.cacheRead"] == (0, 8960)
+    assert deltas["turn1.step0.pi.output"] == (700, 500)
+    assert deltas["meter.cacheReadTokens"] == (0, 8960)
+    assert deltas["cache_hit_percent"] == ("0", "90")
+    assert deltas["turn1.step0.check.Pi: output = completion_tokens (reasoning already inside)"] == (False, True)
+    assert "turn1.step0.pi.cacheWrite" not in deltas
+    assert ledger_deltas(new, new) == []

@@ -7,10 +7,15 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from analyzer.usage.values import number_to_string
+
 MARK = {True: "[green]✓[/green]", False: "[red]✗[/red]", None: "[dim]–[/dim]"}
 
 
 def _value(v: Any) -> str:
+    """Numbers as JavaScript prints them (ints stay ints, 1e-05 is 0.00001)."""
+    if isinstance(v, float):
+        return number_to_string(v)
     return "null" if v is None else (f"{v!r}" if isinstance(v, str) else str(v))
 
 
