@@ -186,3 +186,10 @@ def test_to_fixed_rounds_the_binary_value() -> None:
     assert expr("(1.005).toFixed(2)") == "1.00"  # 1.005 is stored as 1.00499999999999989…
     assert expr("(2.5).toFixed(0)") == "3"
     assert expr("(99.99).toFixed(1)") == "100.0"
+
+
+def test_callee_with_a_parse_error_is_refused() -> None:
+    loc = MemoryLocator({"m.ts": "export function f() { return g() }\nfunction g() { return 1 +* 2 }\n"})
+    interp = Interpreter(loc)
+    with pytest.raises(UnsupportedSyntax, match=r"ERROR.*m.ts:2"):
+        interp.call(interp.function_value(loc.find("f")), [])

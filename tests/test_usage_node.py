@@ -96,11 +96,6 @@ def test_strip_types_leaves_plain_javascript() -> None:
 def test_pinned_upstream_functions_agree_with_node(pi_commit: str, tmp_path: Path) -> None:
     repos = {}
     for name, owner, commit in (("pi", "at-inc+pi", pi_commit), ("dsh", "deepseek-ai+deepseek-harness", DSH_RC2)):
-        repo = open_git_dir(snapshot(owner))
-        try:
-            repo.commit(commit)
-        except Exception:  # noqa: BLE001
-            pytest.skip(f"snapshot {owner} lacks {commit}")
-        repos[name] = GitFunctionLocator(repo, commit, name)
+        repos[name] = GitFunctionLocator(open_git_dir(snapshot(owner, commit)), commit, name)
     counts = run_all(repos, tmp_path)
     assert counts["pi"] >= 8 and counts["dsh"] >= 20

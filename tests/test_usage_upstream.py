@@ -14,13 +14,7 @@ pytestmark = pytest.mark.upstream
 
 
 def locator(owner_name: str, name: str, commit: str) -> GitFunctionLocator:
-    # snapshot() without a commit: its own commit probe cannot read config-less bare snapshots; open_git_dir can
-    repo = open_git_dir(snapshot(owner_name))
-    try:
-        repo.commit(commit)
-    except Exception:  # noqa: BLE001 - any failure means the snapshot lacks it
-        pytest.skip(f"snapshot {owner_name} lacks {commit}")
-    return GitFunctionLocator(repo, commit, name)
+    return GitFunctionLocator(open_git_dir(snapshot(owner_name, commit)), commit, name)
 
 
 def replay(pi_commit: str, scenario: str = "deepseek-10k") -> dict:

@@ -132,6 +132,7 @@ class Interpreter:
         self.steps = 0
         self.depth = 0
         self.last_return_site: Any = None
+        self._checked: set[int] = set()  # function nodes already checked for parse errors
         # (path, top-level name) pairs whose declarations were executed, for the Node differential check
         self.touched: dict[str, dict[str, Any]] = {}
         # (path, local name) of each import that was followed → (target path, target local name; "" for JSON)
@@ -160,6 +161,7 @@ class Interpreter:
     def _declare_top_level(self, scope: ModuleScope, name: str, decl: Any) -> Any:
         mod = scope.module
         self.touched.setdefault(mod.path, {})[name] = decl
+        check_parse_errors(mod, decl)
         if decl.type == "function_declaration":
             return JSFunction(decl, scope, mod, name, False)
         if decl.type == "variable_declarator":
@@ -758,6 +760,9 @@ class Interpreter:
         if not isinstance(fn, JSFunction):
             raise JSThrow("TypeError", f"{label or to_string(fn)} is not a function", where)
         node, mod = fn.node, fn.module
+        if node.id not in self._checked:
+            check_parse_errors(mod, node)
+            self._checked.add(node.id)
         if any(c.type in ("async", "*") for c in node.children):
             raise UnsupportedSyntax("async or generator function", mod.where(node))
         self.depth += 1
