@@ -1,0 +1,19 @@
+"""`analyze recheck`: what changed on the request path between two pin sets.
+
+Public API:
+- `recheck(ctx, old_pins, new_pins, spec_from, spec_to, notes=…, out_dir=…) -> (result, report_path)`.
+- `compare(g_old, g_new, old_pins_json, new_pins_json, spec_from, spec_to, reader, notes)` (pure; no I/O
+  besides reading source through `reader`), result schema in `analyzer.recheck.compare`.
+- `old_pins(lock, from_, from_commits)`, `pins_label(pins)`, `render_recheck_markdown(result)`.
+- Exit codes: 0 nothing on the path changed, 1 changes need a human look, 2 the path is broken.
+- Extension point for reconciliation deltas: `analyzer.recheck.reconcile` (calls
+  `analyzer.usage.ledger_for_pins(ctx, pins)` when it exists).
+"""
+
+from analyzer.recheck.compare import EXIT_BROKEN, EXIT_CHANGED, EXIT_OK, compare
+from analyzer.recheck.pinsets import old_pins, pins_label
+from analyzer.recheck.render import print_summary, render_recheck_markdown
+from analyzer.recheck.run import recheck
+
+__all__ = ["EXIT_BROKEN", "EXIT_CHANGED", "EXIT_OK", "compare", "old_pins", "pins_label", "print_summary",
+           "render_recheck_markdown", "recheck"]

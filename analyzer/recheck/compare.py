@@ -1,0 +1,310 @@
+"""Compare the request path at two pin sets: what moved, what changed, where it broke.
+
+Symbols are identified across pins by (repo, qualified name) — the same identity notes use — so a file
+move or a line shift is reported as a move of the same hop, not as one hop removed and another added.
+
+Result (`analyzer.recheck/1`, plain data; `exit_code` 0 = nothing on the path changed, 1 = changes need a
+human look, 2 = the path is broken at the new pins: a hop vanished, FROM/TO gone, or no path found):
+{ "schema", "from", "to", "old": {"pins", "origin", "label"}, "new": {...},
+  "endpoints": {"from": endpoint, "to": endpoint},
+  "old_path": {"found", "hops": [node…], "mode", "anchor"}, "new_path": {...},
+  "hops": [hop…], "edges": [edge check…], "broken": {"at_new": bool, "where": str|None, …},
+  "old_break": str|None,   # where the path was already broken at the old pins (if it was)
+  "rules_stopped": [...], "annotations": [...], "reconciliation": {...},
+  "exit_code", "reasons": [str…] }
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+
+from analyzer.annotations import Note, anchor_note, body_diff, find_symbol, note_body_diff
+from analyzer.errors import AnalyzerError
+from analyzer.graph.queries import resolve_one
+from analyzer.report.source import SourceReader
+from analyzer.trace.paths import DEFAULT_MAX_DEPTH, find_paths
+from analyzer.trace.result import trace_result
+
+SCHEMA = "analyzer.recheck/1"
+EXIT_OK, EXIT_CHANGED, EXIT_BROKEN = 0, 1, 2
+
+
+def _loc(g: nx.MultiDiGraph, node: str | None) -> dict[str, Any] | None:
+    if node is None or node not in g:
+        return None
+    a = g.nodes[node]
+    return {"node": node, "repo": a["repo"], "symbol": a["qualname"], "path": a["path"], "line": a["line"],
+            "end_line": a["end_line"], "body_hash": a.get("body_hash", ""), "kind": a.get("kind")}
+
+
+def trace_at(g: nx.MultiDiGraph, spec_from: str, spec_to: str, pins: dict[str, Any], *,
+             max_depth: int = DEFAULT_MAX_DEPTH, allow_guesses: bool = False) -> dict[str, Any]:
+    """Resolve FROM/TO and trace at one pin set, never raising for a symbol that is missing there."""
+    out: dict[str, Any] = {"from_node": None, "to_node": None, "from_error": None, "to_error": None, "trace": None}
+    matches = {}
+    for side, spec in (("from", spec_from), ("to", spec_to)):
+        try:
+            m = resolve_one(g, spec)
+            matches[side] = m
+            out[f"{side}_node"] = m.node
+        except AnalyzerError as exc:
+            out[f"{side}_error"] = str(exc)
+    if len(matches) == 2:
+        paths = find_paths(g, matches["from"].endpoints, matches["to"].endpoints, allow_guesses=allow_guesses,
+                           max_depth=max_depth, k=1)
+        out["trace"] = trace_result(g, spec_from, spec_to, paths, pins)
+    return out
+
+
+def _diff_hashes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[str]:
+    if old is None or new is None:
+        return []
+    changes = []
+    if old["path"] != new["path"]:
+        changes.append("moved-file")
+    elif old["line"] != new["line"]:
+        changes.append("moved-line")
+    if old["body_hash"] != new["body_hash"]:
+        changes.append("body-changed")
+    return changes
+
+
+def _describe(old: dict[str, Any] | None, new: dict[str, Any] | None, changes: list[str]) -> str:
+    if old is None and new is None:
+        return "absent at both pins"
+    if old is None:
+        return f"new at the new pins ({new['path']}:{new['line']})"  # type: ignore[index]
+    if new is None:
+        return f"gone at the new pins (was {old['path']}:{old['line']})"
+    parts = []
+    if "moved-file" in changes:
+        parts.append(f"moved from {old['path']}:{old['line']} to {new['path']}:{new['line']}")
+    elif "moved-line" in changes:
+        parts.append(f"moved from line {old['line']} to {new['line']} of {new['path']}")
+    if "body-changed" in changes:
+        parts.append("body changed")
+    return "; ".join(parts) or f"unchanged at {new['path']}:{new['line']}"
+
+
+def _body_diff(reader: SourceReader, old: dict[str, Any], new: dict[str, Any], old_commit: str,
+               new_commit: str) -> list[str]:
+    a = reader.lines(old["repo"], old_commit, old["path"], old["line"], old["end_line"])
+    b = reader.lines(new["repo"], new_commit, new["path"], new["line"], new["end_line"])
+    if a is None or b is None:
+        return ["(body text unavailable from the cache; run 'analyze sync' for both pins)"]
+    return body_diff(a, b, f"{old['repo']}@{old_commit[:10]}:{old['path']}:{old['line']}",
+                     f"{new['repo']}@{new_commit[:10]}:{new['path']}:{new['line']}")
+
+
+def _counterpart(g_other: nx.MultiDiGraph, loc: dict[str, Any]) -> str | None:
+    return find_symbol(g_other, loc["repo"], loc["symbol"], loc["path"], loc["body_hash"])
+
+
+def _symbol_report(reader: SourceReader, old: dict | None, new: dict | None, old_pins: dict, new_pins: dict,
+                   ) -> dict[str, Any]:
+    changes = _diff_hashes(old, new)
+    out = {"old": old, "new": new, "changes": changes, "status": _describe(old, new, changes), "diff": []}
+    if "body-changed" in changes and old and new:
+        out["diff"] = _body_diff(reader, old, new, old_pins[old["repo"]]["commit"], new_pins[new["repo"]]["commit"])
+    return out
+
+
+def _endpoint(side: str, spec: str, at_old: dict, at_new: dict, g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph,
+              reader: SourceReader, old_pins: dict, new_pins: dict) -> dict[str, Any]:
+    old = _loc(g_old, at_old[f"{side}_node"])
+    new = _loc(g_new, at_new[f"{side}_node"])
+    rep = _symbol_report(reader, old, new, old_pins, new_pins)
+    rep.update(spec=spec, old_error=at_old[f"{side}_error"], new_error=at_new[f"{side}_error"])
+    if new is None:
+        rep["status"] = f"gone at the new pins: {at_new[f'{side}_error']}"
+    elif old is None:
+        rep["status"] = f"not found at the old pins ({at_old[f'{side}_error']}); at the new pins " \
+                        f"{new['path']}:{new['line']}"
+    return rep
+
+
+def _path_summary(at: dict) -> dict[str, Any]:
+    t = at["trace"]
+    if not t or not t["found"]:
+        return {"found": False, "hops": [], "mode": None, "anchor": None}
+    return {"found": True, "hops": [h["node"] for h in t["hops"]], "mode": t["mode"], "anchor": t["anchor"]}
+
+
+def _edge_checks(trace: dict | None, g_here: nx.MultiDiGraph, g_there: nx.MultiDiGraph) -> list[dict[str, Any]]:
+    """Does every edge of `trace` (at these pins) still exist between the same symbols at the other pins?"""
+    if not trace or not trace["found"]:
+        return []
+    out = []
+    for i, e in enumerate(trace["edges"]):
+        src, dst = _loc(g_here, e["source"]), _loc(g_here, e["target"])
+        u = _counterpart(g_there, src) if src else None
+        v = _counterpart(g_there, dst) if dst else None
+        label = f"{src['symbol'] if src else e['source']} → {dst['symbol'] if dst else e['target']}"
+        check: dict[str, Any] = {"index": i + 1, "edge": label, "kind": e["kind"], "rule": e.get("rule"),
+                                 "call": f"{e.get('call_path')}:{e.get('call_line')}", "ok": False, "reason": ""}
+        if u is None:
+            check["reason"] = f"the caller {src['symbol'] if src else e['source']} is gone"
+        elif v is None:
+            check["reason"] = f"the callee {dst['symbol'] if dst else e['target']} is gone"
+        else:
+            there = [d for _, t, d in g_there.out_edges(u, data=True) if t == v]
+            if not there:
+                check["reason"] = f"{g_there.nodes[u]['qualname']} no longer calls {g_there.nodes[v]['qualname']}"
+            else:
+                check["ok"] = True
+                kinds = sorted({d["kind"] for d in there})
+                rules = sorted({d.get("rule") or "" for d in there} - {""})
+                if e["kind"] not in kinds or (e.get("rule") and e["rule"] not in rules):
+                    check["changed"] = f"edge kind {e['kind']}{'/' + e['rule'] if e.get('rule') else ''} is now " \
+                                       f"{', '.join(kinds)}{' / ' + ', '.join(rules) if rules else ''}"
+                check["call_there"] = sorted({f"{d.get('path')}:{d.get('line')}" for d in there})
+        out.append(check)
+    return out
+
+
+def _first_break(checks: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return next((c for c in checks if not c["ok"]), None)
+
+
+def compare(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, old_pins: dict[str, Any], new_pins: dict[str, Any],
+            spec_from: str, spec_to: str, reader: SourceReader, notes: list[Note] | None = None, *,
+            max_depth: int = DEFAULT_MAX_DEPTH, allow_guesses: bool = False) -> dict[str, Any]:
+    """The full comparison (see the module docstring); `old_pins`/`new_pins` are `Analysis.pins_json()`."""
+    at_old = trace_at(g_old, spec_from, spec_to, old_pins, max_depth=max_depth, allow_guesses=allow_guesses)
+    at_new = trace_at(g_new, spec_from, spec_to, new_pins, max_depth=max_depth, allow_guesses=allow_guesses)
+    endpoints = {side: _endpoint(side, spec, at_old, at_new, g_old, g_new, reader, old_pins, new_pins)
+                 for side, spec in (("from", spec_from), ("to", spec_to))}
+    old_path, new_path = _path_summary(at_old), _path_summary(at_new)
+
+    # hops: old path order first, then hops only on the new path
+    hops: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for side, nodes, g_here, g_there in (("old", old_path["hops"], g_old, g_new), ("new", new_path["hops"], g_new,
+                                                                                    g_old)):
+        for node in nodes:
+            here = _loc(g_here, node)
+            assert here is not None
+            key = (here["repo"], here["symbol"])
+            if key in seen:
+                continue
+            seen.add(key)
+            there = _loc(g_there, _counterpart(g_there, here))
+            old, new = (here, there) if side == "old" else (there, here)
+            rep = _symbol_report(reader, old, new, old_pins, new_pins)
+            on_old = old is not None and old["node"] in old_path["hops"]
+            on_new = new is not None and new["node"] in new_path["hops"]
+            rep.update(repo=key[0], symbol=key[1], on_old_path=on_old, on_new_path=on_new)
+            if on_old and not on_new and new is not None and new_path["found"]:
+                rep["status"] += "; no longer on the path"
+            if on_new and not on_old and old is not None:
+                rep["status"] += "; joined the path"
+            hops.append(rep)
+
+    checks = _edge_checks(at_old["trace"], g_old, g_new)
+    brk = _first_break(checks)
+    broken: dict[str, Any] = {"at_new": False, "where": None, "edge": None}
+    vanished = [h for h in hops if h["on_old_path"] and h["new"] is None]
+    if at_new["from_node"] is None or at_new["to_node"] is None:
+        gone = [f"{s.upper()} not found at the new pins ({at_new[f'{s}_error']})" for s in ("from", "to")
+                if at_new[f"{s}_node"] is None]
+        where = "; ".join(gone)
+        if brk is not None:
+            where += f"; first edge of the old path missing: edge {brk['index']} ({brk['edge']}, {brk['kind']} at " \
+                     f"{brk['call']}): {brk['reason']}"
+        broken.update(at_new=True, where=where, edge=brk)
+    elif vanished or not new_path["found"]:
+        broken["at_new"] = True
+        if brk is not None:
+            broken.update(where=f"edge {brk['index']} ({brk['edge']}, {brk['kind']} at {brk['call']}): "
+                                f"{brk['reason']}", edge=brk)
+        elif vanished:
+            broken["where"] = "hop gone: " + ", ".join(f"{h['repo']}:{h['symbol']}" for h in vanished)
+        else:
+            broken["where"] = ("no path at the new pins, although every edge of the old path still exists "
+                               "(the call order in the anchor or the depth limit changed)" if old_path["found"]
+                               else "no path at either pin set")
+    old_break = None
+    if not old_path["found"]:
+        back = _first_break(_edge_checks(at_new["trace"], g_new, g_old))
+        if at_old["from_node"] is None or at_old["to_node"] is None:
+            gone = [s.upper() for s in ("from", "to") if at_old[f"{s}_node"] is None]
+            old_break = f"{' and '.join(gone)} not found at the old pins"
+        elif back is not None:
+            old_break = (f"at the old pins the new path's edge {back['index']} ({back['edge']}, {back['kind']} at "
+                         f"{back['call']} in the new code) did not exist: {back['reason']} there")
+        else:
+            old_break = "no path at the old pins"
+
+    rules = _rules_stopped(g_old, g_new, at_old["trace"])
+    annotations = _annotations(g_old, g_new, notes or [], reader, new_pins)
+    result = {
+        "schema": SCHEMA, "from": spec_from, "to": spec_to,
+        "endpoints": endpoints, "old_path": old_path, "new_path": new_path, "hops": hops, "edges": checks,
+        "broken": broken, "old_break": old_break, "rules_stopped": rules, "annotations": annotations,
+        "reconciliation": {"available": False, "deltas": [], "reason": "not computed"},
+    }
+    result["reasons"], result["exit_code"] = _verdict(result)
+    return result
+
+
+def _rules_stopped(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, trace: dict | None) -> list[dict[str, Any]]:
+    old = (g_old.graph.get("stats") or {}).get("rule_matches") or {}
+    new = (g_new.graph.get("stats") or {}).get("rule_matches") or {}
+    on_path = {e.get("rule") for e in (trace or {}).get("edges", []) if e.get("rule")}
+    return [{"rule": r, "old_matches": n, "new_matches": new.get(r, 0), "on_path": r in on_path}
+            for r, n in sorted(old.items()) if n and not new.get(r)]
+
+
+def _annotations(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, notes: list[Note], reader: SourceReader,
+                 new_pins: dict) -> list[dict[str, Any]]:
+    out = []
+    for note in notes:
+        before, after = anchor_note(g_old, note), anchor_note(g_new, note)
+        if after.status == "stale" and note.repo in new_pins:
+            note_body_diff(reader, after, new_pins[note.repo]["commit"])
+        row = after.as_json()
+        row["old_status"] = before.status
+        row["newly"] = after.status in ("stale", "orphaned") and before.status != after.status
+        out.append(row)
+    return out
+
+
+def _verdict(r: dict[str, Any]) -> tuple[list[str], int]:
+    reasons: list[str] = []
+    if r["broken"]["at_new"]:
+        reasons.append(f"path broken at the new pins: {r['broken']['where']}")
+    for side in ("from", "to"):
+        ep = r["endpoints"][side]
+        if ep["changes"]:
+            reasons.append(f"{side.upper()} {ep['spec']}: {ep['status']}")
+    ends = {(ep[x]["repo"], ep[x]["symbol"]) for ep in r["endpoints"].values() for x in ("old", "new") if ep[x]}
+    for h in r["hops"]:
+        membership = r["new_path"]["found"] and h["on_old_path"] != h["on_new_path"]
+        if (h["changes"] or membership) and (h["repo"], h["symbol"]) not in ends:
+            reasons.append(f"hop {h['repo']}:{h['symbol']}: {h['status']}")
+        elif h["old"] is not None and h["new"] is None and h["on_old_path"]:
+            reasons.append(f"hop {h['repo']}:{h['symbol']}: {h['status']}")
+    for c in r["edges"]:
+        if c.get("changed"):
+            reasons.append(f"edge {c['edge']}: {c['changed']}")
+        elif not c["ok"] and not r["broken"]["at_new"]:
+            reasons.append(f"edge {c['edge']}: {c['reason']} (the new path goes another way)")
+    if not r["old_path"]["found"] and r["new_path"]["found"]:
+        reasons.append(f"the path did not exist at the old pins ({r['old_break']})")
+    for rule in r["rules_stopped"]:
+        reasons.append(f"dispatch rule {rule['rule']} stopped matching ({rule['old_matches']} → 0)"
+                       + (" — it was used on the path" if rule["on_path"] else ""))
+    for a in r["annotations"]:
+        if a["newly"]:
+            reasons.append(f"note on {a['repo']}:{a['symbol']} is now {a['status']}")
+    if r["reconciliation"]["deltas"]:
+        reasons.append(f"{len(r['reconciliation']['deltas'])} reconciliation value(s) changed")
+    code = EXIT_BROKEN if r["broken"]["at_new"] else EXIT_CHANGED if reasons else EXIT_OK
+    return reasons, code
+
+
+def refresh_verdict(result: dict[str, Any]) -> None:
+    """Recompute reasons/exit code after filling in parts computed elsewhere (reconciliation deltas)."""
+    result["reasons"], result["exit_code"] = _verdict(result)

@@ -1,0 +1,120 @@
+"""The re-check as Markdown (`reports/recheck_<old>_<new>.md`) and as a short console summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+EXIT_MEANING = {0: "nothing on the path changed", 1: "changes need a human look",
+                2: "the path is broken at the new pins"}
+
+
+def _pins_md(side: dict[str, Any]) -> list[str]:
+    return [f"- {name}: `{p['commit']}`" + (f" ({p['ref']})" if p.get("ref") else "") for name, p in
+            side["pins"].items()]
+
+
+def _loc(x: dict[str, Any] | None) -> str:
+    return "—" if x is None else f"`{x['path']}:{x['line']}`"
+
+
+def render_recheck_markdown(r: dict[str, Any]) -> str:
+    code = r["exit_code"]
+    out = [f"# Re-check `{r['from']}` → `{r['to']}`", "",
+           f"**Verdict: exit {code} — {EXIT_MEANING[code]}.**", "",
+           f"Old pins ({r['old']['origin']}):", *_pins_md(r["old"]), "",
+           f"New pins ({r['new']['origin']}):", *_pins_md(r["new"]), ""]
+    if r["broken"]["at_new"]:
+        out += [f"**Where the path broke:** {r['broken']['where']}", ""]
+    if r.get("old_break"):
+        out += [f"At the old pins the path was already broken: {r['old_break']}", ""]
+    out += ["## FROM and TO", ""]
+    for side in ("from", "to"):
+        ep = r["endpoints"][side]
+        out += [f"- **{side.upper()}** `{ep['spec']}`: {ep['status']} (old {_loc(ep['old'])}, new {_loc(ep['new'])})"]
+    out.append("")
+    for side in ("from", "to"):
+        ep = r["endpoints"][side]
+        if ep["diff"]:
+            out += [f"### Body diff of {side.upper()} `{ep['spec']}`", "", "```diff", *ep["diff"], "```", ""]
+    out += ["## Hops", "", "| hop | old | new | on path (old/new) | what happened |", "| --- | --- | --- | --- | --- |"]
+    for h in r["hops"]:
+        onp = f"{'yes' if h['on_old_path'] else 'no'}/{'yes' if h['on_new_path'] else 'no'}"
+        out.append(f"| {h['repo']}:`{h['symbol']}` | {_loc(h['old'])} | {_loc(h['new'])} | {onp} | {h['status']} |")
+    out.append("")
+    groups = {
+        "Added to the path": [h for h in r["hops"] if h["on_new_path"] and not h["on_old_path"]],
+        "Removed from the path": [h for h in r["hops"] if h["on_old_path"] and not h["on_new_path"]],
+        "Moved": [h for h in r["hops"] if {"moved-file", "moved-line"} & set(h["changes"])],
+        "Bodies changed": [h for h in r["hops"] if "body-changed" in h["changes"]],
+    }
+    for title, items in groups.items():
+        out += [f"### {title}", ""]
+        out += [f"- {h['repo']}:`{h['symbol']}` — {h['status']}" for h in items] or ["- none"]
+        out.append("")
+    for h in groups["Bodies changed"]:
+        if h["diff"]:
+            out += [f"#### Body diff of {h['repo']}:`{h['symbol']}`", "", "```diff", *h["diff"], "```", ""]
+    out += ["## Edges of the old path at the new pins", ""]
+    if r["edges"]:
+        for c in r["edges"]:
+            state = "ok" if c["ok"] else f"**missing** — {c['reason']}"
+            extra = f"; {c['changed']}" if c.get("changed") else ""
+            out.append(f"{c['index']}. {c['edge']} ({c['kind']}{'/' + c['rule'] if c.get('rule') else ''}, "
+                       f"call at `{c['call']}`): {state}{extra}")
+    else:
+        out.append("- (no path at the old pins)")
+    out += ["", "## Dispatch rules that stopped matching", ""]
+    out += [f"- `{x['rule']}`: {x['old_matches']} matches → 0" + (" (used on the path)" if x["on_path"] else "")
+            for x in r["rules_stopped"]] or ["- none"]
+    out += ["", "## Annotations", ""]
+    if not r["annotations"]:
+        out.append("- no notes")
+    for a in r["annotations"]:
+        flag = " (new)" if a["newly"] else ""
+        out.append(f"- {a['repo']}:`{a['symbol']}`: {a['old_status']} → **{a['status']}**{flag}"
+                   + (f" at `{a['path']}:{a['line']}`" if a.get("path") else ""))
+        if a.get("diff"):
+            out += ["", "  ```diff", *("  " + d for d in a["diff"]), "  ```", ""]
+    rec = r["reconciliation"]
+    out += ["", "## Reconciliation deltas", ""]
+    if not rec["available"]:
+        out.append(f"- not available: {rec['reason']}")
+    else:
+        out += [f"- `{d['key']}`: {d['old']} → {d['new']}" for d in rec["deltas"]] or ["- no value changed"]
+    out += ["", "## Why this verdict", ""]
+    out += [f"- {x}" for x in r["reasons"]] or ["- nothing on the path changed"]
+    return "\n".join(out) + "\n"
+
+
+def print_summary(r: dict[str, Any], console: Console, report_path: str | None = None) -> None:
+    code = r["exit_code"]
+    style = {0: "green", 1: "yellow", 2: "red"}[code]
+    console.print(f"[bold]recheck[/] {escape(r['from'])} → {escape(r['to'])}: "
+                  f"[{style}]exit {code} — {EXIT_MEANING[code]}[/]")
+    console.print(f"  old: {escape(r['old']['label'])} ({escape(r['old']['origin'])})")
+    console.print(f"  new: {escape(r['new']['label'])} ({escape(r['new']['origin'])})")
+    for side in ("from", "to"):
+        ep = r["endpoints"][side]
+        console.print(f"  {side.upper()} {escape(ep['spec'])}: {escape(ep['status'])}")
+    if r["broken"]["at_new"]:
+        console.print(f"  [red]broken:[/] {escape(r['broken']['where'] or '')}")
+    if r.get("old_break"):
+        console.print(f"  old pins: {escape(r['old_break'])}")
+    counts = {
+        "added": sum(1 for h in r["hops"] if h["on_new_path"] and not h["on_old_path"]),
+        "removed": sum(1 for h in r["hops"] if h["on_old_path"] and not h["on_new_path"]),
+        "moved": sum(1 for h in r["hops"] if {"moved-file", "moved-line"} & set(h["changes"])),
+        "bodies changed": sum(1 for h in r["hops"] if "body-changed" in h["changes"]),
+        "rules stopped": len(r["rules_stopped"]),
+        "notes stale/orphaned": sum(1 for a in r["annotations"] if a["status"] in ("stale", "orphaned")),
+    }
+    console.print("  " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
+    for reason in r["reasons"][:12]:
+        console.print(f"  - {escape(reason)}")
+    if len(r["reasons"]) > 12:
+        console.print(f"  … {len(r['reasons']) - 12} more in the report")
+    if report_path:
+        console.print(f"  report: {escape(report_path)}")

@@ -1,0 +1,39 @@
+"""One re-check end to end: analyse both pin sets, compare, add deltas, write the Markdown report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from analyzer.analysis import Analysis, analyze
+from analyzer.annotations import Note
+from analyzer.atomic import write_text_atomic
+from analyzer.lock import RepoPin
+from analyzer.recheck.compare import compare, refresh_verdict
+from analyzer.recheck.pinsets import pins_label
+from analyzer.recheck.reconcile import reconciliation_deltas
+from analyzer.recheck.render import render_recheck_markdown
+from analyzer.report.source import reader_for
+from analyzer.trace.paths import DEFAULT_MAX_DEPTH
+
+
+def recheck(ctx: Any, old_pins: list[RepoPin], new_pins: list[RepoPin], spec_from: str, spec_to: str, *,
+            notes: list[Note] | None = None, old_origin: str = "old", new_origin: str = "new",
+            out_dir: Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH, allow_guesses: bool = False,
+            new_analysis: Analysis | None = None) -> tuple[dict[str, Any], Path | None]:
+    """Compare the path at `old_pins` and `new_pins`; write `recheck_<old>_<new>.md` into `out_dir` (if
+    given). The per-blob index cache makes the second analysis parse only blobs that changed."""
+    old = analyze(ctx, pins=old_pins)
+    new = new_analysis or analyze(ctx, pins=new_pins)
+    reader = reader_for(ctx, new_pins)
+    result = compare(old.graph, new.graph, old.pins_json(), new.pins_json(), spec_from, spec_to, reader, notes,
+                     max_depth=max_depth, allow_guesses=allow_guesses)
+    result["old"] = {"pins": old.pins_json(), "origin": old_origin, "label": pins_label(old_pins)}
+    result["new"] = {"pins": new.pins_json(), "origin": new_origin, "label": pins_label(new_pins)}
+    result["reconciliation"] = reconciliation_deltas(ctx, old_pins, new_pins)
+    refresh_verdict(result)
+    path = None
+    if out_dir is not None:
+        path = out_dir / f"recheck_{pins_label(old_pins)}_{pins_label(new_pins)}.md"
+        write_text_atomic(path, render_recheck_markdown(result))
+    return result, path
