@@ -63,7 +63,7 @@ def test_ledger_text_at_the_lock_pins(tmp_path: Path, repos: dict, capsys: pytes
     assert main(args(tmp_path, repos)) == 0
     out = capsys.readouterr().out
     assert "cacheRead" in out and "8960" in out
-    assert "← pi:packages/ai/src/api/completions.ts:19" in out  # cacheRead: cached
+    assert "← pi:packages/ai/src/api/completions.ts:14" in out  # cacheRead: cached
     assert "5. dsh cache-hit % (cacheHitPercent): '90'" in out
     assert "✗" not in out and "all invariants hold" in out
 
@@ -101,7 +101,7 @@ def test_unsupported_upstream_syntax_fails_loudly(tmp_path: Path, capsys: pytest
     repos = {"pi": make_repo(tmp_path / "pi", broken), "dsh": make_repo(tmp_path / "dsh", DSH_FILES)}
     assert main(args(tmp_path, repos)) == 3
     err = capsys.readouterr().err
-    assert "unsupported syntax labeled_statement at pi:packages/ai/src/pricing.ts:12" in err
+    assert "unsupported syntax labeled_statement at pi:packages/ai/src/pricing.ts:13" in err
 
 
 def test_locator_reports_ambiguity_and_resolves_esm_imports(tmp_path: Path) -> None:

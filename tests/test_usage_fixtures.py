@@ -12,13 +12,8 @@ PI_PARSE = """\
 import { priceUsage } from "../pricing.js";
 import type { Model, Usage } from "../types.js";
 
-interface RawUsage {
-\tprompt_tokens?: number;
-\tprompt_cache_hit_tokens?: number;
-\tcompletion_tokens?: number;
-\tprompt_tokens_details?: { cached_tokens?: number };
-\tcompletion_tokens_details?: { reasoning_tokens?: number };
-}
+type Details = Record<string, number | undefined>;
+type RawUsage = Record<string, number | Details | undefined> & { prompt_tokens_details?: Details };
 
 function parseChunkUsage(raw: RawUsage, model: Model<"chat">): Usage {
 \tconst prompt = raw.prompt_tokens ?? 0;
@@ -30,11 +25,13 @@ function parseChunkUsage(raw: RawUsage, model: Model<"chat">): Usage {
 \t\tcacheRead: cached,
 \t\tcacheWrite: 0,
 \t\ttotalTokens: prompt + completion,
-\t\tcost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+\t\tcost: zeroCost(),
 \t};
 \tpriceUsage(model, usage);
 \treturn usage;
 }
+
+const zeroCost = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 });
 """
 
 # An older shape: reads only the OpenAI-style field and adds reasoning on top of completion.
@@ -50,7 +47,7 @@ function parseChunkUsage(raw: any, model: any) {
 \t\tcacheRead: cached,
 \t\tcacheWrite: 0,
 \t\ttotalTokens: (raw.prompt_tokens || 0) - cached + (raw.completion_tokens || 0) + extra + cached,
-\t\tcost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+\t\tcost: { total: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
 \t};
 \tpriceUsage(model, usage);
 \treturn usage;
@@ -68,7 +65,8 @@ export function priceUsage(model: Model<any>, usage: Usage): Usage["cost"] {
 \tusage.cost.output = perToken(model.cost.output) * usage.output;
 \tusage.cost.cacheRead = perToken(model.cost.cacheRead) * usage.cacheRead;
 \tusage.cost.cacheWrite = perToken(model.cost.cacheWrite) * usage.cacheWrite;
-\tusage.cost.total = usage.cost.input + usage.cost.output + usage.cost.cacheRead + usage.cost.cacheWrite;
+\tconst c = usage.cost;
+\tc.total = [c.input, c.output, c.cacheRead, c.cacheWrite].reduce((sum, x) => sum + x, 0);
 \treturn usage.cost;
 }
 """
@@ -97,14 +95,14 @@ const empty = (): Buckets => {
   return out as Buckets
 }
 
-const fromUsage = (usage: TokenUsage): Buckets => ({
-  uncachedInputTokens: usage.inputTokens,
-  outputTokens: usage.outputTokens,
-  cacheReadTokens: usage.cacheReadTokens ?? 0,
-  cacheWriteTokens: usage.cacheWriteTokens ?? 0,
+const fromUsage = (u: TokenUsage): Buckets => ({
+  uncachedInputTokens: u.inputTokens,
+  outputTokens: u.outputTokens,
+  cacheReadTokens: u.cacheReadTokens ?? 0,
+  cacheWriteTokens: u.cacheWriteTokens ?? 0,
 })
 
-export const tokenUsageProjectionDefinition = {
+export const tokenUsageProjectionDefinition: Def = {
   key: 'tokenUsage',
   schema: z.object({}),
   init: () => ({ totals: empty(), last: null }),
@@ -168,8 +166,8 @@ def test_canonical_scenario_through_fixture_code() -> None:
         "cost.cacheRead": pytest.approx(8960 * 0.028 / 1e6), "cost.cacheWrite": 0,
         "cost.total": pytest.approx((1040 * 0.28 + 8960 * 0.028 + 500 * 0.42) / 1e6)}
     # every number cites the line that set it
-    assert field(req["pi_usage"], "input")["site"] == "pi:packages/ai/src/api/completions.ts:17"
-    assert field(req["pi_usage"], "cost.total")["site"] == "pi:packages/ai/src/pricing.ts:11"
+    assert field(req["pi_usage"], "input")["site"] == "pi:packages/ai/src/api/completions.ts:12"
+    assert field(req["pi_usage"], "cost.total")["site"] == "pi:packages/ai/src/pricing.ts:12"
     assert field(req["dsh_usage"], "cacheReadTokens")["site"] == "dsh:packages/llm/llm-pi-ai/src/stream.ts:7"
     assert [f["name"] for f in req["dsh_usage"]] == ["inputTokens", "outputTokens", "cacheReadTokens"]
     assert req["dropped"]["provider → Pi"] == ["prompt_cache_miss_tokens", "total_tokens",
@@ -233,7 +231,7 @@ def test_session_records_each_hop_call_for_the_differential() -> None:
 
 
 REGISTRY = """\
-import type { Model } from "./types.js";
+import type { Model } from "./types";
 
 export const MODELS = {
 \tother: { "x-1": { id: "x-1", cost: { input: 9, output: 9, cacheRead: 9, cacheWrite: 9 } } },
@@ -242,7 +240,7 @@ export const MODELS = {
 \t\t\tid: "deepseek-chat",
 \t\t\tapi: "openai-completions",
 \t\t\tcost: { input: 0.5, output: 2, cacheRead: 0.05, cacheWrite: 0 },
-\t\t} satisfies Model<"openai-completions">,
+\t\t} satisfies Model<"chat">,
 \t},
 } as const;
 """
