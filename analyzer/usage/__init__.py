@@ -1,1 +1,16 @@
-"""Usage reconciliation: replay the pinned upstream usage code (Pi → dsh) on provider usage scenarios."""
+"""Usage reconciliation: replay the pinned upstream usage code (Pi → dsh) on provider usage scenarios.
+
+Public API:
+- `scenarios.load_scenario(name_or_path) -> Scenario`, `scenarios.shipped_names()`.
+- `locate.GitFunctionLocator(repo, commit, repo_name)`: the `FunctionLocator` over one commit's git objects
+  (`find(qualname, path_hint=None, search_under=())`, `module(path)`, `resolve_import(from_path, spec)`);
+  `locate.MemoryLocator(files)` for in-memory fixtures. `repos.open_git_dir(path)` opens clones and
+  config-less bare snapshots alike.
+- `ledger.reconcile(scenario, {"pi": locator, "dsh": locator}) -> dict`: the JSON-ready ledger (per request:
+  provider fields, Pi `Usage`, dsh `TokenUsage` with the upstream line of each value, dropped fields, checks;
+  then meter buckets, cache-hit %, session checks, `ok`). `ledger.HOPS` names the functions it runs.
+- `delta.ledger_deltas(old, new)`: changed numbers/invariants between two ledgers (for re-checks).
+- `evaluator.Interpreter(locator)`: `function_value(located)`, `call(fn, args)`; values in `values`
+  (`UNDEFINED`, `JSObject`, `from_python`, `to_python`, `json_stringify`).
+- Errors: `errors.UnsupportedSyntax`, `UnresolvedName`, `JSThrow`, `LocateError` (all `AnalyzerError`s).
+"""
