@@ -116,3 +116,15 @@ def test_locator_reports_ambiguity_and_resolves_esm_imports(tmp_path: Path) -> N
     assert loc.resolve_import("packages/ai/src/api/completions.ts", "zod") is None
     with pytest.raises(Exception, match="no top-level declaration of nothingHere"):
         loc.find("nothingHere", search_under=["packages"])
+
+
+def test_default_reads_the_synced_cache(tmp_path: Path, repos: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --repo-dir the repos come from the cache, synced from --source (a local path: no network)."""
+    old = repos["pi"][1][0]
+    argv = ["--lock", str(write_lock(tmp_path, repos)), "--cache-dir", str(tmp_path / "cache"),
+            "--source", f"pi={repos['pi'][0]}", "--source", f"dsh={repos['dsh'][0]}",
+            "reconcile", "--json", "--at", f"pi={old}"]
+    assert main(argv) == 1
+    ledger = json.loads(capsys.readouterr().out)
+    assert ledger["upstreams"] == {"dsh": {"commit": repos["dsh"][1][-1]}, "pi": {"commit": old}}
+    assert (tmp_path / "cache").is_dir()
