@@ -1,6 +1,6 @@
 """Two small upstream monorepos with history, for report/annotation/recheck tests (written by hand).
 
-`app` (the caller side, like dsh) has one commit. `lib` (like pi-ai) has four:
+`app` (the caller side, like dsh) has one commit. `lib` (like pi-ai) has four (L1-L3 tagged v1-v3):
   L1  Agent.step → renderPrompt (FROM branch); Agent.step → Agent.finish → send ─dispatch(named event)→
       handleSend → encode → parseUsage (TO) in src/old/usage.ts
   L2  (from L1) parseUsage moved to src/api/usage.ts with a changed body; send calls it directly, so
@@ -168,8 +168,11 @@ def make_upstreams(where: Path) -> Upstreams:
     a1 = _commit(app, app_dir, dict(APP), "app")
     lib = git.Repo.init(lib_dir, initial_branch="main")
     l1 = _commit(lib, lib_dir, dict(LIB_L1), "L1")
+    lib.create_tag("v1", ref=l1)
     l2 = _commit(lib, lib_dir, LIB_L2_CHANGES, "L2: move and change parseUsage")
+    lib.create_tag("v2", ref=l2)
     l3 = _commit(lib, lib_dir, LIB_L3_CHANGES, "L3: rename parseUsage")
+    lib.create_tag("v3", ref=l3)
     lib.git.checkout("-q", "-b", "l4", l1)
     l4 = _commit(lib, lib_dir, LIB_L4_CHANGES, "L4: drop encode")
     lib.git.checkout("-q", "main")
