@@ -284,7 +284,7 @@ def _verdict(r: dict[str, Any]) -> tuple[list[str], int]:
         membership = r["new_path"]["found"] and h["on_old_path"] != h["on_new_path"]
         if (h["changes"] or membership) and (h["repo"], h["symbol"]) not in ends:
             reasons.append(f"hop {h['repo']}:{h['symbol']}: {h['status']}")
-        elif h["old"] is not None and h["new"] is None and h["on_old_path"]:
+        elif h["old"] is not None and h["new"] is None and h["on_old_path"] and (h["repo"], h["symbol"]) not in ends:
             reasons.append(f"hop {h['repo']}:{h['symbol']}: {h['status']}")
     for c in r["edges"]:
         if c.get("changed"):

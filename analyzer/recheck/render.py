@@ -40,19 +40,24 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
         if ep["diff"]:
             out += [f"### Body diff of {side.upper()} `{ep['spec']}`", "", "```diff", *ep["diff"], "```", ""]
     out += ["## Hops", "", "| hop | old | new | on path (old/new) | what happened |", "| --- | --- | --- | --- | --- |"]
+    found_old, found_new = r["old_path"]["found"], r["new_path"]["found"]
     for h in r["hops"]:
-        onp = f"{'yes' if h['on_old_path'] else 'no'}/{'yes' if h['on_new_path'] else 'no'}"
+        onp = (f"{('yes' if h['on_old_path'] else 'no') if found_old else '—'}/"
+               f"{('yes' if h['on_new_path'] else 'no') if found_new else '—'}")
         out.append(f"| {h['repo']}:`{h['symbol']}` | {_loc(h['old'])} | {_loc(h['new'])} | {onp} | {h['status']} |")
     out.append("")
     groups = {
-        "Added to the path": [h for h in r["hops"] if h["on_new_path"] and not h["on_old_path"]],
-        "Removed from the path": [h for h in r["hops"] if h["on_old_path"] and not h["on_new_path"]],
+        "Added to the path": [h for h in r["hops"] if h["on_new_path"] and not h["on_old_path"] and found_old],
+        "Removed from the path": [h for h in r["hops"] if h["on_old_path"] and not h["on_new_path"] and found_new],
         "Moved": [h for h in r["hops"] if {"moved-file", "moved-line"} & set(h["changes"])],
         "Bodies changed": [h for h in r["hops"] if "body-changed" in h["changes"]],
     }
+    missing = {"Added to the path": None if found_old else "no path at the old pins",
+               "Removed from the path": None if found_new else "no path at the new pins"}
     for title, items in groups.items():
         out += [f"### {title}", ""]
-        out += [f"- {h['repo']}:`{h['symbol']}` — {h['status']}" for h in items] or ["- none"]
+        out += [f"- {h['repo']}:`{h['symbol']}` — {h['status']}" for h in items] or \
+            [f"- none ({missing[title]})" if missing.get(title) else "- none"]
         out.append("")
     for h in groups["Bodies changed"]:
         if h["diff"]:
@@ -103,9 +108,10 @@ def print_summary(r: dict[str, Any], console: Console, report_path: str | None =
         console.print(f"  [red]broken:[/] {escape(r['broken']['where'] or '')}")
     if r.get("old_break"):
         console.print(f"  old pins: {escape(r['old_break'])}")
+    found_old, found_new = r["old_path"]["found"], r["new_path"]["found"]
     counts = {
-        "added": sum(1 for h in r["hops"] if h["on_new_path"] and not h["on_old_path"]),
-        "removed": sum(1 for h in r["hops"] if h["on_old_path"] and not h["on_new_path"]),
+        "added": sum(1 for h in r["hops"] if h["on_new_path"] and not h["on_old_path"] and found_old),
+        "removed": sum(1 for h in r["hops"] if h["on_old_path"] and not h["on_new_path"] and found_new),
         "moved": sum(1 for h in r["hops"] if {"moved-file", "moved-line"} & set(h["changes"])),
         "bodies changed": sum(1 for h in r["hops"] if "body-changed" in h["changes"]),
         "rules stopped": len(r["rules_stopped"]),
