@@ -23,6 +23,10 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
             os.fsync(handle.fileno())
         if target.exists():
             os.chmod(tmp, target.stat().st_mode & 0o777)
+        else:  # mkstemp creates 0600; a new file should get the usual umask-derived mode
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
-from dataclasses import asdict
 
 import networkx as nx
 
@@ -16,7 +16,13 @@ from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import DispatchEngine, RuleSet
 from analyzer.resolve.symbols import SymbolResolver
 
-GRAPH_FORMAT = 1
+GRAPH_FORMAT = 2
+# Test code is indexed (its calls are real callers) but marked, so request paths avoid it by default.
+TEST_PATH_RE = re.compile(r"(^|/)(tests?|__tests__|__mocks__|fixtures?|e2e)/|\.(test|spec|bench)\.[cm]?[jt]sx?$")
+
+
+def is_test_path(path: str) -> bool:
+    return bool(TEST_PATH_RE.search(path))
 
 
 def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
@@ -37,7 +43,7 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
         g.add_node(ref.node_id, repo=ref.repo, path=ref.path, qualname=d.qualname, name=d.name, kind=d.kind,
                    line=d.line, end_line=d.end_line, signature=d.signature, body_hash=d.body_hash,
                    parent=(f"{ref.repo}:{ref.path}:{d.parent}" if d.parent else None), exported=d.exported,
-                   modifiers=list(d.modifiers))
+                   modifiers=list(d.modifiers), test=is_test_path(ref.path))
 
     unresolved = []
     external_calls = 0
@@ -45,7 +51,7 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
     for mod in program.files:
         result = calls.resolve_file(mod, engine.fallback)
         edges.extend(result.edges)
-        unresolved.extend(asdict(u) for u in result.unresolved)
+        unresolved.extend((u.source, u.line, u.call_text, u.reason) for u in result.unresolved)
         external_calls += result.external_calls
     edges.extend(engine.global_edges())
     for e in edges:
@@ -54,7 +60,7 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
                 repo, path, qual = node.split(":", 2)
                 g.add_node(node, repo=repo, path=path, qualname=qual, name=qual, kind="module"
                            if qual == MODULE_QUALNAME else "unknown", line=1, end_line=1, signature="",
-                           body_hash="", parent=None, exported=False, modifiers=[])
+                           body_hash="", parent=None, exported=False, modifiers=[], test=is_test_path(path))
         attrs = e.to_dict()
         attrs.pop("source")
         attrs.pop("target")
@@ -75,7 +81,8 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
         "rule_matches": engine.matches,
         "resolve_seconds": round(time.perf_counter() - started, 3),
     }
-    g.graph["unresolved"] = unresolved
+    g.graph["unresolved_reasons"] = dict(Counter(_reason_class(r[3]) for r in unresolved).most_common())
+    g.graph["unresolved"] = unresolved  # (source node, line, call text, reason); stored beside the graph
     g.graph["unresolved_imports"] = [
         {"file": f, "specifier": r.specifier, "external": r.external, "how": r.how} for f, r in unresolved_imports
     ]
@@ -90,3 +97,11 @@ def _unresolved_imports(program: Program) -> list[tuple[str, object]]:
             if res.module is None:
                 out.append((f"{mod.repo}:{mod.path}:{imp.line}", res))
     return out
+
+
+def _reason_class(reason: str) -> str:
+    """Group reasons for the stats line (drop the names they mention)."""
+    for prefix in ("receiver type of", "no member", "cannot resolve", "no indexed superclass"):
+        if reason.startswith(prefix):
+            return prefix
+    return reason.split(" (", 1)[0] if "(" in reason else reason.split(" is ", 1)[-1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from analyzer.index.model import Call, Definition
+from analyzer.index.model import Call
 from analyzer.resolve.edges import Edge, Unresolved
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, MODULE_QUALNAME, DefRef, Program
@@ -73,19 +73,10 @@ class CallResolver:
                     rule=rule, possible=possible, nested=call.nested, column=call.column, call_text=text,
                     seam=seam)
 
-    def _local_function(self, mod: ModuleRef, scope: str | None, name: str) -> Definition | None:
-        for sc in self.p.scope_chain(mod, scope):
-            if sc is None:
-                return None
-            for child in self.p.children(DefRef(mod.repo, mod.path, sc)):
-                if child.name == name and child.kind == "function":
-                    return child
-        return None
-
     def _named_call(self, mod: ModuleRef, call: Call) -> tuple[list[Edge], str | None, bool]:
         chain = call.callee
         if len(chain) == 1:
-            local = self._local_function(mod, call.scope, chain[0])
+            local = self.p.local_function(mod, call.scope, chain[0])
             if local is not None:
                 ref = DefRef(mod.repo, mod.path, local.qualname)
                 return [self._edge(mod, call, ref, "direct", [f"{mod.path}:{local.line}: local function"])], None, False

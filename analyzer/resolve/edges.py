@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 # Lower is better: the trace prefers paths made of the most certain edges.
@@ -33,9 +33,11 @@ class Edge:
         return base * (0.85 if self.possible and self.kind != "interface" else 1.0)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["confidence"] = round(self.confidence, 3)
-        return d
+        """Plain attributes for the graph (hand-written: `asdict` deep-copies and was the hot spot)."""
+        return {"source": self.source, "target": self.target, "kind": self.kind, "line": self.line,
+                "path": self.path, "repo": self.repo, "evidence": tuple(self.evidence), "rule": self.rule,
+                "possible": self.possible, "nested": self.nested, "column": self.column,
+                "call_text": self.call_text, "seam": self.seam, "confidence": round(self.confidence, 3)}
 
 
 @dataclass

@@ -133,3 +133,13 @@ class Program:
 
     def commit_of(self, repo: str) -> str:
         return self.repos[repo].commit
+
+    def local_function(self, mod: ModuleRef, scope: str | None, name: str) -> Definition | None:
+        """A function declared inside the scope chain (`const dispatch = (…) => …` in a function body)."""
+        for sc in self.scope_chain(mod, scope):
+            if sc is None:
+                return None
+            for child in self.children(DefRef(mod.repo, mod.path, sc)):
+                if child.name == name and child.kind == "function":
+                    return child
+        return None

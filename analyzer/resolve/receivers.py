@@ -14,7 +14,13 @@ from analyzer.index.model import Binding, Definition, Field
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import TYPE_KINDS, DefRef, Program
 from analyzer.resolve.symbols import SymbolResolver
-from analyzer.resolve.typetext import named_types, object_type_members, type_arguments
+from analyzer.resolve.typetext import (
+    arrow_parameters,
+    function_type_parameters,
+    named_types,
+    object_type_members,
+    type_arguments,
+)
 
 MAX_DEPTH = 12
 BUILTIN_ELEMENT_METHODS = {
@@ -67,14 +73,26 @@ class Types:
         self._impl_index: dict[DefRef, list[tuple[DefRef, str]]] | None = None
         self._object_impls: dict[DefRef, list[tuple[ModuleRef, str, str]]] | None = None
         self._resolved: dict[tuple[ModuleRef, str], list[NamedType]] = {}
+        self._text_cache: dict[tuple[ModuleRef, str], list[NamedType]] = {}
+        self._member_cache: dict[tuple[DefRef, str], list[Member]] = {}
+        self._super_cache: dict[DefRef, list[NamedType]] = {}
+        self._aug_cache: dict[DefRef, list[NamedType]] = {}
+        self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
+        self._binding_cache: dict[tuple[ModuleRef, str | None, str, int], list[Typed]] = {}
+        self._aug_by_name: dict[str, list[tuple[str, list[DefRef]]]] = defaultdict(list)
+        for (spec, name), refs in program.augmentations.items():
+            self._aug_by_name[name].append((spec, refs))
 
     # --- named types --------------------------------------------------------------------------
     def resolve_text(self, mod: ModuleRef, text: str | None, evidence: str) -> list[NamedType]:
-        out: list[NamedType] = []
-        for name in named_types(text):
-            for nt in self.resolve_name(mod, name):
-                out.append(NamedType(nt.ref, (evidence, *nt.evidence), nt.static))
-        return out
+        if not text:
+            return []
+        key = (mod, text)
+        base = self._text_cache.get(key)
+        if base is None:
+            base = [nt for name in named_types(text) for nt in self.resolve_name(mod, name)]
+            self._text_cache[key] = base
+        return [NamedType(nt.ref, (evidence, *nt.evidence), nt.static) for nt in base]
 
     def resolve_name(self, mod: ModuleRef, name: str) -> list[NamedType]:
         key = (mod, name)
@@ -99,8 +117,10 @@ class Types:
                         d = self.p.defs[aug]
                         out.append(NamedType(aug, (f"{aug.path}:{d.line}: declare module {imp.specifier!r} "
                                                    f"augments {imp.imported}",)))
+        have = {o.ref for o in out}
         for aug in self._augmentations_of(out):
-            if all(aug.ref != o.ref for o in out):
+            if aug.ref not in have:
+                have.add(aug.ref)
                 out.append(aug)
         self._resolved[key] = out
         return out
@@ -109,9 +129,15 @@ class Types:
         """A real declaration also merges the augmentations written against its package name."""
         extra: list[NamedType] = []
         for nt in found:
+            cached = self._aug_cache.get(nt.ref)
+            if cached is not None:
+                extra.extend(cached)
+                continue
+            start = len(extra)
             d = self.p.defs[nt.ref]
-            for (spec, name), refs in self.p.augmentations.items():
-                if name != d.name or nt.ref in refs:
+            for spec, refs in self._aug_by_name.get(d.name, []):
+                name = d.name
+                if nt.ref in refs:
                     continue
                 res = self.p.resolver.resolve(nt.ref.repo, nt.ref.path, spec)
                 if res.module is not None and self.symbols.resolve_export(res.module, name) is not None:
@@ -119,20 +145,35 @@ class Types:
                     if target is not None and target.definition == nt.ref:
                         for aug in refs:
                             extra.append(NamedType(aug, (f"{aug.path}:{self.p.defs[aug].line}: augments {name}",)))
+            self._aug_cache[nt.ref] = extra[start:]
         return extra
 
     def supertypes(self, ref: DefRef) -> list[NamedType]:
+        cached = self._super_cache.get(ref)
+        if cached is not None:
+            return cached
         d = self.p.defs.get(ref)
-        if d is None:
-            return []
-        out = []
-        for text in (*d.extends, *d.implements):
-            out.extend(self.resolve_text(ref.module, text, f"{ref.path}:{d.line}: {d.name} extends/implements {text}"))
+        out: list[NamedType] = []
+        if d is not None:
+            for text in (*d.extends, *d.implements):
+                out.extend(self.resolve_text(ref.module, text,
+                                             f"{ref.path}:{d.line}: {d.name} extends/implements {text}"))
+        self._super_cache[ref] = out
         return out
 
     # --- members ------------------------------------------------------------------------------
     def find_member(self, ref: DefRef, name: str, depth: int = 0) -> list[Member]:
         """Own member first, then inherited (extends/implements), like TypeScript's lookup."""
+        key = (ref, name)
+        cached = self._member_cache.get(key)
+        if cached is not None:
+            return cached
+        self._member_cache[key] = []  # cycle guard (a extends b extends a)
+        found = self._find_member(ref, name, depth)
+        self._member_cache[key] = found
+        return found
+
+    def _find_member(self, ref: DefRef, name: str, depth: int) -> list[Member]:
         if depth > MAX_DEPTH:
             return []
         own = [Member(ref, d, None) for d in self.p.children(ref) if d.name == name and d.kind != "constructor"]
@@ -263,8 +304,20 @@ class Types:
         return []
 
     def binding_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
+        key = (mod, b.scope, b.name, b.line)
+        cached = self._binding_cache.get(key)
+        if cached is not None:
+            return cached
+        self._binding_cache[key] = []  # cycle guard: a binding typed through itself has no type
+        found = self._binding_types(mod, b)
+        self._binding_cache[key] = found
+        return found
+
+    def _binding_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
         where = f"{mod.path}:{b.line}"
         out: list[Typed] = []
+        if b.kind == "param" and not b.type:
+            return self._contextual_param_types(mod, b)
         if b.type:
             out.append(TypeExpr(mod, b.type, f"{where}: {b.name}: {b.type}"))
         elif b.new_class:
@@ -280,6 +333,42 @@ class Types:
         if b.destructure_key:
             return [t for typed in out for t in self.members_of(typed, b.destructure_key)]
         return out
+
+    def _contextual_param_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
+        """An untyped closure parameter takes its type from the callee's parameter annotation:
+        `dispatch(m, (streams) => streams.run())` with `dispatch(m, run: (streams: S) => R)` types `streams`
+        as S (TypeScript's contextual typing, for the direct-call case)."""
+        calls = self._calls_by_scope(mod).get(b.scope, [])
+        for call in sorted((c for c in calls if c.line <= b.line), key=lambda c: -c.line):
+            for i, arg in enumerate(call.args):
+                if arg.kind != "function":
+                    continue
+                params = arrow_parameters(arg.text)
+                if b.name not in params:
+                    continue
+                j = params.index(b.name)
+                out: list[Typed] = []
+                for target in self.callee_targets(mod, call.scope, call.callee, call.line):
+                    d = self.p.defs.get(target)
+                    if d is None or i >= len(d.params) or not d.params[i].type:
+                        continue
+                    ptypes = function_type_parameters(d.params[i].type)
+                    if j < len(ptypes):
+                        out.append(TypeExpr(target.module, ptypes[j],
+                                            f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
+                                            f"passed to {d.qualname}, declared {d.params[i].type}"))
+                return out
+        return []
+
+    def _calls_by_scope(self, mod: ModuleRef) -> dict[str | None, list]:
+        cached = self._scope_calls.get(mod)
+        if cached is None:
+            cached = defaultdict(list)
+            for c in self.p.files[mod].calls:
+                if any(a.kind == "function" for a in c.args):
+                    cached[c.scope].append(c)
+            self._scope_calls[mod] = cached
+        return cached
 
     def _builtin_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
                             where: str) -> list[Typed]:
@@ -308,6 +397,9 @@ class Types:
         """Definitions a call chain statically names (functions, methods, classes for `new`)."""
         if len(chain) == 1:
             name = chain[0]
+            local = self.p.local_function(mod, scope, name)
+            if local is not None:
+                return [DefRef(mod.repo, mod.path, local.qualname)]
             sym = self.symbols.resolve_name(mod, name)
             if sym is not None and sym.definition is not None:
                 return [sym.definition]

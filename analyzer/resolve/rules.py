@@ -248,6 +248,8 @@ class DispatchEngine:
         out = []
         for mod, facts in self.p.files.items():
             for call in facts.calls:
+                if (call.text or ".".join(call.callee)) in self.rules.identity_wrappers:
+                    continue  # `Promise.resolve({ run })` returns the object; it does not invoke `run`
                 for arg in call.args:
                     if arg.kind != "object" or not arg.object_id:
                         continue

@@ -29,9 +29,19 @@ class SymbolResolver:
     def __init__(self, program: Program) -> None:
         self.program = program
         self._export_cache: dict[tuple[ModuleRef, str], Symbol | None] = {}
+        self._name_cache: dict[tuple[ModuleRef, str], Symbol | None] = {}
 
     def resolve_name(self, mod: ModuleRef, name: str) -> Symbol | None:
         """A module-level name as seen from inside `mod` (locals beat imports, as in JS)."""
+        key = (mod, name)
+        if key in self._name_cache:
+            return self._name_cache[key]
+        self._name_cache[key] = None  # cycle guard
+        result = self._resolve_name(mod, name)
+        self._name_cache[key] = result
+        return result
+
+    def _resolve_name(self, mod: ModuleRef, name: str) -> Symbol | None:
         local = self.program.top_level(mod).get(name)
         if local is not None:
             return Symbol(definition=DefRef(mod.repo, mod.path, local.qualname),

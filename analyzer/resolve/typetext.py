@@ -93,3 +93,46 @@ def object_type_members(text: str | None) -> dict[str, str]:
             if members:
                 return members
     return {}
+
+
+_ARROW_HEAD_RE = re.compile(r"^\s*(?:async\s+)?(?:function\s*\*?\s*[\w$]*\s*)?(\(|[A-Za-z_$][\w$]*\s*=>)")
+
+
+def arrow_parameters(text: str) -> list[str]:
+    """Parameter names of a function expression's source text: `(a, b: T) => …`, `x => …`, `async (a) => …`."""
+    m = _ARROW_HEAD_RE.match(text)
+    if not m:
+        return []
+    if m.group(1) != "(":
+        return [m.group(1).split("=>")[0].strip()]
+    start = m.end(1)
+    depth, i = 1, start
+    while i < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    inner = text[start: i - 1]
+    names = []
+    for part in split_top(inner, ","):
+        name = re.split(r"[?:=]", part.removeprefix("...").strip(), maxsplit=1)[0].strip()
+        names.append(name)
+    return names
+
+
+def function_type_parameters(text: str) -> list[str]:
+    """Parameter types of a function type: `(streams: S, n?: number) => R` → ["S", "number"]."""
+    text = text.strip()
+    while text.startswith("((") and text.endswith(")"):  # a parenthesised function type
+        text = text[1:-1].strip()
+    if not text.startswith("("):
+        return []
+    depth, end = 0, len(text)
+    for pos, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            end = pos
+            break
+    types = []
+    for part in split_top(text[1:end], ","):
+        _, sep, typ = part.partition(":")
+        types.append(typ.strip() if sep else "")
+    return types

@@ -22,6 +22,7 @@ import networkx as nx
 from analyzer.resolve.edges import EDGE_KINDS, KIND_CONFIDENCE
 
 HOP_COST = 0.001
+LOCALITY_STEP = 0.0001
 DEFAULT_MAX_DEPTH = 40
 
 
@@ -65,18 +66,38 @@ def _edge_cost(attrs: dict) -> float:
     return -math.log(max(conf, 1e-6)) + HOP_COST
 
 
-def _best_edges(g: nx.MultiDiGraph, kinds: set[str]) -> dict[tuple[str, str], list[Step]]:
-    """Per (u, v) all allowed edges (call sites), cheapest first."""
-    out: dict[tuple[str, str], list[Step]] = {}
-    for u, v, k, d in g.edges(keys=True, data=True):
-        if d.get("kind") in kinds:
-            out.setdefault((u, v), []).append(Step(u, v, k, d))
-    for steps in out.values():
-        steps.sort(key=lambda s: (_edge_cost(s.attrs), s.order))
-    return out
+class EdgePicker:
+    """The cheapest allowed call site between two nodes, looked up lazily (a trace touches few nodes)."""
+
+    def __init__(self, g: nx.MultiDiGraph, kinds: set[str], include_tests: bool) -> None:
+        self.g = g
+        self.kinds = kinds
+        self.include_tests = include_tests
+        self._cache: dict[tuple[str, str], list[Step]] = {}
+
+    def usable(self, node: str) -> bool:
+        return self.include_tests or not self.g.nodes[node].get("test", False)
+
+    def locality(self, u: str, v: str) -> float:
+        """A tie-breaker far below any kind difference: among equally certain calls prefer the callee in
+        the same file, then the same package folder (deterministic, and usually the code's own route)."""
+        pu, pv = self.g.nodes[u].get("path", ""), self.g.nodes[v].get("path", "")
+        if pu == pv:
+            return 0.0
+        same_pkg = pu.split("/src/")[0] == pv.split("/src/")[0]
+        return LOCALITY_STEP if same_pkg else 2 * LOCALITY_STEP
+
+    def steps(self, u: str, v: str) -> list[Step]:
+        key = (u, v)
+        found = self._cache.get(key)
+        if found is None:
+            found = sorted((Step(u, v, k, d) for k, d in self.g[u][v].items() if d.get("kind") in self.kinds),
+                           key=lambda s: (_edge_cost(s.attrs), s.order))
+            self._cache[key] = found
+        return found
 
 
-def _dijkstra_to(g: nx.MultiDiGraph, targets: Iterable[str], best: dict[tuple[str, str], list[Step]],
+def _dijkstra_to(g: nx.MultiDiGraph, targets: Iterable[str], pick: EdgePicker,
                  max_depth: int) -> dict[str, tuple[float, int, Step | None]]:
     """For every node that reaches a target: (cost, hops, first step of the best path)."""
     dist: dict[str, tuple[float, int, Step | None]] = {}
@@ -91,11 +112,13 @@ def _dijkstra_to(g: nx.MultiDiGraph, targets: Iterable[str], best: dict[tuple[st
         if hops >= max_depth:
             continue
         for pred in g.predecessors(node):
-            steps = best.get((pred, node))
-            if not steps or pred in dist:
+            if pred in dist or not pick.usable(pred):
                 continue
-            s = steps[0]
-            heapq.heappush(heap, (cost + _edge_cost(s.attrs), hops + 1, next(counter), pred, s))
+            steps = pick.steps(pred, node)
+            if steps:
+                s = steps[0]
+                step_cost = _edge_cost(s.attrs) + pick.locality(pred, node)
+                heapq.heappush(heap, (cost + step_cost, hops + 1, next(counter), pred, s))
     return dist
 
 
@@ -113,23 +136,23 @@ def _walk(start: str, dist: dict[str, tuple[float, int, Step | None]]) -> list[S
 
 
 def find_paths(g: nx.MultiDiGraph, sources: list[str], targets: list[str], *, allow_guesses: bool = False,
-               max_depth: int = DEFAULT_MAX_DEPTH, k: int = 1) -> list[TracePath]:
-    """Up to `k` best paths, direct reach first; empty when no valid path exists."""
-    kinds = allowed_kinds(allow_guesses)
-    best = _best_edges(g, kinds)
-    to_target = _dijkstra_to(g, targets, best, max_depth)
+               max_depth: int = DEFAULT_MAX_DEPTH, k: int = 1, include_tests: bool = False) -> list[TracePath]:
+    """Up to `k` best paths, direct reach first; empty when no valid path exists. Test code (marked on
+    the nodes) is not traversed unless `include_tests`."""
+    pick = EdgePicker(g, allowed_kinds(allow_guesses), include_tests)
+    to_target = _dijkstra_to(g, targets, pick, max_depth)
     results: list[TracePath] = []
     direct = [(to_target[s][0], s) for s in sources if s in to_target and s not in targets]
     for cost, s in sorted(direct):
         results.append(TracePath("direct", None, [], _walk(s, to_target), cost))
     if results and k == 1:
         return results[:1]
-    to_source = _dijkstra_to(g, sources, best, max_depth)
+    to_source = _dijkstra_to(g, sources, pick, max_depth)
     candidates: list[TracePath] = []
     for anchor in set(to_source) & set(to_target):
         if anchor in sources or anchor in targets:
             continue
-        candidate = _anchored(g, anchor, best, to_source, to_target, max_depth)
+        candidate = _anchored(g, anchor, pick, to_source, to_target, max_depth)
         if candidate is not None:
             candidates.append(candidate)
     candidates.sort(key=lambda p: (p.cost, len(p.steps), p.anchor))
@@ -137,12 +160,13 @@ def find_paths(g: nx.MultiDiGraph, sources: list[str], targets: list[str], *, al
     return results[:k]
 
 
-def _anchored(g: nx.MultiDiGraph, anchor: str, best: dict[tuple[str, str], list[Step]],
+def _anchored(g: nx.MultiDiGraph, anchor: str, pick: EdgePicker,
               to_source: dict, to_target: dict, max_depth: int) -> TracePath | None:
     """Best (FROM-branch call site, later TO-branch call site) pair in the anchor's own body."""
     outs: list[Step] = []
     for succ in g.successors(anchor):
-        outs.extend(best.get((anchor, succ), []))
+        if succ in to_source or succ in to_target:
+            outs.extend(pick.steps(anchor, succ))
     outs.sort(key=lambda s: s.order)
     best_from: tuple[float, Step] | None = None
     best_pair: tuple[float, Step, Step] | None = None
@@ -165,7 +189,7 @@ def _anchored(g: nx.MultiDiGraph, anchor: str, best: dict[tuple[str, str], list[
                      [s_to, *_walk(s_to.target, to_target)], total)
 
 
-def seam_alternatives(g: nx.MultiDiGraph, step: Step) -> list[str]:
+def seam_alternatives(g: nx.MultiDiGraph, step: Step, include_tests: bool = True) -> list[str]:
     """Other live targets of the dynamic seam a step goes through (same call site or same seam id)."""
     kind = step.attrs.get("kind")
     if kind not in ("interface", "dispatch"):
@@ -174,6 +198,8 @@ def seam_alternatives(g: nx.MultiDiGraph, step: Step) -> list[str]:
     out = set()
     for _, v, d in g.out_edges(step.source, data=True):
         if v == step.target or d.get("kind") not in ("interface", "dispatch"):
+            continue
+        if not include_tests and g.nodes[v].get("test", False):
             continue
         same_site = d.get("line") == step.attrs.get("line") and d.get("path") == step.attrs.get("path") \
             and d.get("column", 0) == step.attrs.get("column", 0)

@@ -19,6 +19,13 @@ def render_text(result: dict[str, Any], console: Console, *, verbose: int = 0) -
         console.print("no request path found (try --allow-guesses, a larger --max-depth, or check the symbols "
                       "with 'analyze callers'/'analyze callees')")
         return
+    for role in ("from", "to"):
+        cands = result.get("candidates", {}).get(role, [])
+        if len(cands) > 1:
+            used = _endpoint(result, role)
+            listed = "; ".join(c.split(":", 1)[1] for c in cands)
+            console.print(f"[yellow]note:[/] {escape(result[role])} is ambiguous ({len(cands)} definitions: "
+                          f"{escape(listed)})" + (f"; the path uses {escape(used)}" if used else ""))
     mode = result["mode"]
     if mode == "common-caller":
         console.print(f"neither calls the other; anchored at the lowest common caller "
@@ -48,13 +55,30 @@ def render_text(result: dict[str, Any], console: Console, *, verbose: int = 0) -
         if e["kind"] in ("dispatch", "interface", "name") or verbose:
             for ev in shown[: (None if verbose else 2)]:
                 console.print(f"        [dim]because {escape(ev)}[/]")
-        if e["alternatives"]:
+        if e.get("test_alternatives"):
+            shown_tests = len(e["test_alternatives"])
+        else:
+            shown_tests = 0
+        if e["alternatives"] or shown_tests:
             alts = ", ".join(a.split(":", 2)[2] + " (" + a.split(":", 2)[1] + ")" for a in e["alternatives"][:6])
             more = f" +{len(e['alternatives']) - 6} more" if len(e["alternatives"]) > 6 else ""
-            console.print(f"        [yellow]other live targets at this seam:[/] {escape(alts)}{more}")
+            tests = f" (+{shown_tests} in test code)" if shown_tests else ""
+            alts = alts or "none in product code"
+            console.print(f"        [yellow]other live targets at this seam:[/] {escape(alts)}{more}{tests}")
     for i, alt in enumerate(result["alternatives"], 1):
         console.print(f"  alternative {i} ({alt['mode']}, confidence {alt['confidence']:.2f}): "
                       + escape(" → ".join(n.split(":", 2)[2] for n in alt["hops"])))
+
+
+def _endpoint(result: dict[str, Any], role: str) -> str | None:
+    """Which candidate definition the found path starts (FROM) or ends (TO) at."""
+    hops = result["hops"]
+    if not hops:
+        return None
+    if role == "to":
+        return hops[-1]["node"]
+    from_hops = [h for h in hops if h["branch"] == "from"]
+    return (from_hops[-1] if from_hops else hops[0])["node"]
 
 
 def _mermaid_id(node: str, ids: dict[str, str]) -> str:

@@ -11,12 +11,15 @@ JSON schema `analyzer.trace/1` (stable; additions only):
   "confidence": float,               # product of edge confidences
   "hops": [hop, …],                  # in reading order (see below)
   "edges": [edge, …],                # the edges between consecutive hops, with evidence
-  "alternatives": [{"mode", "anchor", "confidence", "hops": [node, …]}, …]
+  "alternatives": [{"mode", "anchor", "confidence", "hops": [node, …]}, …],
+  "candidates": {"from": [node, …], "to": [node, …]}   # every definition the names matched
 }
 hop  = {"node", "repo", "path", "line", "end_line", "symbol", "kind", "branch": "anchor"|"from"|"to"|"path",
         "via": edge index into "edges" or null}
 edge = {"source", "target", "kind", "confidence", "possible", "call_path", "call_line", "call_text",
-        "rule", "evidence": [str], "nested", "alternatives": [node, …]}   # other live targets of the seam
+        "rule", "evidence": [str], "nested",
+        "alternatives": [node, …],       # other live targets of the same seam (product code)
+        "test_alternatives": [node, …]}  # … and those in test code
 """
 
 from __future__ import annotations
@@ -38,15 +41,19 @@ def _hop(g: nx.MultiDiGraph, node: str, branch: str, via: int | None) -> dict[st
 
 def _edge(g: nx.MultiDiGraph, step: Step) -> dict[str, Any]:
     d = step.attrs
+    every = seam_alternatives(g, step)
+    tests = [n for n in every if g.nodes[n].get("test", False)]
     return {"source": step.source, "target": step.target, "kind": d["kind"], "confidence": d.get("confidence"),
             "possible": d.get("possible", False), "call_path": d.get("path"), "call_line": d.get("line"),
             "call_text": d.get("call_text", ""), "rule": d.get("rule"), "evidence": list(d.get("evidence", [])),
-            "nested": d.get("nested", 0), "alternatives": seam_alternatives(g, step)}
+            "nested": d.get("nested", 0), "alternatives": [n for n in every if n not in tests],
+            "test_alternatives": tests}
 
 
 def trace_result(g: nx.MultiDiGraph, spec_from: str, spec_to: str, paths: list[TracePath],
-                 pins: dict[str, dict[str, Any]]) -> dict[str, Any]:
+                 pins: dict[str, dict[str, Any]], candidates: dict[str, list[str]] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"schema": SCHEMA, "from": spec_from, "to": spec_to, "pins": pins,
+                           "candidates": candidates or {"from": [], "to": []},
                            "found": bool(paths), "mode": None, "anchor": None, "confidence": 0.0,
                            "hops": [], "edges": [], "alternatives": []}
     if not paths:

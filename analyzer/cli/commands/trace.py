@@ -7,7 +7,7 @@ from typing import Any
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
 from analyzer.errors import AnalyzerError
-from analyzer.graph.queries import resolve_one
+from analyzer.graph.queries import resolve_symbol
 from analyzer.trace.paths import DEFAULT_MAX_DEPTH, find_paths
 from analyzer.trace.render import render_mermaid, render_text
 from analyzer.trace.result import trace_result
@@ -26,6 +26,7 @@ def add_arguments(parser: Any) -> None:
                         help="also list the K best alternatives (default 5)")
     parser.add_argument("--max-depth", type=int, default=DEFAULT_MAX_DEPTH, metavar="N")
     parser.add_argument("--allow-guesses", action="store_true", help="let `name` (guessed) edges into paths")
+    parser.add_argument("--include-tests", action="store_true", help="let paths run through test code")
     parser.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart instead of text")
     add_at_option(parser)
 
@@ -37,11 +38,13 @@ def compute_trace(ctx: CliContext, args: Any, analysis: Any = None) -> dict[str,
         raise AnalyzerError("trace needs FROM and TO (or a [trace] table with from/to in repos.lock)")
     analysis = analysis or load_analysis(ctx, args)
     g = analysis.graph
-    source, target = resolve_one(g, spec_from), resolve_one(g, spec_to)
+    sources, targets = resolve_symbol(g, spec_from), resolve_symbol(g, spec_to)
     k = max(1, (args.all or 1) + (1 if args.all and args.all > 1 else 0))
-    paths = find_paths(g, source.endpoints, target.endpoints, allow_guesses=args.allow_guesses,
-                       max_depth=args.max_depth, k=k)
-    return trace_result(g, spec_from, spec_to, paths, analysis.pins_json())
+    paths = find_paths(g, [n for m in sources for n in m.endpoints], [n for m in targets for n in m.endpoints],
+                       allow_guesses=args.allow_guesses, max_depth=args.max_depth, k=k,
+                       include_tests=getattr(args, "include_tests", False))
+    candidates = {"from": [m.node for m in sources], "to": [m.node for m in targets]}
+    return trace_result(g, spec_from, spec_to, paths, analysis.pins_json(), candidates)
 
 
 def run(args: Any, ctx: CliContext) -> int:
