@@ -1,0 +1,1102 @@
+"""Turn one TS/JS file into `FileFacts` (see `analyzer.index.model` for the record conventions).
+
+What counts as a definition, call, import, binding or object holder is written in the `.scm` query
+files; this module runs them (one traversal per file), then places every capture in its lexical
+context with a single sweep over byte ranges: named definitions and object literals form the
+qualname prefixes, anonymous functions add closure nesting, and calls/bindings/dynamic imports take
+the innermost named definition as their scope. No input raises: syntax errors are recovered by
+tree-sitter and counted; a failure on one construct is counted in `extract_errors` and skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from tree_sitter import Node, QueryCursor
+
+from analyzer.index.model import (
+    Arg,
+    Binding,
+    Call,
+    Definition,
+    DynamicImport,
+    Export,
+    Field,
+    FileFacts,
+    Import,
+    ObjectLiteral,
+    ObjectProperty,
+    Param,
+)
+from analyzer.parse.languages import is_declaration_file, language_for_path, parse_bytes
+from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
+
+# Bump when extraction output changes for the same input (part of the per-blob cache key).
+EXTRACTOR_VERSION = "1"
+
+log = logging.getLogger(__name__)
+
+TEXT_LIMIT = 120
+SIGNATURE_LIMIT = 300
+FUNCTION_TYPES = frozenset({"arrow_function", "function_expression", "generator_function", "function"})
+CLASS_TYPES = frozenset({"class"})
+WRAPPERS = frozenset({"parenthesized_expression", "non_null_expression", "as_expression",
+                      "satisfies_expression", "type_assertion", "await_expression"})
+MODIFIER_TOKENS = frozenset({"static", "abstract", "async", "readonly", "declare", "override", "accessor"})
+_HAS_WS = re.compile(rb"\s")
+_PROTECT = bytes.maketrans(b" \t\n\r\x0b\x0c", b"\x00\x01\x02\x03\x04\x05")  # literal whitespace is code
+_SIMPLE_CHAIN = re.compile(r"[\w$#]+(?:\??\.[\w$#]+)*")
+_GLUE = re.compile(rb" (?![\w$\x80-\xff])|(?<![\w$\x80-\xff]) ")
+
+
+# ----------------------------------------------------------------------------------------------
+# small helpers
+
+
+def _fold(text: str, limit: int | None = None) -> str:
+    if "\n" in text or "  " in text or "\t" in text or "\r" in text:
+        folded = " ".join(text.split())
+    else:
+        folded = text.strip()
+    if limit is not None and len(folded) > limit:
+        return folded[:limit]
+    return folded
+
+
+def _type_text(annotation: str) -> str:
+    """`: Foo<Bar>` → `Foo<Bar>` (type annotations include their colon)."""
+    text = annotation.lstrip()
+    if text.startswith(":"):
+        text = text[1:]
+    return _fold(text)
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] in "'\"`" and text[-1] == text[0]:
+        return text[1:-1]
+    return text
+
+
+def _unwrap(node: Node) -> Node:
+    """Look through parentheses, `!`, `as`, `satisfies`, `<T>x` and `await` to the expression."""
+    while node.type in WRAPPERS:
+        inner = node.child_by_field_name("expression") if node.type == "parenthesized_expression" else None
+        if inner is None:
+            named = [c for c in node.named_children if c.type != "comment"]
+            if not named:
+                break
+            inner = named[-1] if node.type == "type_assertion" else named[0]
+        node = inner
+    return node
+
+
+@dataclass(slots=True)
+class _Frame:
+    """An open lexical region during the sweep."""
+
+    end: int
+    kind: str  # def | object | anon
+    prefix: str  # qualname prefix for named things inside
+    scope: str | None  # nearest named definition
+    nested: int
+    fn_node: Node | None = None  # innermost function (for a returned object's holder type)
+    fn_def: Definition | None = None
+    object_id: str | None = None
+
+
+@dataclass(slots=True)
+class _Candidate:
+    """A definition found by a query, before its qualname is known."""
+
+    role: str
+    node: Node  # the declaration (range, signature, body hash)
+    name: str
+    kind: str
+    value: Node | None = None  # the function/class node when it is not `node` itself
+    object_node: Node | None = None
+    is_signature: bool = False
+    start: int = 0
+    end: int = 0
+
+
+@dataclass
+class _State:
+    source: bytes
+    language: str
+    facts: FileFacts
+    errors: int = 0
+    by_role: dict[str, list[dict[str, list[Node]]]] = field(default_factory=lambda: defaultdict(list))
+    settings_by_role: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+# ----------------------------------------------------------------------------------------------
+# entry point
+
+
+def extract_facts(source: bytes, path: str) -> FileFacts:
+    """Facts of one file; never raises (bad constructs are skipped and counted in `extract_errors`)."""
+    language = language_for_path(path) or "typescript"
+    declaration = is_declaration_file(path)
+    facts = FileFacts(path=path, language=language, declaration_only=declaration)
+    try:
+        facts.line_count = source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
+        tree = parse_bytes(source, language)
+        root = tree.root_node
+        if root.has_error:
+            facts.parse_errors = _count_errors(root, language)
+        state = _State(source=source, language=language, facts=facts)
+        _run(state, root, declaration)
+        facts.extract_errors += state.errors
+    except Exception:  # noqa: BLE001 - a broken file must never stop the index
+        log.debug("extraction failed for %s", path, exc_info=True)
+        facts.extract_errors += 1
+    return facts
+
+
+def _count_errors(root: Node, language: str) -> int:
+    captures = QueryCursor(error_query(language)).captures(root)
+    return sum(len(nodes) for nodes in captures.values())
+
+
+def _run(state: _State, root: Node, declaration: bool) -> None:
+    aspects = DECLARATION_ASPECTS if declaration else FULL_ASPECTS
+    query, roles, settings = combined_query(state.language, aspects)
+    for index, captures in QueryCursor(query).matches(root):
+        role = roles[index]
+        state.by_role[role].append(captures)
+        state.settings_by_role[role].append(settings[index])
+    _Extractor(state, declaration).run()
+
+
+# ----------------------------------------------------------------------------------------------
+# the extractor
+
+
+class _Extractor:
+    def __init__(self, state: _State, declaration: bool) -> None:
+        self.s = state
+        self.facts = state.facts
+        self.declaration = declaration
+        self.by_role = state.by_role
+        # node id → facts
+        self.class_owner: dict[int, Definition] = {}  # class/interface/type-alias node → definition
+        self.fn_def: dict[int, Definition] = {}  # function-ish node (def or value) → definition
+        self.value_def: dict[int, str] = {}  # value function node → qualname (object properties)
+        self.exported_ids: set[int] = set()
+        self.default_ids: set[int] = set()
+        self.declare_ids: set[int] = set()
+        self.property_param_ids: set[int] = set()
+        self.static_field_ids: set[int] = set()
+        self.optional_call_ids: set[int] = set()
+        self.ambient: list[tuple[int, int, str]] = []
+        self.holders: dict[int, tuple[str, str | None]] = {}  # object node → (holder, holder type)
+        self.property_holders: dict[int, tuple[str, str | None]] = {}  # object node → (key, type)
+        self.arg_by_node: dict[int, Arg] = {}
+        self.prop_by_node: dict[int, ObjectProperty] = {}
+        self.pending_values: list[tuple[ObjectProperty, int]] = []
+        self.qualnames: dict[str, Definition] = {}
+        self.seen_names: defaultdict[str, int] = defaultdict(int)
+        self.bodies: list[tuple[Definition, int, int]] = []
+        self._field_holder_nodes: dict[int, tuple[Node, str]] = {}
+        self._dyn_nodes: list[tuple[Node, str]] = []
+        self.params: dict[int, list[tuple[Node, dict[str, list[Node]], bool]]] = {}
+        self.track_args = bool(self.by_role.get("dynamic_import"))  # only then args/properties need lookup
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def text(self, node: Node) -> str:
+        return self.s.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def guard(self, fn, *args) -> Any:
+        try:
+            return fn(*args)
+        except Exception:  # noqa: BLE001 - one construct must not lose the file
+            log.debug("extract: %s failed", getattr(fn, "__name__", fn), exc_info=True)
+            self.s.errors += 1
+            return None
+
+    def matches(self, role: str) -> list[dict[str, list[Node]]]:
+        return self.by_role.get(role, [])
+
+    def chain(self, node: Node, text: str | None = None) -> tuple[list[str], bool]:
+        """Fold a callee expression into the model's chain form (see model docstring)."""
+        if text is None:
+            text = self.text(node)
+        if _SIMPLE_CHAIN.fullmatch(text):  # `a.b?.c` written plainly: the text is the chain
+            if "?." in text:
+                return text.replace("?.", ".").split("."), True
+            return text.split("."), False
+        parts: list[str] = []
+        optional = False
+        while True:
+            t = node.type
+            if t == "member_expression":
+                prop = node.child_by_field_name("property")
+                parts.append(self.text(prop) if prop is not None else "<expr>")
+                if node.child_by_field_name("optional_chain") is not None:
+                    optional = True
+                obj = node.child_by_field_name("object")
+                if obj is None:
+                    parts.append("<expr>")
+                    break
+                node = obj
+            elif t == "subscript_expression":
+                parts.append("[]")
+                if node.child_by_field_name("optional_chain") is not None:
+                    optional = True
+                obj = node.child_by_field_name("object")
+                if obj is None:
+                    parts.append("<expr>")
+                    break
+                node = obj
+            elif t in WRAPPERS and t != "await_expression":
+                inner = _unwrap(node)
+                if inner is node:
+                    parts.append("<expr>")
+                    break
+                node = inner
+            elif t in ("identifier", "this", "super", "property_identifier", "private_property_identifier"):
+                parts.append(self.text(node))
+                break
+            elif t == "call_expression":
+                fn = node.child_by_field_name("function")
+                parts.append((_fold(self.text(fn), TEXT_LIMIT) if fn is not None else "<expr>") + "()")
+                break
+            else:
+                parts.append("<expr>")
+                break
+        parts.reverse()
+        return parts, optional
+
+    def key_text(self, node: Node) -> str:
+        t = node.type
+        if t == "string":
+            return _unquote(self.text(node))
+        if t == "computed_property_name":
+            return _fold(self.text(node), TEXT_LIMIT)
+        return self.text(node)
+
+    def type_of(self, annotation: Node | None) -> str | None:
+        return _type_text(self.text(annotation)) if annotation is not None else None
+
+    def value_info(self, value: Node | None) -> tuple[str | None, str | None, list[str] | None, list[str] | None]:
+        """(`as` type, `new` class, initialiser call chain, alias chain) of an initialiser."""
+        if value is None:
+            return None, None, None, None
+        as_type = None
+        if value.type == "as_expression":
+            named = [c for c in value.named_children if c.type != "comment"]
+            if len(named) >= 2:
+                as_type = _fold(self.text(named[-1]))
+        inner = _unwrap(value)
+        t = inner.type
+        if t == "new_expression":
+            ctor = inner.child_by_field_name("constructor")
+            return as_type, (_fold(self.text(ctor)) if ctor is not None else None), None, None
+        if t == "call_expression":
+            fn = inner.child_by_field_name("function")
+            if fn is None or fn.type == "import":
+                return as_type, None, None, None
+            return as_type, None, self.chain(fn)[0], None
+        if t in ("identifier", "member_expression", "this", "subscript_expression"):
+            return as_type, None, None, self.chain(inner)[0]
+        return as_type, None, None, None
+
+    def line(self, node: Node) -> int:
+        return node.start_point[0] + 1
+
+    # -- run ---------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.guard(self.collect_markers)
+        candidates = self.collect_candidates()
+        events = self.collect_events(candidates)
+        self.sweep(events)
+        self.finish_definitions()
+        for step in (self.collect_heritage, self.collect_fields, self.collect_imports, self.collect_exports,
+                     self.attach_dynamic_imports, self.fill_property_values, self.hash_bodies):
+            self.guard(step)
+
+    # -- markers (sets of node ids flagged by small patterns) ----------------------------------
+
+    def collect_markers(self) -> None:
+        for m in self.matches("param.property"):
+            self.property_param_ids.add(m["param"][0].id)
+        for m in self.matches("field.static"):
+            self.static_field_ids.add(m["field"][0].id)
+        for m in self.matches("call.optional"):
+            self.optional_call_ids.add(m["call"][0].id)
+        for m in self.matches("ambient.declare"):
+            self.declare_ids.add(m["declaration"][0].id)
+        for m in self.matches("ambient.module"):
+            body = m["body"][0]
+            self.ambient.append((body.start_byte, body.end_byte, _unquote(self.text(m["name"][0]))))
+        for m in self.matches("ambient.global"):
+            body = m["body"][0]
+            self.ambient.append((body.start_byte, body.end_byte, "global"))
+        for m in self.matches("export.declaration"):
+            decl = m["declaration"][0]
+            is_default = False
+            self._mark_exported(decl, is_default)
+        for m in self.matches("export.default_marker"):
+            self.default_ids.add(m["export"][0].id)
+        for role, holder in (("holder.variable", "variable"), ("holder.return", "return"),
+                             ("holder.field", "field"), ("holder.assign", "assign"),
+                             ("holder.export_default", "export_default"), ("holder.property", "property")):
+            for m in self.matches(role):
+                self.guard(self._holder, m, holder)
+
+    def _mark_exported(self, decl: Node, is_default: bool) -> None:
+        self.exported_ids.add(decl.id)
+        if decl.type == "ambient_declaration":
+            for child in decl.named_children:
+                self.exported_ids.add(child.id)
+                if child.type in ("lexical_declaration", "variable_declaration"):
+                    for d in child.named_children:
+                        self.exported_ids.add(d.id)
+        if decl.type in ("lexical_declaration", "variable_declaration"):
+            for d in decl.named_children:
+                self.exported_ids.add(d.id)
+
+    def _holder(self, m: dict[str, list[Node]], holder: str) -> None:
+        obj = m["object"][0]
+        htype = None
+        if "satisfies" in m:
+            htype = _fold(self.text(m["satisfies"][0]))
+        elif "as" in m:
+            htype = _fold(self.text(m["as"][0]))
+        if holder == "variable":
+            if "type" in m:
+                htype = self.type_of(m["type"][0])
+            self.holders[obj.id] = ("variable:" + self.text(m["name"][0]), htype)
+        elif holder == "field":
+            # the owner's qualname is known only after the sweep; keep the nodes
+            self.holders[obj.id] = ("field", htype)
+            self._field_holder_nodes[obj.id] = (m["owner"][0], self.text(m["name"][0]))
+        elif holder == "assign":
+            parts, _ = self.chain(m["target"][0])
+            self.holders[obj.id] = ("assign:" + ".".join(parts), htype)
+        elif holder == "property":
+            self.property_holders[obj.id] = (self.key_text(m["key"][0]), htype)
+        else:
+            self.holders[obj.id] = (holder, htype)
+
+    # -- definitions -------------------------------------------------------------------------
+
+    def collect_candidates(self) -> list[_Candidate]:
+        out: list[_Candidate] = []
+        for role in ("def.function", "def.function_signature", "def.class", "def.interface", "def.type_alias",
+                     "def.enum", "def.method", "def.method_signature", "def.field_function", "def.var_function",
+                     "def.var_class", "def.property_function", "def.default_function", "def.default_class"):
+            for m in self.matches(role):
+                cand = self.guard(self._candidate, role, m)
+                if cand is not None:
+                    out.append(cand)
+        # `const C = class Named {}`: the variable names it, not the class expression's own name
+        value_ids = {c.value.id for c in out if c.value is not None and c.role == "def.var_class"}
+        return [c for c in out if not (c.role == "def.class" and c.node.id in value_ids)]
+
+    def _candidate(self, role: str, m: dict[str, list[Node]]) -> _Candidate | None:
+        node = m["def"][0]
+        name_node = m.get("name", [None])[0]
+        value = m.get("value", [None])[0]
+        name = self.key_text(name_node) if name_node is not None else "default"
+        kind = {
+            "def.function": "function", "def.function_signature": "function", "def.class": "class",
+            "def.interface": "interface", "def.type_alias": "type_alias", "def.enum": "enum",
+            "def.method_signature": "method", "def.field_function": "method", "def.var_function": "function",
+            "def.var_class": "class", "def.property_function": "object_method", "def.default_function": "function",
+            "def.default_class": "class",
+        }.get(role, "method")
+        cand = _Candidate(role=role, node=node, name=name, kind=kind, value=value,
+                          is_signature=role == "def.function_signature")
+        if role == "def.method":
+            parent = node.parent
+            if parent is not None and parent.type == "object":
+                cand.kind = "object_method"
+                cand.object_node = parent
+            elif node.type == "method_definition":
+                if any(c.type == "get" for c in node.children):
+                    cand.kind = "getter"
+                elif any(c.type == "set" for c in node.children):
+                    cand.kind = "setter"
+                elif name == "constructor":
+                    cand.kind = "constructor"
+        elif role == "def.property_function":
+            cand.object_node = node.parent
+        elif role in ("def.default_function", "def.default_class"):
+            cand.node = value
+        if role in ("def.var_function", "def.var_class"):
+            parent = node.parent
+            if parent is not None and parent.type in ("lexical_declaration", "variable_declaration") \
+                    and parent.named_child_count == 1:
+                cand.node = parent
+        cand.start, cand.end = cand.node.start_byte, cand.node.end_byte
+        return cand
+
+    def make_definition(self, cand: _Candidate, prefix: str, scope: str | None) -> Definition:
+        qual_base = f"{prefix}.{cand.name}" if prefix else cand.name
+        node = cand.node
+        fn = cand.value if cand.value is not None else node
+        d = Definition(qualname=qual_base, name=cand.name, kind=cand.kind, line=self.line(node),
+                       end_line=node.end_point[0] + 1, parent=scope)
+        decl_ids = {node.id, fn.id}
+        if cand.role in ("def.var_function", "def.var_class"):
+            decl_ids.add(self._declarator(cand).id)
+        d.exported = bool(decl_ids & self.exported_ids) or cand.role.startswith("def.default_")
+        d.default_export = cand.role.startswith("def.default_") or self._is_default_decl(node)
+        d.modifiers = self.modifiers(cand, fn)
+        d.signature = self.signature(node, fn, cand.kind)
+        rt = fn.child_by_field_name("return_type")
+        if rt is not None:
+            d.return_type = _type_text(self.text(rt))
+        for start, end, name in self.ambient:
+            if start <= node.start_byte < end:
+                d.ambient_module = name
+        # register the qualname (first keeps the plain name; overload signatures yield to the body)
+        existing = self.qualnames.get(qual_base)
+        if existing is None:
+            self.qualnames[qual_base] = d
+            self.seen_names[qual_base] = 1
+        elif "signature-only" in existing.modifiers and not cand.is_signature:
+            # implementation after overload signatures: it takes the name, the signature is dropped
+            existing.qualname = ""  # marked for removal
+            if d.return_type is None:
+                d.return_type = existing.return_type
+            self.qualnames[qual_base] = d
+        else:
+            self.seen_names[qual_base] += 1
+            n = self.seen_names[qual_base]
+            while f"{qual_base}#{n}" in self.qualnames:
+                n += 1
+            d.qualname = f"{qual_base}#{n}"
+            self.qualnames[d.qualname] = d
+        if cand.is_signature:
+            d.modifiers.append("signature-only")
+        self.fn_def[fn.id] = d
+        self.fn_def[node.id] = d
+        if cand.kind in ("class", "interface", "type_alias", "enum"):
+            self.class_owner[fn.id] = d
+            self.class_owner[node.id] = d
+        if cand.value is not None:
+            self.value_def[cand.value.id] = d.qualname
+        self.facts.definitions.append(d)
+        self.bodies.append((d, node.start_byte, node.end_byte))
+        return d
+
+    def _declarator(self, cand: _Candidate) -> Node:
+        node = cand.node
+        if node.type in ("lexical_declaration", "variable_declaration"):
+            for c in node.named_children:
+                if c.type == "variable_declarator":
+                    return c
+        return node
+
+    def _is_default_decl(self, node: Node) -> bool:
+        if node.id not in self.exported_ids:
+            return False
+        parent = node.parent
+        if parent is not None and parent.type == "ambient_declaration":
+            parent = parent.parent
+        return parent is not None and parent.id in self.default_ids
+
+    def modifiers(self, cand: _Candidate, fn: Node) -> list[str]:
+        mods: list[str] = []
+        nodes = [cand.node] if fn is cand.node else [cand.node, fn]
+        if cand.role in ("def.var_function", "def.var_class"):
+            nodes = [fn]
+        for n in nodes:
+            for c in n.children:
+                t = c.type
+                if t in MODIFIER_TOKENS and t not in mods:
+                    mods.append(t)
+                elif t == "accessibility_modifier" or t == "override_modifier":
+                    word = self.text(c)
+                    if word not in mods:
+                        mods.append(word)
+                elif t == "*" and "generator" not in mods:
+                    mods.append("generator")
+                elif t in ("{", "(", "formal_parameters", "class_body", "statement_block"):
+                    break
+        if cand.node.type == "abstract_class_declaration" and "abstract" not in mods:
+            mods.append("abstract")
+        if (cand.node.id in self.declare_ids or fn.id in self.declare_ids) and "declare" not in mods:
+            mods.append("declare")
+        return mods
+
+    def signature(self, node: Node, fn: Node, kind: str) -> str:
+        body = None
+        if kind in ("class", "interface", "enum"):
+            body = fn.child_by_field_name("body")
+        elif kind != "type_alias":
+            body = fn.child_by_field_name("body")
+        end = body.start_byte if body is not None else node.end_byte
+        text = self.s.source[node.start_byte:end].decode("utf-8", "replace")
+        return _fold(text, SIGNATURE_LIMIT).rstrip(";").rstrip()
+
+    def params_of(self) -> dict[int, list[tuple[Node, dict[str, list[Node]], bool]]]:
+        grouped: dict[int, list[tuple[Node, dict[str, list[Node]], bool]]] = defaultdict(list)
+        for role, body in (("param.body", True), ("param.signature", False)):
+            for m in self.matches(role):
+                grouped[m["function"][0].id].append((m["param"][0], m, body))
+        return grouped
+
+    def make_param(self, pnode: Node, m: dict[str, list[Node]]) -> Param:
+        name_node = m["name"][0]
+        name = self.text(name_node)
+        if name_node.type == "rest_pattern":
+            name = name.lstrip(".")
+        elif name_node.type != "identifier":
+            name = _fold(name, TEXT_LIMIT)
+        ptype = self.type_of(m["type"][0]) if "type" in m else None
+        optional = "optional" in m or "default" in m
+        return Param(name=name, type=ptype, is_property=pnode.id in self.property_param_ids, optional=optional)
+
+    # -- events and the sweep ------------------------------------------------------------------
+
+    def collect_events(self, candidates: list[_Candidate]) -> list[tuple[int, int, int, str, Any]]:
+        events: list[tuple[int, int, int, str, Any]] = []
+        value_ids = set()
+        for c in candidates:
+            events.append((c.start, -c.end, 0, "def", c))
+            if c.value is not None:
+                value_ids.add(c.value.id)
+        for m in self.matches("object"):
+            n = m["object"][0]
+            if n.named_child_count:
+                events.append((n.start_byte, -n.end_byte, 0, "object", n))
+        for m in self.matches("scope.function"):
+            n = m["function"][0]
+            if n.id not in value_ids:
+                events.append((n.start_byte, -n.end_byte, 0, "anon", n))
+        for role, kind in (("call", "call"), ("call.new", "new"), ("dynamic_import", "dynamic_import"),
+                           ("binding", "binding"), ("binding.destructure", "destructure"),
+                           ("return.new", "return_new")):
+            settings = self.s.settings_by_role.get(role, [])
+            for i, m in enumerate(self.matches(role)):
+                n = m["call"][0] if "call" in m else m["binding"][0] if "binding" in m else m["return"][0]
+                events.append((n.start_byte, -n.end_byte, 1, kind, (m, settings[i] if i < len(settings) else {})))
+        self.params = self.params_of()
+        for plist in self.params.values():
+            for pnode, m, body in plist:
+                if body:
+                    events.append((pnode.start_byte, -pnode.end_byte, 1, "param", (m, {})))
+        events.sort(key=lambda e: (e[0], e[1], e[2]))
+        return events
+
+    def sweep(self, events: list[tuple[int, int, int, str, Any]]) -> None:
+        stack: list[_Frame] = [_Frame(end=1 << 62, kind="module", prefix="", scope=None, nested=0)]
+        handlers = {"call": self.on_call, "new": self.on_call, "dynamic_import": self.on_dynamic_import,
+                    "binding": self.on_binding, "destructure": self.on_destructure, "param": self.on_param,
+                    "return_new": self.on_return_new}
+        for start, neg_end, _prio, kind, payload in events:
+            while stack[-1].end <= start:
+                stack.pop()
+            top = stack[-1]
+            try:
+                if kind == "def":
+                    stack.append(self.on_def(payload, top))
+                elif kind == "object":
+                    stack.append(self.on_object(payload, top))
+                elif kind == "anon":
+                    stack.append(_Frame(end=-neg_end, kind="anon", prefix=top.prefix, scope=top.scope,
+                                        nested=top.nested + 1, fn_node=payload, fn_def=None, object_id=top.object_id))
+                else:
+                    handlers[kind](payload[0], payload[1], top)
+            except Exception:  # noqa: BLE001 - one construct must not lose the file
+                log.debug("extract: %s at byte %d failed", kind, start, exc_info=True)
+                self.s.errors += 1
+
+    def on_def(self, cand: _Candidate, top: _Frame) -> _Frame:
+        d = self.make_definition(cand, top.prefix, top.scope)
+        if cand.object_node is not None:
+            d.object_id = self.object_id(cand.object_node)
+        fn = cand.value if cand.value is not None else cand.node
+        plist = self.params.get(fn.id, [])
+        for pnode, m, _body in plist:
+            p = self.guard(self.make_param, pnode, m)
+            if p is None:
+                continue
+            d.params.append(p)
+            if p.is_property and d.kind == "constructor" and d.parent is not None:
+                self.facts.fields.append(Field(owner=d.parent, name=p.name, line=self.line(pnode), type=p.type,
+                                               from_parameter=True))
+        if cand.kind in ("class", "interface", "type_alias", "enum"):
+            return _Frame(end=cand.end, kind="def", prefix=d.qualname, scope=d.qualname, nested=0,
+                          fn_node=None, fn_def=None)
+        return _Frame(end=cand.end, kind="def", prefix=d.qualname, scope=d.qualname, nested=0,
+                      fn_node=fn, fn_def=d)
+
+    def object_id(self, node: Node) -> str:
+        return f"L{node.start_point[0] + 1}C{node.start_point[1] + 1}"
+
+    def on_object(self, node: Node, top: _Frame) -> _Frame:
+        oid = self.object_id(node)
+        holder, htype = self.holders.get(node.id, ("other", None))
+        prefix = top.prefix
+        if node.id in self.property_holders and top.kind == "object":
+            key, ptype = self.property_holders[node.id]
+            holder, htype = f"property:{top.object_id}.{key}", ptype
+            prefix = f"{prefix}.{key}" if prefix else key
+        elif holder.startswith("variable:"):
+            name = holder[len("variable:"):]
+            prefix = f"{prefix}.{name}" if prefix else name
+        elif holder == "field":
+            owner_node, fname = self._field_holder_nodes.get(node.id, (None, ""))
+            owner = self.class_owner.get(owner_node.id) if owner_node is not None else None
+            holder = f"field:{owner.qualname if owner else '?'}.{fname}"
+            prefix = f"{prefix}.{fname}" if prefix else fname
+        elif holder == "return" and htype is None:
+            htype = self.return_type_of(top)
+        obj = ObjectLiteral(object_id=oid, scope=top.scope, line=self.line(node), end_line=node.end_point[0] + 1,
+                            holder=holder, holder_type=htype)
+        for child in node.named_children:
+            try:
+                prop = self.make_property(child, oid)
+            except Exception:  # noqa: BLE001
+                self.s.errors += 1
+                continue
+            if prop is not None:
+                obj.properties.append(prop)
+        self.facts.objects.append(obj)
+        return _Frame(end=node.end_byte, kind="object", prefix=prefix, scope=top.scope, nested=top.nested,
+                      fn_node=top.fn_node, fn_def=top.fn_def, object_id=oid)
+
+    def return_type_of(self, top: _Frame) -> str | None:
+        if top.fn_def is not None and top.fn_node is not None:
+            return top.fn_def.return_type
+        if top.fn_node is not None:
+            rt = top.fn_node.child_by_field_name("return_type")
+            return _type_text(self.text(rt)) if rt is not None else None
+        return None
+
+    def make_property(self, child: Node, oid: str) -> ObjectProperty | None:
+        t = child.type
+        if t == "pair":
+            key_node = child.child_by_field_name("key")
+            value = child.child_by_field_name("value")
+            key = self.key_text(key_node) if key_node is not None else "?"
+            prop = ObjectProperty(key=key, line=self.line(child), value_kind="other")
+            if value is not None:
+                self.classify_value(prop, value)
+        elif t == "method_definition":
+            name = child.child_by_field_name("name")
+            prop = ObjectProperty(key=self.key_text(name) if name is not None else "?", line=self.line(child),
+                                  value_kind="function")
+            self.pending_values.append((prop, child.id))
+        elif t == "shorthand_property_identifier":
+            name = self.text(child)
+            prop = ObjectProperty(key=name, line=self.line(child), value_kind="identifier", value_text=name)
+        elif t == "spread_element":
+            inner = child.named_children[0] if child.named_child_count else child
+            prop = ObjectProperty(key="...", line=self.line(child), value_kind="spread")
+            if inner.type in ("identifier", "member_expression", "this"):
+                prop.value_text = ".".join(self.chain(inner)[0])
+            else:
+                prop.value_text = _fold(self.text(inner), TEXT_LIMIT)
+        else:
+            return None
+        if self.track_args:
+            self.prop_by_node[child.id] = prop
+        return prop
+
+    def classify_value(self, prop: ObjectProperty, value: Node) -> None:
+        inner = _unwrap(value) if value.type not in FUNCTION_TYPES else value
+        t = inner.type
+        if t in FUNCTION_TYPES:
+            prop.value_kind = "function"
+            self.pending_values.append((prop, inner.id))
+        elif t == "identifier":
+            prop.value_kind, prop.value_text = "identifier", self.text(inner)
+        elif t in ("member_expression", "subscript_expression", "this"):
+            prop.value_kind, prop.value_text = "member", ".".join(self.chain(inner)[0])
+        elif t == "call_expression":
+            fn = inner.child_by_field_name("function")
+            prop.value_kind = "call"
+            prop.value_text = _fold(self.text(fn), TEXT_LIMIT) if fn is not None else ""
+        elif t == "new_expression":
+            ctor = inner.child_by_field_name("constructor")
+            prop.value_kind, prop.value_text = "new", (_fold(self.text(ctor)) if ctor is not None else "")
+        elif t == "string" or (t == "template_string" and not _has_substitution(inner)):
+            prop.value_kind, prop.value_text = "string", _unquote(self.text(inner))
+        elif t == "object":
+            prop.value_kind = "object"
+            if inner.named_child_count:
+                prop.value_object_id = self.object_id(inner)
+        else:
+            prop.value_text = _fold(self.text(inner), TEXT_LIMIT)
+
+    def on_call(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
+        node = m["call"][0]
+        callee_node = m["callee"][0]
+        ct = callee_node.type
+        if ct == "import":
+            return
+        kind = "new" if node.type == "new_expression" else "call"
+        if ct == "super" and kind == "call":
+            kind = "super"
+        raw = self.text(callee_node)
+        chain, optional = self.chain(callee_node, raw)
+        row, col = node.start_point
+        call = Call(scope=top.scope, callee=chain, line=row + 1, column=col + 1, kind=kind,
+                    optional=optional or node.id in self.optional_call_ids, nested=top.nested,
+                    text=_fold(raw, TEXT_LIMIT))
+        args = m.get("args", [None])[0]
+        if args is not None and args.type == "arguments":
+            index = 0
+            for a in args.named_children:
+                if a.type == "comment":
+                    continue
+                try:
+                    call.args.append(self.make_arg(a, call.text, index))
+                except Exception:  # noqa: BLE001
+                    self.s.errors += 1
+                index += 1
+        self.facts.calls.append(call)
+
+    def make_arg(self, node: Node, callee_text: str, index: int) -> Arg:
+        t = node.type
+        if t == "identifier":
+            arg = Arg(kind="identifier", text=self.text(node))
+            if self.track_args:
+                self.arg_by_node[node.id] = arg
+            return arg
+        inner = _unwrap(node) if t in WRAPPERS else node
+        t = inner.type
+        if t == "string" or (t == "template_string" and not _has_substitution(inner)):
+            arg = Arg(kind="string", text=_unquote(self.text(inner)))
+        elif t in ("identifier", "this"):
+            arg = Arg(kind="identifier", text=self.text(inner))
+        elif t in ("member_expression", "subscript_expression"):
+            arg = Arg(kind="member", text=".".join(self.chain(inner)[0]))
+        elif t in FUNCTION_TYPES:
+            arg = Arg(kind="function", text=_fold(self.text(inner), TEXT_LIMIT))
+        elif t == "call_expression":
+            fn = inner.child_by_field_name("function")
+            arg = Arg(kind="call", text=_fold(self.text(fn), TEXT_LIMIT) if fn is not None else "")
+        elif t == "object" and inner.named_child_count:
+            arg = Arg(kind="object", text=_fold(self.text(inner), TEXT_LIMIT), object_id=self.object_id(inner))
+            htype = None
+            if node.type in ("satisfies_expression", "as_expression"):
+                named = [c for c in node.named_children if c.type != "comment"]
+                htype = _fold(self.text(named[-1])) if len(named) >= 2 else None
+            self.holders[inner.id] = (f"argument:{callee_text}:{index}", htype)
+        elif t == "number":
+            arg = Arg(kind="number", text=self.text(inner))
+        else:
+            arg = Arg(kind="other", text=_fold(self.text(node), TEXT_LIMIT))
+        if self.track_args:
+            self.arg_by_node[node.id] = arg
+        return arg
+
+    def on_return_new(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
+        if top.fn_def is None or top.nested:
+            return  # returned from a closure, not from the named function
+        cls = _fold(self.text(m["class"][0]))
+        if cls not in top.fn_def.returns_new:
+            top.fn_def.returns_new.append(cls)
+
+    def on_dynamic_import(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
+        src = m["source"][0]
+        if src.type == "template_string" and _has_substitution(src):
+            return
+        node = m["call"][0]
+        self.facts.dynamic_imports.append(DynamicImport(specifier=_unquote(self.text(src)), scope=top.scope,
+                                                        line=self.line(node), nested=top.nested))
+        self._dyn_nodes.append((node, _unquote(self.text(src))))
+
+    def on_binding(self, m: dict[str, list[Node]], settings: dict, top: _Frame) -> None:
+        value = m.get("value", [None])[0]
+        if value is not None:
+            vt = value.type
+            if vt in FUNCTION_TYPES or vt in CLASS_TYPES:
+                return  # a definition
+            if vt == "call_expression" and self._is_require(value):
+                return  # an import
+        kind = settings.get("kind") or (self.text(m["kind"][0]) if "kind" in m else "const")
+        as_type, new_class, init_callee, init_chain = self.value_info(value)
+        btype = self.type_of(m["type"][0]) if "type" in m else as_type
+        name_node = m["name"][0]
+        exported = m["binding"][0].id in self.exported_ids
+        if btype is None and new_class is None and init_callee is None and init_chain is None and not exported:
+            return  # nothing to infer from (bindings exist to type receivers)
+        self.facts.bindings.append(Binding(scope=top.scope, name=self.text(name_node), line=self.line(name_node),
+                                           type=btype, new_class=new_class, init_callee=init_callee,
+                                           init_chain=init_chain, kind=kind, exported=exported))
+
+    def _is_require(self, value: Node) -> bool:
+        fn = value.child_by_field_name("function")
+        return fn is not None and fn.type == "identifier" and self.text(fn) == "require"
+
+    def on_destructure(self, m: dict[str, list[Node]], settings: dict, top: _Frame) -> None:
+        value = m["value"][0]
+        if value.type == "call_expression" and self._is_require(value):
+            return
+        kind = settings.get("kind") or (self.text(m["kind"][0]) if "kind" in m else "const")
+        _as, new_class, init_callee, init_chain = self.value_info(value)
+        for name, key, node in self.pattern_names(m["pattern"][0]):
+            self.facts.bindings.append(Binding(scope=top.scope, name=name, line=self.line(node), new_class=new_class,
+                                               init_callee=init_callee, init_chain=init_chain,
+                                               destructure_key=key, kind=kind,
+                                               exported=m["binding"][0].id in self.exported_ids))
+
+    def pattern_names(self, pattern: Node) -> list[tuple[str, str, Node]]:
+        """`{ a, b: c, d = 1 }` → [(a, a), (c, b), (d, d)] as (local name, key, node)."""
+        out: list[tuple[str, str, Node]] = []
+        for c in pattern.named_children:
+            t = c.type
+            if t == "shorthand_property_identifier_pattern":
+                out.append((self.text(c), self.text(c), c))
+            elif t == "object_assignment_pattern":
+                left = c.child_by_field_name("left")
+                if left is not None and left.type == "shorthand_property_identifier_pattern":
+                    out.append((self.text(left), self.text(left), c))
+            elif t == "pair_pattern":
+                key = c.child_by_field_name("key")
+                val = c.child_by_field_name("value")
+                if val is not None and val.type == "assignment_pattern":
+                    val = val.child_by_field_name("left")
+                if key is not None and val is not None and val.type == "identifier":
+                    out.append((self.text(val), self.key_text(key), c))
+        return out
+
+    def on_param(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
+        name_node = m["name"][0]
+        if name_node.type == "rest_pattern":
+            inner = name_node.named_children[0] if name_node.named_child_count else None
+            if inner is None or inner.type != "identifier":
+                return
+            name_node = inner
+        if name_node.type != "identifier" or "type" not in m:
+            return  # untyped parameters tell resolution nothing
+        ptype = self.type_of(m["type"][0])
+        self.facts.bindings.append(Binding(scope=top.scope, name=self.text(name_node), line=self.line(name_node),
+                                           type=ptype, kind="param"))
+
+    # -- after the sweep -----------------------------------------------------------------------
+
+    def finish_definitions(self) -> None:
+        self.facts.definitions = [d for d in self.facts.definitions if d.qualname]
+        for d in self.facts.definitions:
+            if "signature-only" in d.modifiers:
+                d.modifiers.remove("signature-only")
+        self.bodies = [b for b in self.bodies if b[0].qualname]
+
+    def collect_heritage(self) -> None:
+        for role in ("heritage.extends", "heritage.implements", "heritage.interface_extends"):
+            for m in self.matches(role):
+                owner = self.class_owner.get(m["owner"][0].id)
+                if owner is None:
+                    continue
+                if role == "heritage.implements":
+                    owner.implements.append(_fold(self.text(m["implements"][0])))
+                    continue
+                node = m["extends"][0]
+                text = self.text(node)
+                if node.type == "extends_clause":
+                    text = text.strip()
+                    text = text[len("extends"):] if text.startswith("extends") else text
+                owner.extends.append(_fold(text))
+
+    def collect_fields(self) -> None:
+        for m in self.matches("field.class"):
+            self.guard(self._field, m, False)
+        for m in self.matches("field.signature"):
+            self.guard(self._field, m, False)
+        for m in self.matches("field.method_signature"):
+            self.guard(self._field, m, True)
+        self.facts.fields.sort(key=lambda f: (f.line, f.owner, f.name))
+
+    def _field(self, m: dict[str, list[Node]], method_signature: bool) -> None:
+        owner = self.class_owner.get(m["owner"][0].id)
+        if owner is None:
+            return
+        node = m["field"][0]
+        value = m.get("value", [None])[0]
+        _as, new_class, init_callee, _chain = self.value_info(value)
+        self.facts.fields.append(Field(owner=owner.qualname, name=self.key_text(m["name"][0]), line=self.line(node),
+                                       type=self.type_of(m["type"][0]) if "type" in m else None,
+                                       new_class=new_class, init_callee=init_callee,
+                                       is_static=node.id in self.static_field_ids,
+                                       is_method_signature=method_signature))
+
+    def collect_imports(self) -> None:
+        type_only_stmts = {m["import"][0].id for m in self.matches("import.type_only")}
+        type_only_specs = {m["specifier"][0].id for m in self.matches("import.specifier_type_only")}
+        named_stmts: set[int] = set()
+        out = self.facts.imports
+        for role in ("import.default", "import.namespace", "import.named", "import.destructure"):
+            for m in self.matches(role):
+                stmt = m["import"][0]
+                named_stmts.add(stmt.id)
+                spec = _unquote(self.text(m["source"][0]))
+                line = self.line(stmt)
+                type_only = stmt.id in type_only_stmts
+                if role == "import.default":
+                    out.append(Import(spec, "default", self.text(m["local"][0]), line, type_only))
+                elif role == "import.namespace":
+                    out.append(Import(spec, "*", self.text(m["local"][0]), line, type_only))
+                elif role == "import.named":
+                    name = _unquote(self.text(m["name"][0]))
+                    local = self.text(m["alias"][0]) if "alias" in m else name
+                    ts = type_only or m["specifier"][0].id in type_only_specs
+                    out.append(Import(spec, name, local, self.line(m["specifier"][0]), ts))
+                else:
+                    for local, key, node in self.pattern_names(m["pattern"][0]):
+                        out.append(Import(spec, key, local, self.line(node)))
+        for m in self.matches("import.statement"):
+            stmt = m["import"][0]
+            if stmt.id not in named_stmts:
+                out.append(Import(_unquote(self.text(m["source"][0])), "", "", self.line(stmt),
+                                  stmt.id in type_only_stmts))
+        out.sort(key=lambda i: i.line)
+
+    def collect_exports(self) -> None:
+        type_only_stmts = {m["export"][0].id for m in self.matches("export.type_only")}
+        type_only_specs = {m["specifier"][0].id for m in self.matches("export.specifier_type_only")}
+        out = self.facts.exports
+        for m in self.matches("export.star"):
+            stmt = m["export"][0]
+            out.append(Export("*", self.line(stmt), None, _unquote(self.text(m["source"][0])),
+                              stmt.id in type_only_stmts))
+        for m in self.matches("export.namespace"):
+            stmt = m["export"][0]
+            out.append(Export(_unquote(self.text(m["name"][0])), self.line(stmt), "*",
+                              _unquote(self.text(m["source"][0])), stmt.id in type_only_stmts))
+        for m in self.matches("export.named"):
+            stmt = m["export"][0]
+            spec_node = m["specifier"][0]
+            name = _unquote(self.text(m["name"][0]))
+            exported = _unquote(self.text(m["alias"][0])) if "alias" in m else name
+            source = _unquote(self.text(m["source"][0])) if "source" in m else None
+            out.append(Export(exported, self.line(spec_node), name, source,
+                              stmt.id in type_only_stmts or spec_node.id in type_only_specs))
+        for m in self.matches("export.declaration"):
+            stmt = m["export"][0]
+            is_default = stmt.id in self.default_ids
+            for name in self.declared_names(m["declaration"][0]):
+                out.append(Export("default" if is_default else name, self.line(stmt), name, None))
+        for m in self.matches("export.default"):
+            stmt = m["export"][0]
+            value = m["value"][0]
+            if value.type == "identifier":
+                local: str | None = self.text(value)
+            elif value.type in FUNCTION_TYPES or value.type in CLASS_TYPES:
+                d = self.fn_def.get(value.id)
+                local = d.qualname if d is not None else None
+            else:
+                local = None
+            out.append(Export("default", self.line(stmt), local, None))
+        for m in self.matches("export.assign"):
+            value = m["value"][0]
+            local = self.text(value) if value.type == "identifier" else None
+            out.append(Export("default", self.line(m["export"][0]), local, None))
+        out.sort(key=lambda e: e.line)
+
+    def declared_names(self, decl: Node) -> list[str]:
+        if decl.type == "ambient_declaration":
+            names: list[str] = []
+            for c in decl.named_children:
+                names.extend(self.declared_names(c))
+            return names
+        if decl.type in ("lexical_declaration", "variable_declaration"):
+            out = []
+            for d in decl.named_children:
+                if d.type == "variable_declarator":
+                    name = d.child_by_field_name("name")
+                    if name is not None and name.type == "identifier":
+                        out.append(self.text(name))
+                    elif name is not None and name.type == "object_pattern":
+                        out.extend(n for n, _k, _node in self.pattern_names(name))
+            return out
+        name = decl.child_by_field_name("name")
+        if name is not None and name.type in ("identifier", "type_identifier", "nested_identifier"):
+            return [self.text(name)]
+        return []
+
+    def attach_dynamic_imports(self) -> None:
+        for node, spec in self._dyn_nodes:
+            child = node
+            parent = child.parent
+            while parent is not None:
+                if parent.type == "arguments":
+                    arg = self.arg_by_node.get(child.id)
+                    if arg is not None and spec not in arg.dynamic_imports:
+                        arg.dynamic_imports.append(spec)
+                elif parent.type == "pair":
+                    prop = self.prop_by_node.get(parent.id)
+                    if prop is not None and spec not in prop.dynamic_imports:
+                        prop.dynamic_imports.append(spec)
+                elif child.type == "method_definition":
+                    prop = self.prop_by_node.get(child.id)
+                    if prop is not None and spec not in prop.dynamic_imports:
+                        prop.dynamic_imports.append(spec)
+                child, parent = parent, parent.parent
+
+    def fill_property_values(self) -> None:
+        for prop, node_id in self.pending_values:
+            d = self.fn_def.get(node_id)
+            prop.value_def = d.qualname if d is not None else self.value_def.get(node_id)
+
+    def hash_bodies(self) -> None:
+        if not self.bodies:
+            return
+        hashes = body_hashes(self.s.source, [(s, e) for _d, s, e in self.bodies],
+                             [(n.start_byte, n.end_byte) for m in self.matches("token.comment") for n in m["comment"]],
+                             [(n.start_byte, n.end_byte) for m in self.matches("token.literal") for n in m["literal"]])
+        for (d, _s, _e), h in zip(self.bodies, hashes, strict=True):
+            d.body_hash = h
+
+
+def _has_substitution(node: Node) -> bool:
+    return any(c.type == "template_substitution" for c in node.named_children)
+
+
+# ----------------------------------------------------------------------------------------------
+# body hash
+
+
+def body_hashes(source: bytes, ranges: list[tuple[int, int]], comments: list[tuple[int, int]],
+                literals: list[tuple[int, int]]) -> list[str]:
+    """Hashes of byte ranges that ignore comments and whitespace between tokens but not inside literals.
+
+    Comments are blanked; whitespace inside literals is swapped for non-whitespace placeholders so it
+    survives; everything else has whitespace folded and dropped wherever it does not separate two word
+    characters (so `f(a,b)` and `f( a, b )` agree). The text is cut only at range boundaries; pieces
+    are normalised once, shared by nested ranges, and skipped outside every range.
+    """
+    buf = bytearray(source)
+    for s, e in comments:
+        buf[s:e] = b" " * (e - s)
+    for s, e in literals:
+        piece = buf[s:e]
+        if _HAS_WS.search(piece):
+            buf[s:e] = piece.translate(_PROTECT)
+    depth_change: dict[int, int] = defaultdict(int)
+    for s, e in ranges:
+        depth_change[s] += 1
+        depth_change[e] -= 1
+    cuts = sorted(depth_change)
+    pieces: list[bytes] = []
+    index: dict[int, int] = {}
+    depth = 0
+    for i in range(len(cuts) - 1):
+        a = cuts[i]
+        depth += depth_change[a]
+        index[a] = len(pieces)
+        pieces.append(_GLUE.sub(b"", b" ".join(buf[a:cuts[i + 1]].split())) if depth > 0 else b"")
+    index[cuts[-1]] = len(pieces)
+    out = []
+    for s, e in ranges:
+        i, j = index[s], index[e]
+        joined = pieces[i] if j == i + 1 else b" ".join(p for p in pieces[i:j] if p)
+        out.append(hashlib.sha1(joined).hexdigest()[:16])
+    return out

@@ -1,0 +1,36 @@
+; Executable facts in JavaScript; same roles as code.ts.scm (no type syntax).
+
+((call_expression function: (import) arguments: (arguments . [(string) (template_string)] @source)) @call
+ (#set! role "dynamic_import"))
+((call_expression function: (_) @callee arguments: (_) @args) @call (#set! role "call"))
+((call_expression optional_chain: (optional_chain)) @call (#set! role "call.optional"))
+((new_expression constructor: (_) @callee arguments: (_)? @args) @call (#set! role "call.new"))
+
+((return_statement (new_expression constructor: (_) @class)) @return (#set! role "return.new"))
+((arrow_function body: (new_expression constructor: (_) @class) @return) (#set! role "return.new"))
+
+([(arrow_function) (function_expression) (generator_function)] @function (#set! role "scope.function"))
+
+((lexical_declaration kind: _ @kind (variable_declarator name: (identifier) @name value: (_)? @value) @binding)
+ (#set! role "binding"))
+((variable_declaration (variable_declarator name: (identifier) @name value: (_)? @value) @binding)
+ (#set! role "binding") (#set! kind "var"))
+((lexical_declaration kind: _ @kind (variable_declarator name: (object_pattern) @pattern value: (_) @value) @binding)
+ (#set! role "binding.destructure"))
+((variable_declaration (variable_declarator name: (object_pattern) @pattern value: (_) @value) @binding)
+ (#set! role "binding.destructure") (#set! kind "var"))
+((for_in_statement left: (identifier) @name operator: "of" right: (_) @value) @binding
+ (#set! role "binding") (#set! kind "for_of"))
+((catch_clause parameter: (identifier) @name) @binding (#set! role "binding") (#set! kind "catch"))
+
+((object) @object (#set! role "object"))
+((variable_declarator name: (identifier) @name value: [(object) @object (parenthesized_expression (object) @object)])
+ (#set! role "holder.variable"))
+((return_statement [(object) @object (parenthesized_expression (object) @object)]) (#set! role "holder.return"))
+((arrow_function body: (parenthesized_expression (object) @object)) (#set! role "holder.return"))
+((pair key: (_) @key value: [(object) @object (parenthesized_expression (object) @object)])
+ (#set! role "holder.property"))
+((_ body: (class_body (field_definition property: (_) @name value: (object) @object))) @owner
+ (#set! role "holder.field"))
+((assignment_expression left: (_) @target right: (object) @object) (#set! role "holder.assign"))
+((export_statement value: (object) @object) (#set! role "holder.export_default"))

@@ -1,0 +1,65 @@
+; Executable facts (not extracted from declaration files): calls, dynamic imports, anonymous
+; functions (for closure nesting), variable bindings and object literals with their holders.
+
+((call_expression function: (import) arguments: (arguments . [(string) (template_string)] @source)) @call
+ (#set! role "dynamic_import"))
+((call_expression function: (_) @callee arguments: (_) @args) @call (#set! role "call"))
+((call_expression "?.") @call (#set! role "call.optional"))
+((new_expression constructor: (_) @callee arguments: (_)? @args) @call (#set! role "call.new"))
+
+; `return new X(…)` / `() => new X(…)`: the class a function hands back
+((return_statement (new_expression constructor: (_) @class)) @return (#set! role "return.new"))
+((arrow_function body: (new_expression constructor: (_) @class) @return) (#set! role "return.new"))
+
+; anonymous functions: calls inside them belong to the enclosing named definition, one level deeper
+([(arrow_function) (function_expression) (generator_function)] @function (#set! role "scope.function"))
+
+; variables: `const x: T = new C()`, `let y = f()`, `const { a: b } = g()`
+((lexical_declaration kind: _ @kind
+   (variable_declarator name: (identifier) @name type: (type_annotation)? @type value: (_)? @value) @binding)
+ (#set! role "binding"))
+((variable_declaration
+   (variable_declarator name: (identifier) @name type: (type_annotation)? @type value: (_)? @value) @binding)
+ (#set! role "binding") (#set! kind "var"))
+((lexical_declaration kind: _ @kind
+   (variable_declarator name: (object_pattern) @pattern value: (_) @value) @binding)
+ (#set! role "binding.destructure"))
+((variable_declaration (variable_declarator name: (object_pattern) @pattern value: (_) @value) @binding)
+ (#set! role "binding.destructure") (#set! kind "var"))
+((for_in_statement left: (identifier) @name operator: "of" right: (_) @value) @binding
+ (#set! role "binding") (#set! kind "for_of"))
+((catch_clause parameter: (identifier) @name type: (type_annotation)? @type) @binding
+ (#set! role "binding") (#set! kind "catch"))
+
+; object literals and how they are held (arguments and nested properties are seen from the outside)
+((object) @object (#set! role "object"))
+((variable_declarator name: (identifier) @name type: (type_annotation)? @type
+   value: [(object) @object
+           (satisfies_expression (object) @object (_) @satisfies)
+           (as_expression (object) @object (_) @as)
+           (parenthesized_expression (object) @object)])
+ (#set! role "holder.variable"))
+((return_statement [(object) @object
+                    (satisfies_expression (object) @object (_) @satisfies)
+                    (as_expression (object) @object (_) @as)
+                    (parenthesized_expression (object) @object)])
+ (#set! role "holder.return"))
+((arrow_function body: (parenthesized_expression [(object) @object
+                                                  (satisfies_expression (object) @object (_) @satisfies)
+                                                  (as_expression (object) @object (_) @as)]))
+ (#set! role "holder.return"))
+((pair key: (_) @key value: [(object) @object (satisfies_expression (object) @object (_) @satisfies)
+                              (as_expression (object) @object (_) @as)
+                              (parenthesized_expression (object) @object)])
+ (#set! role "holder.property"))
+((_ body: (class_body (public_field_definition name: (_) @name
+    value: [(object) @object (satisfies_expression (object) @object (_) @satisfies)
+            (as_expression (object) @object (_) @as)]))) @owner
+ (#set! role "holder.field"))
+((assignment_expression left: (_) @target
+   right: [(object) @object (satisfies_expression (object) @object (_) @satisfies)
+           (as_expression (object) @object (_) @as)])
+ (#set! role "holder.assign"))
+((export_statement value: [(object) @object (satisfies_expression (object) @object (_) @satisfies)
+                           (as_expression (object) @object (_) @as)])
+ (#set! role "holder.export_default"))

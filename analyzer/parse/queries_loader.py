@@ -1,0 +1,46 @@
+"""Load the `.scm` query files that hold the language knowledge, combined into one query per grammar.
+
+Each aspect (definitions, members, modules, …) lives in its own file, `<aspect>.ts.scm` for
+TypeScript/TSX and `<aspect>.js.scm` for JavaScript, or `<aspect>.scm` when the node types are shared.
+They are concatenated into one `Query` so a file's tree is traversed once; every pattern names its
+purpose with `(#set! role "…")`, which the extractor dispatches on.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from tree_sitter import Query
+
+from analyzer.parse.languages import get_language
+
+QUERY_DIR = Path(__file__).resolve().parent / "queries"
+FULL_ASPECTS = ("definitions", "heritage", "members", "modules", "code", "tokens")
+DECLARATION_ASPECTS = ("definitions", "heritage", "members", "modules", "tokens")
+
+
+def dialect(language: str) -> str:
+    """`ts` for typescript/tsx (tsx shares the TypeScript queries), `js` for javascript."""
+    return "js" if language == "javascript" else "ts"
+
+
+def query_source(aspect: str, language: str) -> str:
+    specific = QUERY_DIR / f"{aspect}.{dialect(language)}.scm"
+    path = specific if specific.exists() else QUERY_DIR / f"{aspect}.scm"
+    return path.read_text(encoding="utf-8")
+
+
+@cache
+def combined_query(language: str, aspects: tuple[str, ...]) -> tuple[Query, tuple[str, ...], tuple[dict, ...]]:
+    """The query for these aspects, each pattern's role, and each pattern's other settings."""
+    source = "\n".join(query_source(a, language) for a in aspects)
+    query = Query(get_language(language), source)
+    settings = tuple(dict(query.pattern_settings(i)) for i in range(query.pattern_count))
+    roles = tuple(str(s.get("role", "")) for s in settings)
+    return query, roles, settings
+
+
+@cache
+def error_query(language: str) -> Query:
+    return Query(get_language(language), query_source("errors", language))
