@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +69,9 @@ def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool =
 
     `ctx` provides `lock`, `cache_dir` and `source_for` (a `CliContext`). `progress` is a rich Progress or
     None. `need_program` forces the per-file facts into memory (reports, usage replay)."""
-    from analyzer.index.build import EXTRACTOR_VERSION, index_repo
-    from analyzer.index.cache import IndexCache
+    from analyzer.index.build import index_repo
+    from analyzer.index.cache import FactsCache
+    from analyzer.parse.extract import EXTRACTOR_VERSION
     from analyzer.sources.workspace import open_repo
 
     lock: Lock = ctx.lock
@@ -90,24 +90,22 @@ def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool =
     inputs = []
     repos: dict[str, git.Repo] = {}
     index_stats: dict[str, Any] = {}
-    with IndexCache(cache_dir) as cache:
+    with FactsCache(cache_dir, warn=getattr(ctx, "warn", None)) as cache:
         for pin in pins:
             t = time.perf_counter()
             repo = open_repo(ctx, pin)
             repos[pin.name] = repo
             seconds[f"sources:{pin.name}"] = time.perf_counter() - t
-            t = time.perf_counter()
             task = progress.add_task(f"indexing {pin.name}", total=None) if progress is not None else None
-            ctxmgr = nullcontext()
-            with ctxmgr:
-                idx = index_repo(repo, pin.commit, repo_name=pin.name, cache=cache,
-                                 progress=_progress_callback(progress, task))
-            seconds[f"index:{pin.name}"] = time.perf_counter() - t
-            index_stats[pin.name] = idx.stats_dict() if hasattr(idx, "stats_dict") else {}
+            idx = index_repo(repo, pin.commit, repo_name=pin.name, cache=cache,
+                             progress=_progress_callback(progress, task))
+            seconds[f"index:{pin.name}"] = idx.stats.seconds
+            index_stats[pin.name] = asdict(idx.stats)
             configs = read_configs(repo, pin.commit)
             files = {f.path for f in idx.files}
             inputs.append(RepoInput(pin.name, pin.commit, list(idx.files),
                                     RepoModules(pin.name, files, configs, pin.aliases)))
+            idx.close()
     t = time.perf_counter()
     program = Program(inputs)
     g = build_graph(program, rules)

@@ -60,6 +60,10 @@ class CliContext:
         """Print machine-readable output on stdout (no colour, no wrapping)."""
         sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
+    def warn(self, message: str) -> None:
+        """A one-line warning on stderr (the run goes on)."""
+        self.err.print(f"warning: {message}", markup=False)
+
     @property
     def interactive(self) -> bool:
         """True when progress bars make sense (stderr is a terminal)."""

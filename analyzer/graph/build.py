@@ -30,6 +30,7 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
     symbols = SymbolResolver(program)
     types = Types(program, symbols, rules.identity_wrappers)
     calls = CallResolver(program, symbols, types)
+    calls.no_guess = rules.no_guess
     engine = DispatchEngine(program, symbols, types, calls, rules)
 
     g = nx.MultiDiGraph()
@@ -49,7 +50,7 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
     external_calls = 0
     edges: list[Edge] = []
     for mod in program.files:
-        result = calls.resolve_file(mod, engine.fallback)
+        result = calls.resolve_file(mod, engine.fallback, engine.claim)
         edges.extend(result.edges)
         unresolved.extend((u.source, u.line, u.call_text, u.reason) for u in result.unresolved)
         external_calls += result.external_calls

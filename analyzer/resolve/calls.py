@@ -17,6 +17,7 @@ from analyzer.resolve.receivers import NamedType, NamespaceType, TypeExpr, Types
 from analyzer.resolve.symbols import SymbolResolver
 
 ABSTRACT_OWNER_KINDS = ("interface", "type_alias")
+UNKNOWN_RECEIVER = "no static type for receiver"
 
 
 @dataclass
@@ -36,17 +37,24 @@ class CallResolver:
         self.symbols = symbols
         self.types = types
         self._method_names: dict[str, list[DefRef]] | None = None
+        self.no_guess: set[str] = set()  # builtin method names never guessed (rules: name_guess.skip_methods)
 
-    def resolve_file(self, mod: ModuleRef, rules_fallback=None) -> FileResult:  # type: ignore[no-untyped-def]
+    def resolve_file(self, mod: ModuleRef, rules_fallback=None, rules_first=None) -> FileResult:  # type: ignore[no-untyped-def]
+        """Edges for every call of a file. `rules_first` claims calls that a dispatch rule describes better
+        than types do (service injection); `rules_fallback` handles calls types could not bind."""
         out = FileResult()
         facts = self.p.files[mod]
         for call in facts.calls:
+            seam_edges = rules_first(mod, call) if rules_first is not None else []
+            if seam_edges:
+                out.edges.extend(seam_edges)
+                continue
             edges, why, external = self.resolve_call(mod, call)
             if not edges and rules_fallback is not None and why is not None:
                 edges = rules_fallback(mod, call)
                 if edges:
                     why = None
-            if not edges and why is not None and len(call.callee) > 1 and not external:
+            if not edges and why is not None and why.startswith(UNKNOWN_RECEIVER) and not external:
                 edges = self._name_guess(mod, call)
             out.edges.extend(edges)
             if external:
@@ -129,7 +137,8 @@ class CallResolver:
                     members = [m.definition for m in found if m.definition is not None]
                     owner = found[0].owner if found else sup.ref
                 for m in members:
-                    edges.append(self._edge(mod, call, DefRef(owner.repo, owner.path, m.qualname), "method",
+                    # `super(…)`/`super.m()` name exactly one definition: a static binding, like a direct call
+                    edges.append(self._edge(mod, call, DefRef(owner.repo, owner.path, m.qualname), "direct",
                                             sup.evidence))
         return edges
 
@@ -143,7 +152,7 @@ class CallResolver:
             if root is not None and root.external is not None and not _is_bound_locally(
                     self.p, mod, call.scope, chain[0], call.line):
                 return [], None, True
-            return [], f"receiver type of {'.'.join(chain)} unknown", False
+            return [], f"{UNKNOWN_RECEIVER} {'.'.join(chain)}", False
         edges: list[Edge] = []
         typed_known = False
         for recv in receivers:
@@ -216,6 +225,8 @@ class CallResolver:
                 if d.kind in ("method", "getter") and "abstract" not in d.modifiers:
                     index.setdefault(d.name, []).append(ref)
             self._method_names = index
+        if call.callee[-1] in self.no_guess:
+            return []
         candidates = self._method_names.get(call.callee[-1], [])
         if len(candidates) != 1:
             return []

@@ -455,11 +455,13 @@ class Types:
             index: dict[DefRef, list[tuple[ModuleRef, str, str]]] = defaultdict(list)
             for mod in self.p.files:
                 for obj in self.p.objects(mod):
-                    holder_type = obj.holder_type or self._wrapped_return_type(mod, obj.holder, obj.scope)
-                    if not holder_type:
+                    typed = (mod, obj.holder_type) if obj.holder_type else \
+                        self._wrapped_return_type(mod, obj.holder, obj.scope)
+                    if not typed:
                         continue
+                    type_mod, holder_type = typed
                     why = f"{mod.path}:{obj.line}: object literal ({obj.holder}) typed {holder_type}"
-                    for nt in self.resolve_text(mod, holder_type, why):
+                    for nt in self.resolve_text(type_mod, holder_type, why):
                         index[nt.ref].append((mod, obj.object_id, why))
             self._object_impls = index
         out = list(self._object_impls.get(ref, []))
@@ -467,15 +469,25 @@ class Types:
             out.extend(self._object_impls.get(sub, []))
         return out
 
-    def _wrapped_return_type(self, mod: ModuleRef, holder: str, scope: str | None) -> str | None:
-        """`return Object.freeze({…})`: the literal is the function's return value (rules: identity_wrappers)."""
-        if not holder.startswith("argument:") or scope is None:
+    def _wrapped_return_type(self, mod: ModuleRef, holder: str, scope: str | None) -> tuple[ModuleRef, str] | None:
+        """The type an object-literal argument gets from its call: `return Object.freeze({…})` returns the
+        literal itself (rules: identity_wrappers), so it has the function's return type; `f({…})` gives it
+        f's parameter annotation (contextual typing), wherever f is declared."""
+        if not holder.startswith("argument:") or holder.count(":") < 2:
             return None
-        _, callee, index = holder.rsplit(":", 2) if holder.count(":") >= 2 else (None, None, None)
-        if callee not in self.identity_wrappers or index != "0":
+        _, callee, index = holder.rsplit(":", 2)
+        if callee in self.identity_wrappers:
+            if index != "0" or scope is None:
+                return None
+            d = self.p.defs.get(DefRef(mod.repo, mod.path, scope))
+            return (mod, d.return_type) if d is not None and d.return_type else None
+        if not index.isdigit():
             return None
-        d = self.p.defs.get(DefRef(mod.repo, mod.path, scope))
-        return d.return_type if d is not None else None
+        for target in self.callee_targets(mod, scope, callee.split("."), 0):
+            d = self.p.defs.get(target)
+            if d is not None and int(index) < len(d.params) and d.params[int(index)].type:
+                return target.module, d.params[int(index)].type or ""
+        return None
 
 
 def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:

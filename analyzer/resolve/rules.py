@@ -23,7 +23,7 @@ from analyzer.resolve.program import DefRef, Program
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.symbols import SymbolResolver
 
-RULE_KINDS = {"service", "event", "lazy_loader", "callback_object", "table", "identity_wrappers"}
+RULE_KINDS = {"service", "event", "lazy_loader", "callback_object", "table", "identity_wrappers", "name_guess"}
 
 
 @dataclass
@@ -34,6 +34,7 @@ class RuleSet:
     callback_objects: list[dict] = field(default_factory=list)
     tables: list[dict] = field(default_factory=list)
     identity_wrappers: set[str] = field(default_factory=set)
+    no_guess: set[str] = field(default_factory=set)
     sources: list[str] = field(default_factory=list)  # rule files read, for provenance
     text_hash: str = ""
 
@@ -69,6 +70,8 @@ def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
                     raise AnalyzerError(f"{name}: a [[{kind}]] rule has no name; add name = \"…\"")
                 if kind == "identity_wrappers":
                     rs.identity_wrappers.update(entry.get("calls", []))
+                elif kind == "name_guess":
+                    rs.no_guess.update(entry.get("skip_methods", []))
                 else:
                     getattr(rs, {"service": "services", "event": "events", "lazy_loader": "lazy_loaders",
                                  "callback_object": "callback_objects", "table": "tables"}[kind]).append(entry)
@@ -119,17 +122,37 @@ class DispatchEngine:
                                                        f"{owner} as service {name!r}", rule["name"]))
         return found
 
+    def claim(self, mod: ModuleRef, call: Call) -> list[Edge]:
+        """Service calls (`….ctx.llm.m()`) are a dispatch seam even when a module augmentation types them:
+        the registration (`super(ctx, 'llm')`) is what binds the name at run time."""
+        return self._service_edges(mod, call, typed_only=True)
+
     def fallback(self, mod: ModuleRef, call: Call) -> list[Edge]:
-        """Edges for a call the type-based resolver could not bind (service injection)."""
+        """Edges for a call the type-based resolver could not bind (untyped service receivers)."""
+        return self._service_edges(mod, call, typed_only=False)
+
+    def _is_context(self, mod: ModuleRef, call: Call, rule: dict, typed_only: bool) -> tuple[bool, str | None]:
         chain = call.callee
-        if len(chain) < 3:
+        for recv in self.types.chain_types(mod, call.scope, chain[:-2], call.line):
+            names = _type_names(self.types, recv)
+            if set(names) & set(rule.get("context_types", [])):
+                return True, getattr(recv, "evidence", None) if isinstance(getattr(recv, "evidence", None), str) \
+                    else None
+        if not typed_only and chain[-3] in rule.get("context_names", []):
+            return True, None
+        return False, None
+
+    def _service_edges(self, mod: ModuleRef, call: Call, typed_only: bool) -> list[Edge]:
+        chain = call.callee
+        if len(chain) < 3 or call.kind != "call":
             return []
         service, method = chain[-2], chain[-1]
         infos = self.services.get(service, [])
         edges = []
         for info in infos:
             rule = next(r for r in self.rules.services if r["name"] == info.rule)
-            if chain[-3] not in rule.get("context_names", []):
+            is_ctx, _ = self._is_context(mod, call, rule, typed_only)
+            if not is_ctx:
                 continue
             for m in self.types.find_member(info.cls, method):
                 if m.definition is None:
@@ -300,6 +323,18 @@ class DispatchEngine:
                                                 possible=len(targets) > 1, seam=f"table:{mod.path}:{table_name}"))
                 self.matches[rule["name"]] += len(targets)
         return out
+
+
+def _type_names(types: Types, recv: object) -> list[str]:
+    """Bare names of a receiver's type (for context_types matching)."""
+    from analyzer.resolve.receivers import NamedType, TypeExpr
+    from analyzer.resolve.typetext import named_types
+
+    if isinstance(recv, TypeExpr):
+        return [n.split(".")[-1] for n in named_types(recv.text)]
+    if isinstance(recv, NamedType):
+        return [recv.ref.qualname.split(".")[-1]]
+    return []
 
 
 def _base_name(type_text: str) -> str:
