@@ -13,6 +13,7 @@ import networkx as nx
 from analyzer.errors import AnalyzerError
 
 CONTAINER_KINDS = ("class", "interface", "type_alias")
+MEMBER_KINDS = ("method", "getter", "setter", "object_method")
 _WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
@@ -57,10 +58,11 @@ def resolve_symbol(g: nx.MultiDiGraph, spec: str) -> list[SymbolMatch]:
     if spec.count(":") >= 2:
         candidates = [spec] if spec in g else []
     else:
-        candidates = [n for n, a in g.nodes(data=True)
-                      if a.get("kind") not in ("module", "unknown")
-                      and (a.get("qualname") == spec or (("." not in spec) and a.get("name") == spec
-                                                         and a.get("kind") in (*CONTAINER_KINDS, "function")))]
+        real = [(n, a) for n, a in g.nodes(data=True) if a.get("kind") not in ("module", "unknown")]
+        candidates = [n for n, a in real if a.get("qualname") == spec or (
+            "." not in spec and a.get("name") == spec and a.get("kind") in (*CONTAINER_KINDS, "function"))]
+        if not candidates and "." not in spec:  # a bare method name: every method so named (ambiguous)
+            candidates = [n for n, a in real if a.get("name") == spec and a.get("kind") in MEMBER_KINDS]
     if not candidates:
         raise AnalyzerError(f"unknown symbol {spec!r}; closest: {', '.join(suggest(g, spec)) or 'none'}")
     matches = []
