@@ -394,8 +394,9 @@ class _Extractor:
     def collect_candidates(self) -> list[_Candidate]:
         out: list[_Candidate] = []
         for role in ("def.function", "def.function_signature", "def.class", "def.interface", "def.type_alias",
-                     "def.enum", "def.method", "def.method_signature", "def.field_function", "def.var_function",
-                     "def.var_class", "def.property_function", "def.default_function", "def.default_class"):
+                     "def.enum", "def.method", "def.method_signature", "def.method_overload", "def.field_function",
+                     "def.var_function", "def.var_class", "def.property_function", "def.default_function",
+                     "def.default_class"):
             for m in self.matches(role):
                 cand = self.guard(self._candidate, role, m)
                 if cand is not None:
@@ -417,7 +418,7 @@ class _Extractor:
             "def.default_class": "class",
         }.get(role, "method")
         cand = _Candidate(role=role, node=node, name=name, kind=kind, value=value,
-                          is_signature=role == "def.function_signature")
+                          is_signature=role in ("def.function_signature", "def.method_overload"))
         if role == "def.method":
             parent = node.parent
             if parent is not None and parent.type == "object":
@@ -466,6 +467,8 @@ class _Extractor:
         if existing is None:
             self.qualnames[qual_base] = d
             self.seen_names[qual_base] = 1
+        elif "signature-only" in existing.modifiers and cand.is_signature:
+            d.qualname = ""  # a further overload signature: the first one stands for all of them
         elif "signature-only" in existing.modifiers and not cand.is_signature:
             # implementation after overload signatures: it takes the name, the signature is dropped
             existing.qualname = ""  # marked for removal

@@ -17,6 +17,8 @@
 ((method_definition name: (_) @name) @def (#set! role "def.method"))
 ((abstract_method_signature name: (_) @name) @def (#set! role "def.method"))
 ((interface_body (method_signature name: (_) @name) @def) (#set! role "def.method_signature"))
+; class-body signatures: overloads (yield to the implementation) and `declare class` members
+((class_body (method_signature name: (_) @name) @def) (#set! role "def.method_overload"))
 ((type_alias_declaration value: (object_type (method_signature name: (_) @name) @def)) (#set! role "def.method_signature"))
 ; a class field holding a function behaves like a method (`handler = () => {…}`)
 ((public_field_definition name: (_) @name

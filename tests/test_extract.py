@@ -1,0 +1,386 @@
+"""Extraction records for small TS/JS shapes (analyzer.parse.extract → analyzer.index.model)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from analyzer.index.model import Arg, Binding, Call, DynamicImport, Export, Field, FileFacts, Import, Param
+from analyzer.parse.extract import extract_facts
+
+
+def facts(src: str, path: str = "src/mod.ts") -> FileFacts:
+    f = extract_facts(textwrap.dedent(src).lstrip("\n").encode(), path)
+    assert f.extract_errors == 0
+    return f
+
+
+def defs(f: FileFacts) -> dict:
+    return {d.qualname: d for d in f.definitions}
+
+
+def calls(f: FileFacts, scope: str | None) -> list[Call]:
+    return [c for c in f.calls if c.scope == scope]
+
+
+AGENT = """
+import type { Session } from './session.js';
+
+export interface Runner { run(input: string): Promise<void>; }
+
+export abstract class Base<T> implements Runner {
+  abstract run(input: string): Promise<void>;
+  protected log(msg: string) { console.log(msg); }
+}
+
+export class Agent extends Base<string> implements Runner, Disposable {
+  static instances = 0;
+  private prompt: SystemPrompt = new SystemPrompt();
+  private models = createModels();
+  handler = (e: Event) => this.onEvent(e);
+
+  constructor(private readonly session: Session, public ctx?: Context) {
+    super(ctx, 'llm');
+  }
+
+  get name(): string { return this.session.id; }
+  set name(v: string) { this.session.rename(v); }
+
+  async run(input: string): Promise<void> {
+    const text = this.prompt.project(input);
+    const call: Prepared = await this.ctx?.llm.prepare(text);
+    await call?.stream(text);
+    this.log('done');
+    (async () => {
+      await this.models.flush();
+      items.forEach((it) => { it.close(); });
+    })();
+    const loader = () => import('./lazy.js');
+  }
+
+  static create(): Agent { return new Agent(sessionFor('x')); }
+}
+"""
+
+
+def test_classes_heritage_and_members() -> None:
+    d = defs(facts(AGENT))
+    assert d["Runner"].kind == "interface" and d["Runner"].exported
+    assert d["Runner.run"].kind == "method" and d["Runner.run"].return_type == "Promise<void>"
+    base = d["Base"]
+    assert (base.kind, base.modifiers, base.implements, base.extends) == ("class", ["abstract"], ["Runner"], [])
+    assert d["Base.run"].modifiers == ["abstract"] and d["Base.run"].parent == "Base"
+    assert d["Base.log"].modifiers == ["protected"]
+    agent = d["Agent"]
+    assert agent.extends == ["Base<string>"] and agent.implements == ["Runner", "Disposable"]
+    assert (agent.line, agent.end_line) == (10, 36)
+    assert agent.signature == "class Agent extends Base<string> implements Runner, Disposable"
+    assert d["Agent.constructor"].kind == "constructor"
+    assert d["Agent.constructor"].params == [
+        Param("session", "Session", True, False), Param("ctx", "Context", True, True)
+    ]
+    assert (d["Agent.name"].kind, d["Agent.name#2"].kind) == ("getter", "setter")
+    assert d["Agent.run"].modifiers == ["async"] and d["Agent.run"].params == [Param("input", "string")]
+    assert d["Agent.create"].modifiers == ["static"]
+    assert d["Agent.create"].returns_new == ["Agent"]
+    assert d["Agent.handler"].kind == "method" and d["Agent.handler"].params == [Param("e", "Event")]
+    assert d["Agent.run.loader"].kind == "function" and d["Agent.run.loader"].parent == "Agent.run"
+
+
+def test_fields_and_parameter_properties() -> None:
+    fields = {(x.owner, x.name): x for x in facts(AGENT).fields}
+    assert fields[("Agent", "instances")] == Field("Agent", "instances", 11, is_static=True)
+    assert fields[("Agent", "prompt")] == Field("Agent", "prompt", 12, type="SystemPrompt", new_class="SystemPrompt")
+    assert fields[("Agent", "models")] == Field("Agent", "models", 13, init_callee=["createModels"])
+    assert fields[("Agent", "session")] == Field("Agent", "session", 16, type="Session", from_parameter=True)
+    assert fields[("Agent", "ctx")] == Field("Agent", "ctx", 16, type="Context", from_parameter=True)
+    assert fields[("Runner", "run")].is_method_signature
+
+
+def test_call_shapes_scopes_and_nesting() -> None:
+    f = facts(AGENT)
+    ctor = calls(f, "Agent.constructor")
+    assert [(c.callee, c.kind, c.args) for c in ctor] == [
+        (["super"], "super", [Arg("identifier", "ctx"), Arg("string", "llm")])
+    ]
+    run = [(c.callee, c.optional, c.nested, c.kind) for c in calls(f, "Agent.run")]
+    assert run == [
+        (["this", "prompt", "project"], False, 0, "call"),
+        (["this", "ctx", "llm", "prepare"], True, 0, "call"),
+        (["call", "stream"], True, 0, "call"),
+        (["this", "log"], False, 0, "call"),
+        (["<expr>"], False, 0, "call"),  # the async IIFE itself
+        (["this", "models", "flush"], False, 1, "call"),
+        (["items", "forEach"], False, 1, "call"),
+        (["it", "close"], False, 2, "call"),
+    ]
+    assert calls(f, "Agent")[0].callee == ["SystemPrompt"] and calls(f, "Agent")[0].kind == "new"
+    assert [c.callee for c in calls(f, "Agent.handler")] == [["this", "onEvent"]]
+    create = calls(f, "Agent.create")
+    assert [(c.callee, c.kind) for c in create] == [(["Agent"], "new"), (["sessionFor"], "call")]
+    assert create[0].args == [Arg("call", "sessionFor")] and create[1].args == [Arg("string", "x")]
+    assert f.dynamic_imports == [DynamicImport("./lazy.js", "Agent.run.loader", 32, 0)]
+
+
+def test_bindings_typed_and_inferred() -> None:
+    f = facts(AGENT)
+    run = {b.name: b for b in f.bindings if b.scope == "Agent.run"}
+    assert run["input"] == Binding("Agent.run", "input", 23, type="string", kind="param")
+    assert run["text"] == Binding("Agent.run", "text", 24, init_callee=["this", "prompt", "project"])
+    assert run["call"].type == "Prepared" and run["call"].init_callee == ["this", "ctx", "llm", "prepare"]
+
+
+def test_more_call_shapes() -> None:
+    f = facts("""
+        a?.b(); f?.(); this.f.m(); new ns.D(); a[k](); createModels().stream(); super.m();
+        """)
+    got = [(c.callee, c.kind, c.optional) for c in f.calls]
+    assert got == [
+        (["a", "b"], "call", True),
+        (["f"], "call", True),
+        (["this", "f", "m"], "call", False),
+        (["ns", "D"], "new", False),
+        (["a", "[]"], "call", False),
+        (["createModels()", "stream"], "call", False),
+        (["createModels"], "call", False),
+        (["super", "m"], "call", False),
+    ]
+
+
+RUNTIME = """
+export * from './types.js';
+export * as helpers from './helpers.js';
+export { a as b, c } from './re.js';
+export type { T } from './t.js';
+export { local as renamed };
+export default createRuntime;
+
+declare module 'cordis' {
+  interface Context { llm: LlmRuntime }
+}
+
+type Options = { model: string; stream(req: Req): AsyncIterable<Chunk> };
+
+export const providers = {
+  openai: lazyApi(() => import('./openai.js')),
+  anthropic: streamAnthropic,
+  nested: { deep: () => 1 },
+};
+
+export class LlmRuntime {
+  prepare(req: Req): PreparedLlmCall {
+    return {
+      model: req.model,
+      stream: async function* () { yield* adapter.stream(req); },
+    };
+  }
+}
+
+export function makeCall(): PreparedLlmCall {
+  const call: PreparedLlmCall = { stream: (r) => send(r) };
+  return call;
+}
+
+const checked = { run() { go(); } } satisfies Runner;
+register('agent/request', { handle: onRequest, order: 1 });
+const { models: m, other } = createModels();
+for (const adapter of this.adapters) adapter.init?.();
+const arrow = async (x: number): Promise<Thing> => new Thing(x);
+const fnExpr = function named() { return helper(); };
+"""
+
+
+def test_exports_every_form() -> None:
+    f = facts(RUNTIME)
+    assert f.exports == [
+        Export("*", 1, None, "./types.js"),
+        Export("helpers", 2, "*", "./helpers.js"),
+        Export("b", 3, "a", "./re.js"),
+        Export("c", 3, "c", "./re.js"),
+        Export("T", 4, "T", "./t.js", type_only=True),
+        Export("renamed", 5, "local"),
+        Export("default", 6, "createRuntime"),
+        Export("providers", 14, "providers"),
+        Export("LlmRuntime", 20, "LlmRuntime"),
+        Export("makeCall", 29, "makeCall"),
+    ]
+
+
+def test_imports_every_form() -> None:
+    f = facts("""
+        import type { Session } from './session.js';
+        import Default, { a as b, type Prepared } from './d.js';
+        import * as path from 'node:path';
+        import './register.js';
+        import type Only from './only.js';
+        """)
+    assert f.imports == [
+        Import("./session.js", "Session", "Session", 1, type_only=True),
+        Import("./d.js", "default", "Default", 2),
+        Import("./d.js", "a", "b", 2),
+        Import("./d.js", "Prepared", "Prepared", 2, type_only=True),
+        Import("node:path", "*", "path", 3),
+        Import("./register.js", "", "", 4),
+        Import("./only.js", "default", "Only", 5, type_only=True),
+    ]
+
+
+def test_module_augmentation_and_type_alias_members() -> None:
+    f = facts(RUNTIME)
+    d = defs(f)
+    assert d["Context"].kind == "interface" and d["Context"].ambient_module == "cordis"
+    assert Field("Context", "llm", 9, type="LlmRuntime") in f.fields
+    assert d["Options"].kind == "type_alias"
+    assert d["Options.stream"].return_type == "AsyncIterable<Chunk>"
+    assert Field("Options", "model", 12, type="string") in f.fields
+
+
+def test_object_literals_and_holders() -> None:
+    f = facts(RUNTIME)
+    d = defs(f)
+    objects = {o.object_id: o for o in f.objects}
+    providers = objects["L14C26"]
+    assert (providers.holder, providers.scope) == ("variable:providers", None)
+    props = {p.key: p for p in providers.properties}
+    assert (props["openai"].value_kind, props["openai"].value_text) == ("call", "lazyApi")
+    assert props["openai"].dynamic_imports == ["./openai.js"]
+    assert (props["anthropic"].value_kind, props["anthropic"].value_text) == ("identifier", "streamAnthropic")
+    assert props["nested"].value_object_id == "L17C11"
+    assert objects["L17C11"].holder == "property:L14C26.nested"
+    assert d["providers.nested.deep"].kind == "object_method"
+
+    returned = objects["L22C12"]
+    assert (returned.holder, returned.holder_type) == ("return", "PreparedLlmCall")
+    assert returned.scope == "LlmRuntime.prepare"
+    stream = d["LlmRuntime.prepare.stream"]
+    assert (stream.kind, stream.object_id, stream.modifiers) == ("object_method", "L22C12", ["async", "generator"])
+    assert [p.value_def for p in returned.properties if p.key == "stream"] == ["LlmRuntime.prepare.stream"]
+    assert calls(f, "LlmRuntime.prepare.stream")[0].callee == ["adapter", "stream"]
+
+    annotated = objects["L30C33"]
+    assert (annotated.holder, annotated.holder_type) == ("variable:call", "PreparedLlmCall")
+    assert "makeCall.call.stream" in d
+    satisfied = objects["L34C17"]
+    assert (satisfied.holder, satisfied.holder_type) == ("variable:checked", "Runner")
+    assert d["checked.run"].object_id == "L34C17"
+    arg = objects["L35C27"]
+    assert arg.holder == "argument:register:1"
+    register = [c for c in f.calls if c.callee == ["register"]][0]
+    assert register.args == [Arg("string", "agent/request"), Arg("object", "{ handle: onRequest, order: 1 }", "L35C27")]
+
+
+def test_lazy_loader_dynamic_import_in_argument() -> None:
+    f = facts(RUNTIME)
+    lazy = [c for c in f.calls if c.callee == ["lazyApi"]][0]
+    assert lazy.args[0].kind == "function" and lazy.args[0].dynamic_imports == ["./openai.js"]
+    assert f.dynamic_imports == [DynamicImport("./openai.js", None, 15, 1)]
+
+
+def test_functions_arrows_and_destructuring() -> None:
+    f = facts(RUNTIME)
+    d = defs(f)
+    assert d["arrow"].kind == "function" and d["arrow"].modifiers == ["async"]
+    assert d["arrow"].return_type == "Promise<Thing>" and d["arrow"].returns_new == ["Thing"]
+    assert d["arrow"].signature == "const arrow = async (x: number): Promise<Thing> =>"
+    assert d["fnExpr"].kind == "function" and calls(f, "fnExpr")[0].callee == ["helper"]
+    assert d["makeCall"].exported and d["makeCall"].return_type == "PreparedLlmCall"
+    module = {b.name: b for b in f.bindings if b.scope is None}
+    assert module["m"] == Binding(None, "m", 36, init_callee=["createModels"], destructure_key="models")
+    assert module["other"].destructure_key == "other"
+    assert module["adapter"] == Binding(None, "adapter", 37, init_chain=["this", "adapters"], kind="for_of")
+    assert module["providers"].exported
+    assert [c for c in f.calls if c.callee == ["adapter", "init"]][0].optional
+
+
+def test_default_exports() -> None:
+    f = facts("""
+        export default function () { work(); }
+        """)
+    assert defs(f)["default"].default_export and f.exports == [Export("default", 1, "default")]
+    f = facts("""
+        export default class Store { save() {} }
+        """)
+    d = defs(f)
+    assert d["Store"].default_export and "Store.save" in d
+    assert f.exports == [Export("default", 1, "Store")]
+
+
+def test_overloads_keep_one_name_for_the_implementation() -> None:
+    f = facts("""
+        class A { m(a: string): void; m(a: number): void; m(a: any) { x(); } }
+        function f(a: string): void;
+        function f(a: any): string { y(); }
+        """)
+    assert sorted(defs(f)) == ["A", "A.m", "f"]
+    assert [(c.scope, c.callee) for c in f.calls] == [("A.m", ["x"]), ("f", ["y"])]
+
+
+def test_javascript_module() -> None:
+    f = facts("""
+        const { join } = require('path');
+        const fs = require('fs');
+        export class Store extends mix(Base) {
+          #cache = new Map();
+          load() { return fs.readFileSync(join('a', 'b')); }
+        }
+        export default { name: 'plugin', apply(ctx) { ctx.on('ready', () => done()); } };
+        """, "lib/m.js")
+    assert f.language == "javascript"
+    assert f.imports == [Import("path", "join", "join", 1), Import("fs", "*", "fs", 2)]
+    d = defs(f)
+    assert d["Store"].extends == ["mix(Base)"] and "Store.load" in d
+    assert Field("Store", "#cache", 4, new_class="Map") in f.fields
+    plugin = [o for o in f.objects if o.holder == "export_default"][0]
+    assert [p.key for p in plugin.properties] == ["name", "apply"]
+    assert d["apply"].kind == "object_method"
+    on = calls(f, "apply")
+    assert [(c.callee, c.nested) for c in on] == [(["ctx", "on"], 0), (["done"], 1)]
+    assert on[0].args[0] == Arg("string", "ready")
+
+
+def test_declaration_file_names_only() -> None:
+    f = facts("""
+        import type { Base } from './base';
+        export declare class Client extends Base { send(msg: string): Promise<void>; private conn: Connection; }
+        export declare function connect(url: string): Client;
+        export interface Options { retries: number }
+        helper();
+        const x = { a: 1 };
+        """, "types/index.d.ts")
+    assert f.declaration_only
+    assert sorted(defs(f)) == ["Client", "Client.send", "Options", "connect"]
+    assert defs(f)["connect"].modifiers == ["declare"] and defs(f)["connect"].return_type == "Client"
+    assert Field("Client", "conn", 2, type="Connection") in f.fields
+    assert [e.exported for e in f.exports] == ["Client", "connect", "Options"]
+    assert f.imports == [Import("./base", "Base", "Base", 1, type_only=True)]
+    assert (f.calls, f.bindings, f.objects, f.dynamic_imports) == ([], [], [], [])
+
+
+def test_syntax_errors_are_counted_and_the_rest_is_indexed() -> None:
+    f = extract_facts(b"export function ok() { good(); }\nfunction broken( { bad(;\nclass Later { m() { fine(); } }\n",
+                      "src/broken.ts")
+    assert f.parse_errors > 0
+    assert {"ok", "Later", "Later.m"} <= set(defs(f))
+    assert ("Later.m", ["fine"]) in [(c.scope, c.callee) for c in f.calls]
+
+
+def test_never_raises_on_garbage() -> None:
+    for blob in (b"", b"\x00\xff\xfe{{{", "const s = '\u00e9';".encode(), b"}" * 1000, b"(" * 5000):
+        f = extract_facts(blob, "src/x.tsx")
+        assert isinstance(f, FileFacts) and f.language == "tsx"
+
+
+def test_body_hash_ignores_whitespace_and_comments_but_not_code_or_strings() -> None:
+    base = "function f(a, b) {\n  return g(a, b) + 'x y';\n}\n"
+    variants_same = [
+        "function f( a,b ){ return g( a , b )+'x y' }\n".replace("}", ";}"),
+        "function f(a, b) {\n  // note\n  return /* c */ g(a, b) + 'x y';\n}\n",
+        "\n\nfunction   f(a,\n    b) {\n\treturn g(a, b)\n      + 'x y';\n}\n",
+    ]
+    h = defs(facts(base, "a.ts"))["f"].body_hash
+    assert len(h) == 16
+    for text in variants_same:
+        assert defs(facts(text, "a.ts"))["f"].body_hash == h, text
+    for text in ("function f(a, b) {\n  return g(b, a) + 'x y';\n}\n",
+                 "function f(a, b) {\n  return g(a, b) + 'x  y';\n}\n",
+                 "function f(a, b) {\n  return ga(a, b) + 'x y';\n}\n"):
+        assert defs(facts(text, "a.ts"))["f"].body_hash != h, text
