@@ -121,3 +121,19 @@ def test_gone_symbol_is_orphaned(up: Upstreams) -> None:
 def test_note_on_an_unanalysed_repo_is_not_pinned(up: Upstreams) -> None:
     g1 = graph_at(up, {"app": up.a1})
     assert anchor_note(g1, Note("lib", "send", "x", up.l1, "h")).status == "not-pinned"
+
+
+def test_same_name_in_several_other_files_is_not_guessed() -> None:
+    import networkx as nx
+
+    from analyzer.annotations import find_symbol
+
+    g = nx.MultiDiGraph()
+    for path, body in (("src/a.ts", "h1"), ("src/b.ts", "h2")):
+        g.add_node(f"lib:{path}:stream", repo="lib", path=path, qualname="stream", kind="function", body_hash=body)
+    assert find_symbol(g, "lib", "stream", "src/gone.ts", "other") is None
+    assert find_symbol(g, "lib", "stream", "src/b.ts", "other") == "lib:src/b.ts:stream"
+    assert find_symbol(g, "lib", "stream", "src/gone.ts", "h2") == "lib:src/b.ts:stream"  # unchanged body wins
+    assert find_symbol(g, "lib", "stream", "old/b.ts", "other") == "lib:src/b.ts:stream"  # moved file
+    a = anchor_note(g, Note("lib", "stream", "x", "c" * 40, "other", "src/gone.ts"))
+    assert a.status == "orphaned" and a.candidates == ["lib:src/a.ts:stream", "lib:src/b.ts:stream"]

@@ -17,9 +17,9 @@ def find_symbol(g: nx.MultiDiGraph, repo: str, qualname: str, path_hint: str | N
     """The node that is `repo`'s `qualname` in `g`, or None.
 
     Identity is (repo, qualified name); when several files define the same name the path hint wins, then
-    an unchanged body, then the file with the same base name (a moved file), then the first by path."""
-    cands = [n for n, a in g.nodes(data=True)
-             if a.get("repo") == repo and a.get("qualname") == qualname and a.get("kind") not in SKIP_KINDS]
+    an unchanged body, then the file with the same base name (a moved file). Several candidates and none
+    of those clues: None — guessing between, say, two modules' `stream` functions would report a bogus move."""
+    cands = symbol_candidates(g, repo, qualname)
     if not cands:
         return None
     if len(cands) == 1:
@@ -32,7 +32,13 @@ def find_symbol(g: nx.MultiDiGraph, repo: str, qualname: str, path_hint: str | N
         hits = [n for n in cands if pick(n)]
         if hits:
             return sorted(hits)[0]
-    return sorted(cands)[0]
+    return None
+
+
+def symbol_candidates(g: nx.MultiDiGraph, repo: str, qualname: str) -> list[str]:
+    """Every definition of `qualname` in `repo` (several files may define the same name)."""
+    return sorted(n for n, a in g.nodes(data=True)
+                  if a.get("repo") == repo and a.get("qualname") == qualname and a.get("kind") not in SKIP_KINDS)
 
 
 @dataclass
@@ -48,6 +54,7 @@ class Anchored:
     end_line: int | None = None
     body_hash: str | None = None
     moved: bool = False  # found in another file than the path hint
+    candidates: list[str] = field(default_factory=list)  # orphaned, but defined in several other files
     diff: list[str] = field(default_factory=list)  # filled by `note_body_diff` for stale notes
     diff_error: str | None = None
 
@@ -56,7 +63,7 @@ class Anchored:
         return {"repo": n.repo, "symbol": n.symbol, "path_hint": n.path, "text": n.text, "commit": n.commit,
                 "body_hash": n.body_hash, "status": self.status, "node": self.node, "path": self.path,
                 "line": self.line, "end_line": self.end_line, "current_body_hash": self.body_hash,
-                "moved": self.moved, "diff": self.diff, "diff_error": self.diff_error}
+                "moved": self.moved, "diff": self.diff, "diff_error": self.diff_error, "candidates": self.candidates}
 
 
 def anchor_note(g: nx.MultiDiGraph, note: Note) -> Anchored:
@@ -65,7 +72,7 @@ def anchor_note(g: nx.MultiDiGraph, note: Note) -> Anchored:
         return Anchored(note, "not-pinned")
     node = find_symbol(g, note.repo, note.symbol, note.path, note.body_hash)
     if node is None:
-        return Anchored(note, "orphaned")
+        return Anchored(note, "orphaned", candidates=symbol_candidates(g, note.repo, note.symbol))
     a = g.nodes[node]
     current = a.get("body_hash") or ""
     status = "stale" if current != note.body_hash else "ok"

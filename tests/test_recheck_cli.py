@@ -1,0 +1,132 @@
+"""The commands end to end on fixture upstreams: report, annotate, recheck and bump (real sync + index)."""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from recheck_fixtures import Upstreams, make_upstreams, write_lock
+
+from analyzer.cli import main
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Upstreams:
+    return make_upstreams(tmp_path_factory.mktemp("upstreams"))
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def project(tmp_path: Path, up: Upstreams, cache_dir: Path) -> Path:
+    """A project folder under git with repos.lock committed at lib L1."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    git(proj, "init", "-q", "-b", "main")
+    write_lock(proj / "repos.lock", up, up.l1)
+    git(proj, "add", "repos.lock")
+    git(proj, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "lock")
+    return proj
+
+
+def analyze(project: Path, *args: str) -> int:
+    return main(["--lock", str(project / "repos.lock"), *args])
+
+
+def test_report_writes_three_files(project: Path, up: Upstreams, capsys: pytest.CaptureFixture[str]) -> None:
+    assert analyze(project, "report") == 0
+    out = project / "reports" / f"{up.a1[:10]}_{up.l1[:10]}"
+    assert sorted(p.name for p in out.iterdir()) == ["trace.html", "trace.json", "trace.md"]
+    assert "7 hops" in capsys.readouterr().out
+    md = (out / "trace.md").read_text()
+    assert "## 7. `parseUsage`" in md and "src/old/usage.ts" in md
+
+
+def test_annotate_records_commit_and_body_hash(project: Path, up: Upstreams,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert analyze(project, "annotate", "parseUsage", "counts characters") == 0
+    assert analyze(project, "annotate", "Agent.step", "the anchor") == 0
+    assert analyze(project, "annotate", "parseUsage", "counts the characters of the chunk") == 0
+    data = tomllib.loads((project / "reports" / "annotations.toml").read_text())
+    notes = {n["symbol"]: n for n in data["note"]}
+    assert set(notes) == {"parseUsage", "Agent.step"}
+    p = notes["parseUsage"]
+    assert (p["repo"], p["path"], p["commit"], p["text"]) == ("lib", "src/old/usage.ts", up.l1,
+                                                               "counts the characters of the chunk")
+    capsys.readouterr()
+    assert analyze(project, "annotate") == 0
+    listing = capsys.readouterr().out
+    assert "ok        lib:parseUsage  src/old/usage.ts:1" in listing
+    # the report shows the note as current; at L2 as stale and moved
+    write_lock(project / "repos.lock", up, up.l2)
+    assert analyze(project, "annotate") == 0
+    assert "stale     lib:parseUsage  src/api/usage.ts:2  (moved)" in capsys.readouterr().out
+    assert analyze(project, "report") == 0
+    md = (project / "reports" / f"{up.a1[:10]}_{up.l2[:10]}" / "trace.md").read_text()
+    assert "**STALE**" in md and "+  return words.length;" in md
+
+
+def test_annotate_errors_are_one_line(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert analyze(project, "annotate", "NoSuchThing", "x") == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown symbol 'NoSuchThing'") and err.count("\n") == 1
+    assert analyze(project, "annotate", "parseUsage") == 3
+    assert "needs TEXT" in capsys.readouterr().err
+    assert not (project / "reports" / "annotations.toml").exists()
+
+
+def test_recheck_exit_codes_and_report_file(project: Path, up: Upstreams, capsys: pytest.CaptureFixture[str]) -> None:
+    assert analyze(project, "recheck") == 0  # working lock == committed lock
+    assert "exit 0 — nothing on the path changed" in capsys.readouterr().out
+    write_lock(project / "repos.lock", up, up.l2)
+    assert analyze(project, "recheck") == 1
+    out = capsys.readouterr().out
+    assert "TO parseUsage: moved from src/old/usage.ts:1 to src/api/usage.ts:2; body changed" in out
+    report = project / "reports" / f"recheck_{up.a1[:8]}-{up.l1[:8]}_{up.a1[:8]}-{up.l2[:8]}.md"
+    assert report.exists() and "## Hops" in report.read_text()
+    write_lock(project / "repos.lock", up, up.l3)
+    assert analyze(project, "recheck") == 2
+    assert "broken: TO not found at the new pins" in capsys.readouterr().out
+    assert analyze(project, "recheck", "--from-commit", f"lib={up.l3}") == 2  # broken at both is still broken
+    capsys.readouterr()
+    # --from-commit: old pins = working lock with lib moved; --from REV
+    write_lock(project / "repos.lock", up, up.l2)
+    assert analyze(project, "recheck", "--from-commit", f"lib={up.l2}") == 0
+    assert analyze(project, "--json", "recheck", "--from", "HEAD") == 1
+    assert '"exit_code": 1' in capsys.readouterr().out
+
+
+def test_recheck_bad_from_is_one_line(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert analyze(project, "recheck", "--from", "nope-rev") == 3
+    assert capsys.readouterr().err.startswith("error: cannot read repos.lock at git revision 'nope-rev'")
+
+
+def test_bump_pins_and_rechecks(project: Path, up: Upstreams, capsys: pytest.CaptureFixture[str]) -> None:
+    assert analyze(project, "bump", "lib", "v2") == 1
+    data = tomllib.loads((project / "repos.lock").read_text())
+    assert data["repos"]["lib"]["commit"] == up.l2 and data["repos"]["lib"]["ref"] == "v2"
+    assert (project / "reports" / f"recheck_{up.a1[:8]}-{up.l1[:8]}_{up.a1[:8]}-{up.l2[:8]}.md").exists()
+    assert "# fixture lock" in (project / "repos.lock").read_text()  # comments survive
+
+
+def test_bump_leaves_the_lock_alone_when_the_ref_is_unknown(project: Path) -> None:
+    before = (project / "repos.lock").read_bytes()
+    assert analyze(project, "bump", "lib", "v99") == 3
+    assert (project / "repos.lock").read_bytes() == before
+
+
+def test_bump_leaves_the_lock_alone_when_indexing_fails(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    before = (project / "repos.lock").read_bytes()
+
+    def broken_index(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("extractor crashed")
+
+    monkeypatch.setattr("analyzer.cli.commands.bump.analyze", broken_index)
+    assert analyze(project, "bump", "lib", "v2") == 3
+    assert "could not be indexed (RuntimeError: extractor crashed)" in capsys.readouterr().err
+    assert (project / "repos.lock").read_bytes() == before
