@@ -1,0 +1,148 @@
+"""Source listing, per-blob cache and index_repo against real git repos built in tmp dirs."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import git
+import pytest
+
+from analyzer.index import build
+from analyzer.index.build import index_repo
+from analyzer.index.cache import DB_NAME, FactsCache
+from analyzer.index.source import list_sources, scan_sources
+
+AUTHOR = git.Actor("Test", "test@example.com")
+
+FILES = {
+    "package.json": '{"name": "root", "private": true}',
+    "src/a.ts": "import { b } from './b.js';\nexport function a() { return b(); }\n",
+    "src/b.ts": "export function b() { return 1; }\n",
+    "src/view.tsx": "export const View = () => <div onClick={() => go()} />;\n",
+    "src/types.d.ts": "export interface T { x: number }\n",
+    "node_modules/dep/index.js": "module.exports = 1;\n",
+    "dist/a.js": "export function a() {}\n",
+    "coverage/lcov.js": "x();\n",
+    "vendor/bundle.min.js": "var a=1;\n",
+    "vendor/fw/src/service.ts": "export class Service { constructor(ctx: unknown, name: string) {} }\n",
+    "packages/built/package.json": '{"name": "built", "main": "./lib/index.js", "types": "./lib/index.d.ts"}',
+    "packages/built/src/index.ts": "export const x = 1;\n",
+    "packages/built/lib/index.js": "exports.x = 1;\n",
+    "packages/plain/package.json": '{"name": "plain", "main": "./lib/index.js"}',
+    "packages/plain/lib/index.js": "exports.y = 2;\n",
+    "README.md": "# hi\n",
+}
+
+
+def make_repo(root: Path, files: dict[str, str]) -> git.Repo:
+    repo = git.Repo.init(root)
+    commit_files(repo, files, "initial")
+    return repo
+
+
+def commit_files(repo: git.Repo, files: dict[str, str], message: str) -> str:
+    root = Path(repo.working_tree_dir)
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    repo.index.add(list(files))
+    return repo.index.commit(message, author=AUTHOR, committer=AUTHOR).hexsha
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> git.Repo:
+    return make_repo(tmp_path / "repo", FILES)
+
+
+def test_list_sources_skips_dependencies_builds_and_bundles(repo: git.Repo) -> None:
+    scan = scan_sources(repo, "HEAD")
+    assert [f.path for f in scan.files] == [
+        "packages/built/src/index.ts",
+        "packages/plain/lib/index.js",  # lib/ is this package's code: no src/ beside it
+        "src/a.ts",
+        "src/b.ts",
+        "src/types.d.ts",
+        "src/view.tsx",
+        "vendor/fw/src/service.ts",  # vendored sources stay; vendored bundles go
+    ]
+    assert scan.skipped == {"dependencies": 1, "build-output": 3, "vendored-bundle": 1, "not-source": 4}
+    a = next(f for f in scan.files if f.path == "src/a.ts")
+    assert a.size == len(FILES["src/a.ts"]) and len(a.blob_sha) == 40
+    assert list_sources(repo, "HEAD") == scan.files
+
+
+def test_unchanged_blobs_are_parsed_once(repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real = build.extract_facts
+
+    def counting(data: bytes, path: str):
+        seen.append(path)
+        return real(data, path)
+
+    monkeypatch.setattr(build, "extract_facts", counting)
+    cache = tmp_path / "cache"
+    first = index_repo(repo, "HEAD", repo_name="r", cache=cache)
+    assert len(seen) == 7 and (first.stats.parsed, first.stats.cached, first.stats.files) == (7, 0, 7)
+    assert first.stats.skipped["build-output"] == 3
+
+    seen.clear()
+    second = index_repo(repo, "HEAD", repo_name="r", cache=cache)
+    assert seen == [] and (second.stats.parsed, second.stats.cached) == (0, 7)
+    assert [f.to_dict() for f in second.files] == [f.to_dict() for f in first.files]
+
+    commit_files(repo, {"src/b.ts": "export function b() { return 2; }\n"}, "bump")
+    third = index_repo(repo, "HEAD", repo_name="r", cache=cache)
+    assert seen == ["src/b.ts"] and (third.stats.parsed, third.stats.cached) == (1, 6)
+    assert third.read_text("src/b.ts").endswith("return 2; }\n")
+    assert first.read_text("src/b.ts").endswith("return 1; }\n")  # each index reads its own commit
+    assert "root" in third.read_text("package.json")  # any file of the commit, indexed or not
+    assert third.facts("src/a.ts").imports[0].specifier == "./b.js"
+
+
+def test_same_blob_under_another_extension_is_not_confused(tmp_path: Path) -> None:
+    text = "export const f = (x) => <T,>(y: T) => y;\n"
+    repo = make_repo(tmp_path / "repo", {"a.ts": text, "b.tsx": text, "c.d.ts": text})
+    idx = index_repo(repo, "HEAD", repo_name="r", cache=tmp_path / "cache")
+    again = index_repo(repo, "HEAD", repo_name="r", cache=tmp_path / "cache")
+    langs = {f.path: (f.language, f.declaration_only) for f in again.files}
+    assert langs == {"a.ts": ("typescript", False), "b.tsx": ("tsx", False), "c.d.ts": ("typescript", True)}
+    assert again.stats.cached == 3 and idx.stats.parsed == 3
+
+
+def test_corrupt_cache_is_set_aside_with_one_warning(repo: git.Repo, tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    (cache_dir / DB_NAME).write_bytes(b"this is not a database" * 100)
+    warnings: list[str] = []
+    with FactsCache(cache_dir, warn=warnings.append) as cache:
+        idx = index_repo(repo, "HEAD", repo_name="r", cache=cache)
+    assert idx.stats.files == 7 and idx.stats.parsed == 7
+    assert len(warnings) == 1 and "moved it to" in warnings[0]
+    assert any(p.name.startswith(f"{DB_NAME}.bad-") for p in cache_dir.iterdir())
+    with FactsCache(cache_dir, warn=warnings.append) as cache:  # the rebuilt cache works
+        assert index_repo(repo, "HEAD", repo_name="r", cache=cache).stats.cached == 7
+    assert len(warnings) == 1
+
+
+def test_foreign_sqlite_file_is_set_aside(repo: git.Repo, tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    conn = sqlite3.connect(cache_dir / DB_NAME)
+    conn.execute("CREATE TABLE other (x)")
+    conn.commit()
+    conn.close()
+    warnings: list[str] = []
+    with FactsCache(cache_dir, warn=warnings.append) as cache:
+        assert index_repo(repo, "HEAD", repo_name="r", cache=cache).stats.parsed == 7
+    assert len(warnings) == 1
+
+
+def test_cache_rows_from_another_version_are_not_used(repo: git.Repo, tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    with FactsCache(cache_dir) as cache:
+        index_repo(repo, "HEAD", repo_name="r", cache=cache)
+    with FactsCache(cache_dir) as cache:
+        cache.version = "analyzer=other"
+        assert index_repo(repo, "HEAD", repo_name="r", cache=cache).stats.parsed == 7
