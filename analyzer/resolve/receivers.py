@@ -290,6 +290,10 @@ class Types:
                             if prm.type:
                                 return [TypeExpr(mod, prm.type, f"{mod.path}:{d.line}: parameter {root}: {prm.type}")]
                             return []
+        if scope is not None:  # a parameter of an anonymous callback (`(streams) => streams.run()`)
+            closure = self.binding_types(mod, Binding(scope=scope, name=root, line=line, kind="param"))
+            if closure:
+                return closure
         sym = self.symbols.resolve_name(mod, root)
         if sym is None:
             return []
