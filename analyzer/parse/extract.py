@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,7 +132,6 @@ class _State:
     facts: FileFacts
     errors: int = 0
     by_role: dict[str, list[dict[str, list[Node]]]] = field(default_factory=lambda: defaultdict(list))
-    settings_by_role: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -168,11 +168,10 @@ def _count_errors(root: Node, language: str) -> int:
 
 def _run(state: _State, root: Node, declaration: bool) -> None:
     aspects = DECLARATION_ASPECTS if declaration else FULL_ASPECTS
-    query, roles, settings = combined_query(state.language, aspects)
+    query, roles, _settings = combined_query(state.language, aspects)
+    by_role = state.by_role
     for index, captures in QueryCursor(query).matches(root):
-        role = roles[index]
-        state.by_role[role].append(captures)
-        state.settings_by_role[role].append(settings[index])
+        by_role[roles[index]].append(captures)
     _Extractor(state, declaration).run()
 
 
@@ -215,6 +214,13 @@ class _Extractor:
     def text(self, node: Node) -> str:
         return self.s.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
+    def snippet(self, node: Node) -> str:
+        """The node's text folded and cut to TEXT_LIMIT, without decoding a large node whole."""
+        start, end = node.start_byte, node.end_byte
+        if end - start > 4 * TEXT_LIMIT:
+            end = start + 4 * TEXT_LIMIT
+        return _fold(self.s.source[start:end].decode("utf-8", "replace"), TEXT_LIMIT)
+
     def guard(self, fn, *args) -> Any:
         try:
             return fn(*args)
@@ -228,9 +234,9 @@ class _Extractor:
 
     def chain(self, node: Node, text: str | None = None) -> tuple[list[str], bool]:
         """Fold a callee expression into the model's chain form (see model docstring)."""
-        if text is None:
+        if text is None and node.end_byte - node.start_byte <= 4 * TEXT_LIMIT:
             text = self.text(node)
-        if _SIMPLE_CHAIN.fullmatch(text):  # `a.b?.c` written plainly: the text is the chain
+        if text is not None and _SIMPLE_CHAIN.fullmatch(text):  # `a.b?.c` written plainly: the text is the chain
             if "?." in text:
                 return text.replace("?.", ".").split("."), True
             return text.split("."), False
@@ -268,7 +274,7 @@ class _Extractor:
                 break
             elif t == "call_expression":
                 fn = node.child_by_field_name("function")
-                parts.append((_fold(self.text(fn), TEXT_LIMIT) if fn is not None else "<expr>") + "()")
+                parts.append((self.snippet(fn) if fn is not None else "<expr>") + "()")
                 break
             else:
                 parts.append("<expr>")
@@ -374,13 +380,14 @@ class _Extractor:
         elif "as" in m:
             htype = _fold(self.text(m["as"][0]))
         if holder == "variable":
-            if "type" in m:
-                htype = self.type_of(m["type"][0])
+            annotation = m["declarator"][0].child_by_field_name("type")
+            if annotation is not None:
+                htype = self.type_of(annotation)
             self.holders[obj.id] = ("variable:" + self.text(m["name"][0]), htype)
         elif holder == "field":
             # the owner's qualname is known only after the sweep; keep the nodes
             self.holders[obj.id] = ("field", htype)
-            self._field_holder_nodes[obj.id] = (m["owner"][0], self.text(m["name"][0]))
+            self._field_holder_nodes[obj.id] = (m["body"][0], self.text(m["name"][0]))
         elif holder == "assign":
             parts, _ = self.chain(m["target"][0])
             self.holders[obj.id] = ("assign:" + ".".join(parts), htype)
@@ -489,6 +496,9 @@ class _Extractor:
         if cand.kind in ("class", "interface", "type_alias", "enum"):
             self.class_owner[fn.id] = d
             self.class_owner[node.id] = d
+            body = fn.child_by_field_name("value" if cand.kind == "type_alias" else "body")
+            if body is not None:
+                self.class_owner[body.id] = d
         if cand.value is not None:
             self.value_def[cand.value.id] = d.qualname
         self.facts.definitions.append(d)
@@ -545,23 +555,58 @@ class _Extractor:
         text = self.s.source[node.start_byte:end].decode("utf-8", "replace")
         return _fold(text, SIGNATURE_LIMIT).rstrip(";").rstrip()
 
-    def params_of(self) -> dict[int, list[tuple[Node, dict[str, list[Node]], bool]]]:
-        grouped: dict[int, list[tuple[Node, dict[str, list[Node]], bool]]] = defaultdict(list)
+    def params_of(self) -> dict[int, tuple[Node, bool]]:
+        """Function node id → (its parameter list, whether the function has a body)."""
+        grouped: dict[int, tuple[Node, bool]] = {}
         for role, body in (("param.body", True), ("param.signature", False)):
             for m in self.matches(role):
-                grouped[m["function"][0].id].append((m["param"][0], m, body))
+                grouped[m["function"][0].id] = (m["params"][0], body)
         return grouped
 
-    def make_param(self, pnode: Node, m: dict[str, list[Node]]) -> Param:
-        name_node = m["name"][0]
-        name = self.text(name_node)
-        if name_node.type == "rest_pattern":
-            name = name.lstrip(".")
-        elif name_node.type != "identifier":
-            name = _fold(name, TEXT_LIMIT)
-        ptype = self.type_of(m["type"][0]) if "type" in m else None
-        optional = "optional" in m or "default" in m
-        return Param(name=name, type=ptype, is_property=pnode.id in self.property_param_ids, optional=optional)
+    def make_params(self, fn: Node) -> list[tuple[Param, Node, bool]]:
+        """Parameters of a function as (Param, name node, binds a name) — a walk of one parameter list."""
+        entry = self.params.get(fn.id)
+        if entry is None:
+            return []
+        params_node, body = entry
+        if params_node.type == "identifier":  # `x => …`
+            return [(Param(name=self.text(params_node)), params_node, body)]
+        out: list[tuple[Param, Node, bool]] = []
+        for p in params_node.named_children:
+            t = p.type
+            optional = False
+            ptype = None
+            if t in ("required_parameter", "optional_parameter"):
+                pattern = p.child_by_field_name("pattern")
+                annotation = p.child_by_field_name("type")
+                ptype = self.type_of(annotation) if annotation is not None else None
+                optional = t == "optional_parameter" or p.child_by_field_name("value") is not None
+            elif t == "assignment_pattern":
+                pattern = p.child_by_field_name("left")
+                optional = True
+            elif t in ("identifier", "rest_pattern", "object_pattern", "array_pattern"):
+                pattern = p
+            else:
+                continue  # comments, decorators
+            if pattern is None:
+                continue
+            name_node = pattern
+            if pattern.type == "rest_pattern" and pattern.named_child_count:
+                name_node = pattern.named_children[0]
+            if name_node.type == "identifier":
+                name = self.text(name_node)
+            else:
+                name = self.snippet(pattern)
+            param = Param(name=name, type=ptype, is_property=p.id in self.property_param_ids, optional=optional)
+            out.append((param, name_node, body and name_node.type == "identifier"))
+        return out
+
+    def bind_params(self, params: list[tuple[Param, Node, bool]], scope: str | None) -> None:
+        """Typed parameters become bindings in `scope` (untyped ones tell resolution nothing)."""
+        for param, name_node, binds in params:
+            if binds and param.type is not None:
+                self.facts.bindings.append(Binding(scope, param.name, name_node.start_point[0] + 1, param.type,
+                                                   kind="param"))
 
     # -- events and the sweep ------------------------------------------------------------------
 
@@ -580,26 +625,24 @@ class _Extractor:
             n = m["function"][0]
             if n.id not in value_ids:
                 events.append((n.start_byte, -n.end_byte, 0, "anon", n))
-        for role, kind in (("call", "call"), ("call.new", "new"), ("dynamic_import", "dynamic_import"),
-                           ("binding", "binding"), ("binding.destructure", "destructure"),
-                           ("return.new", "return_new")):
-            settings = self.s.settings_by_role.get(role, [])
-            for i, m in enumerate(self.matches(role)):
-                n = m["call"][0] if "call" in m else m["binding"][0] if "binding" in m else m["return"][0]
-                events.append((n.start_byte, -n.end_byte, 1, kind, (m, settings[i] if i < len(settings) else {})))
+        for role, kind, key, variant in (
+                ("call", "call", "call", ""), ("call.new", "new", "call", ""),
+                ("dynamic_import", "dynamic_import", "call", ""), ("return.new", "return_new", "return", ""),
+                ("binding", "binding", "binding", ""), ("binding.var", "binding", "binding", "var"),
+                ("binding.for_of", "binding", "binding", "for_of"), ("binding.catch", "binding", "binding", "catch"),
+                ("binding.destructure", "destructure", "binding", ""),
+                ("binding.destructure_var", "destructure", "binding", "var")):
+            for m in self.matches(role):
+                n = m[key][0]
+                events.append((n.start_byte, -n.end_byte, 1, kind, (m, variant)))
         self.params = self.params_of()
-        for plist in self.params.values():
-            for pnode, m, body in plist:
-                if body:
-                    events.append((pnode.start_byte, -pnode.end_byte, 1, "param", (m, {})))
         events.sort(key=lambda e: (e[0], e[1], e[2]))
         return events
 
     def sweep(self, events: list[tuple[int, int, int, str, Any]]) -> None:
         stack: list[_Frame] = [_Frame(end=1 << 62, kind="module", prefix="", scope=None, nested=0)]
         handlers = {"call": self.on_call, "new": self.on_call, "dynamic_import": self.on_dynamic_import,
-                    "binding": self.on_binding, "destructure": self.on_destructure, "param": self.on_param,
-                    "return_new": self.on_return_new}
+                    "binding": self.on_binding, "destructure": self.on_destructure, "return_new": self.on_return_new}
         for start, neg_end, _prio, kind, payload in events:
             while stack[-1].end <= start:
                 stack.pop()
@@ -612,6 +655,8 @@ class _Extractor:
                 elif kind == "anon":
                     stack.append(_Frame(end=-neg_end, kind="anon", prefix=top.prefix, scope=top.scope,
                                         nested=top.nested + 1, fn_node=payload, fn_def=None, object_id=top.object_id))
+                    if payload.id in self.params:
+                        self.bind_params(self.make_params(payload), top.scope)
                 else:
                     handlers[kind](payload[0], payload[1], top)
             except Exception:  # noqa: BLE001 - one construct must not lose the file
@@ -623,15 +668,13 @@ class _Extractor:
         if cand.object_node is not None:
             d.object_id = self.object_id(cand.object_node)
         fn = cand.value if cand.value is not None else cand.node
-        plist = self.params.get(fn.id, [])
-        for pnode, m, _body in plist:
-            p = self.guard(self.make_param, pnode, m)
-            if p is None:
-                continue
+        params = self.make_params(fn)
+        for p, name_node, _binds in params:
             d.params.append(p)
             if p.is_property and d.kind == "constructor" and d.parent is not None:
-                self.facts.fields.append(Field(owner=d.parent, name=p.name, line=self.line(pnode), type=p.type,
+                self.facts.fields.append(Field(owner=d.parent, name=p.name, line=self.line(name_node), type=p.type,
                                                from_parameter=True))
+        self.bind_params(params, d.qualname)
         if cand.kind in ("class", "interface", "type_alias", "enum"):
             return _Frame(end=cand.end, kind="def", prefix=d.qualname, scope=d.qualname, nested=0,
                           fn_node=None, fn_def=None)
@@ -704,7 +747,7 @@ class _Extractor:
             if inner.type in ("identifier", "member_expression", "this"):
                 prop.value_text = ".".join(self.chain(inner)[0])
             else:
-                prop.value_text = _fold(self.text(inner), TEXT_LIMIT)
+                prop.value_text = self.snippet(inner)
         else:
             return None
         if self.track_args:
@@ -724,7 +767,7 @@ class _Extractor:
         elif t == "call_expression":
             fn = inner.child_by_field_name("function")
             prop.value_kind = "call"
-            prop.value_text = _fold(self.text(fn), TEXT_LIMIT) if fn is not None else ""
+            prop.value_text = self.snippet(fn) if fn is not None else ""
         elif t == "new_expression":
             ctor = inner.child_by_field_name("constructor")
             prop.value_kind, prop.value_text = "new", (_fold(self.text(ctor)) if ctor is not None else "")
@@ -735,7 +778,7 @@ class _Extractor:
             if inner.named_child_count:
                 prop.value_object_id = self.object_id(inner)
         else:
-            prop.value_text = _fold(self.text(inner), TEXT_LIMIT)
+            prop.value_text = self.snippet(inner)
 
     def on_call(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
         node = m["call"][0]
@@ -746,22 +789,37 @@ class _Extractor:
         kind = "new" if node.type == "new_expression" else "call"
         if ct == "super" and kind == "call":
             kind = "super"
-        raw = self.text(callee_node)
-        chain, optional = self.chain(callee_node, raw)
+        start, end = callee_node.byte_range
+        if end - start <= TEXT_LIMIT:
+            raw = self.s.source[start:end].decode("utf-8", "replace")
+            chain, optional = self.chain(callee_node, raw)
+            text = _fold(raw, TEXT_LIMIT)
+        else:
+            chain, optional = self.chain(callee_node)
+            text = self.snippet(callee_node)
         row, col = node.start_point
-        call = Call(scope=top.scope, callee=chain, line=row + 1, column=col + 1, kind=kind,
-                    optional=optional or node.id in self.optional_call_ids, nested=top.nested,
-                    text=_fold(raw, TEXT_LIMIT))
-        args = m.get("args", [None])[0]
-        if args is not None and args.type == "arguments":
+        # positional: this runs for every call site
+        call = Call(top.scope, chain, row + 1, col + 1, kind, optional or node.id in self.optional_call_ids,
+                    top.nested, [], text)
+        args = m.get("args")
+        if args is None and kind == "new":
+            found = node.child_by_field_name("arguments")
+            args = [found] if found is not None else None
+        if args is not None and args[0].type == "arguments":
             index = 0
-            for a in args.named_children:
-                if a.type == "comment":
+            out = call.args
+            src = self.s.source
+            for a in args[0].named_children:
+                t = a.type
+                if t == "identifier" and not self.track_args:
+                    out.append(Arg("identifier", src[a.start_byte:a.end_byte].decode("utf-8", "replace")))
+                elif t == "comment":
                     continue
-                try:
-                    call.args.append(self.make_arg(a, call.text, index))
-                except Exception:  # noqa: BLE001
-                    self.s.errors += 1
+                else:
+                    try:
+                        out.append(self.make_arg(a, text, index))
+                    except Exception:  # noqa: BLE001
+                        self.s.errors += 1
                 index += 1
         self.facts.calls.append(call)
 
@@ -781,12 +839,12 @@ class _Extractor:
         elif t in ("member_expression", "subscript_expression"):
             arg = Arg(kind="member", text=".".join(self.chain(inner)[0]))
         elif t in FUNCTION_TYPES:
-            arg = Arg(kind="function", text=_fold(self.text(inner), TEXT_LIMIT))
+            arg = Arg(kind="function", text=self.snippet(inner))
         elif t == "call_expression":
             fn = inner.child_by_field_name("function")
-            arg = Arg(kind="call", text=_fold(self.text(fn), TEXT_LIMIT) if fn is not None else "")
+            arg = Arg(kind="call", text=self.snippet(fn) if fn is not None else "")
         elif t == "object" and inner.named_child_count:
-            arg = Arg(kind="object", text=_fold(self.text(inner), TEXT_LIMIT), object_id=self.object_id(inner))
+            arg = Arg(kind="object", text=self.snippet(inner), object_id=self.object_id(inner))
             htype = None
             if node.type in ("satisfies_expression", "as_expression"):
                 named = [c for c in node.named_children if c.type != "comment"]
@@ -795,7 +853,7 @@ class _Extractor:
         elif t == "number":
             arg = Arg(kind="number", text=self.text(inner))
         else:
-            arg = Arg(kind="other", text=_fold(self.text(node), TEXT_LIMIT))
+            arg = Arg(kind="other", text=self.snippet(node))
         if self.track_args:
             self.arg_by_node[node.id] = arg
         return arg
@@ -816,21 +874,28 @@ class _Extractor:
                                                         line=self.line(node), nested=top.nested))
         self._dyn_nodes.append((node, _unquote(self.text(src))))
 
-    def on_binding(self, m: dict[str, list[Node]], settings: dict, top: _Frame) -> None:
-        value = m.get("value", [None])[0]
-        if value is not None:
+    def on_binding(self, m: dict[str, list[Node]], variant: str, top: _Frame) -> None:
+        node = m["binding"][0]
+        if variant == "for_of":
+            value = m["value"][0]
+        elif variant == "catch":
+            value = None
+        else:
+            value = node.child_by_field_name("value")
+        if value is not None and variant != "for_of":
             vt = value.type
             if vt in FUNCTION_TYPES or vt in CLASS_TYPES:
                 return  # a definition
             if vt == "call_expression" and self._is_require(value):
                 return  # an import
-        kind = settings.get("kind") or (self.text(m["kind"][0]) if "kind" in m else "const")
+        kind = variant or (self.text(m["kind"][0]) if "kind" in m else "const")
         as_type, new_class, init_callee, init_chain = self.value_info(value)
-        btype = self.type_of(m["type"][0]) if "type" in m else as_type
-        name_node = m["name"][0]
-        exported = m["binding"][0].id in self.exported_ids
+        annotation = node.child_by_field_name("type")
+        btype = self.type_of(annotation) if annotation is not None else as_type
+        exported = node.id in self.exported_ids
         if btype is None and new_class is None and init_callee is None and init_chain is None and not exported:
             return  # nothing to infer from (bindings exist to type receivers)
+        name_node = m["name"][0]
         self.facts.bindings.append(Binding(scope=top.scope, name=self.text(name_node), line=self.line(name_node),
                                            type=btype, new_class=new_class, init_callee=init_callee,
                                            init_chain=init_chain, kind=kind, exported=exported))
@@ -839,11 +904,11 @@ class _Extractor:
         fn = value.child_by_field_name("function")
         return fn is not None and fn.type == "identifier" and self.text(fn) == "require"
 
-    def on_destructure(self, m: dict[str, list[Node]], settings: dict, top: _Frame) -> None:
+    def on_destructure(self, m: dict[str, list[Node]], variant: str, top: _Frame) -> None:
         value = m["value"][0]
         if value.type == "call_expression" and self._is_require(value):
             return
-        kind = settings.get("kind") or (self.text(m["kind"][0]) if "kind" in m else "const")
+        kind = variant or (self.text(m["kind"][0]) if "kind" in m else "const")
         _as, new_class, init_callee, init_chain = self.value_info(value)
         for name, key, node in self.pattern_names(m["pattern"][0]):
             self.facts.bindings.append(Binding(scope=top.scope, name=name, line=self.line(node), new_class=new_class,
@@ -870,19 +935,6 @@ class _Extractor:
                 if key is not None and val is not None and val.type == "identifier":
                     out.append((self.text(val), self.key_text(key), c))
         return out
-
-    def on_param(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
-        name_node = m["name"][0]
-        if name_node.type == "rest_pattern":
-            inner = name_node.named_children[0] if name_node.named_child_count else None
-            if inner is None or inner.type != "identifier":
-                return
-            name_node = inner
-        if name_node.type != "identifier" or "type" not in m:
-            return  # untyped parameters tell resolution nothing
-        ptype = self.type_of(m["type"][0])
-        self.facts.bindings.append(Binding(scope=top.scope, name=self.text(name_node), line=self.line(name_node),
-                                           type=ptype, kind="param"))
 
     # -- after the sweep -----------------------------------------------------------------------
 
@@ -919,39 +971,66 @@ class _Extractor:
         self.facts.fields.sort(key=lambda f: (f.line, f.owner, f.name))
 
     def _field(self, m: dict[str, list[Node]], method_signature: bool) -> None:
-        owner = self.class_owner.get(m["owner"][0].id)
+        owner = self.class_owner.get(m["body"][0].id)
         if owner is None:
             return
         node = m["field"][0]
-        value = m.get("value", [None])[0]
+        value = None if method_signature else node.child_by_field_name("value")
+        annotation = None if method_signature else node.child_by_field_name("type")
         _as, new_class, init_callee, _chain = self.value_info(value)
         self.facts.fields.append(Field(owner=owner.qualname, name=self.key_text(m["name"][0]), line=self.line(node),
-                                       type=self.type_of(m["type"][0]) if "type" in m else None,
+                                       type=self.type_of(annotation) if annotation is not None else None,
                                        new_class=new_class, init_callee=init_callee,
                                        is_static=node.id in self.static_field_ids,
                                        is_method_signature=method_signature))
 
+    def _statement_finder(self, role: str, key: str):
+        """Find the statement (import/export) that contains a clause part, by byte position."""
+        stmts = sorted(((m[key][0].start_byte, m[key][0].end_byte, m) for m in self.matches(role)),
+                       key=lambda t: t[0])
+        starts = [t[0] for t in stmts]
+
+        def find(node: Node) -> dict[str, list[Node]] | None:
+            i = bisect_right(starts, node.start_byte) - 1
+            if i >= 0 and node.start_byte < stmts[i][1]:
+                return stmts[i][2]
+            return None
+
+        return find
+
     def collect_imports(self) -> None:
         type_only_stmts = {m["import"][0].id for m in self.matches("import.type_only")}
         type_only_specs = {m["specifier"][0].id for m in self.matches("import.specifier_type_only")}
+        statement_of = self._statement_finder("import.statement", "import")
         named_stmts: set[int] = set()
         out = self.facts.imports
-        for role in ("import.default", "import.namespace", "import.named", "import.destructure"):
+        for role in ("import.default", "import.namespace", "import.named"):
+            for m in self.matches(role):
+                part = m["specifier"][0] if "specifier" in m else m["local"][0]
+                stmt_m = statement_of(part)
+                if stmt_m is None:
+                    continue
+                stmt = stmt_m["import"][0]
+                named_stmts.add(stmt.id)
+                spec = _unquote(self.text(stmt_m["source"][0]))
+                type_only = stmt.id in type_only_stmts
+                if role == "import.default":
+                    out.append(Import(spec, "default", self.text(part), self.line(stmt), type_only))
+                elif role == "import.namespace":
+                    out.append(Import(spec, "*", self.text(part), self.line(stmt), type_only))
+                else:
+                    name = _unquote(self.text(m["name"][0]))
+                    alias = part.child_by_field_name("alias")
+                    local = self.text(alias) if alias is not None else name
+                    out.append(Import(spec, name, local, self.line(part), type_only or part.id in type_only_specs))
+        for role in ("import.require", "import.destructure"):
             for m in self.matches(role):
                 stmt = m["import"][0]
                 named_stmts.add(stmt.id)
                 spec = _unquote(self.text(m["source"][0]))
-                line = self.line(stmt)
-                type_only = stmt.id in type_only_stmts
-                if role == "import.default":
-                    out.append(Import(spec, "default", self.text(m["local"][0]), line, type_only))
-                elif role == "import.namespace":
-                    out.append(Import(spec, "*", self.text(m["local"][0]), line, type_only))
-                elif role == "import.named":
-                    name = _unquote(self.text(m["name"][0]))
-                    local = self.text(m["alias"][0]) if "alias" in m else name
-                    ts = type_only or m["specifier"][0].id in type_only_specs
-                    out.append(Import(spec, name, local, self.line(m["specifier"][0]), ts))
+                if role == "import.require":
+                    out.append(Import(spec, "*", self.text(m["local"][0]), self.line(stmt),
+                                      stmt.id in type_only_stmts))
                 else:
                     for local, key, node in self.pattern_names(m["pattern"][0]):
                         out.append(Import(spec, key, local, self.line(node)))
@@ -974,12 +1053,18 @@ class _Extractor:
             stmt = m["export"][0]
             out.append(Export(_unquote(self.text(m["name"][0])), self.line(stmt), "*",
                               _unquote(self.text(m["source"][0])), stmt.id in type_only_stmts))
+        statement_of = self._statement_finder("export.clause", "export")
         for m in self.matches("export.named"):
-            stmt = m["export"][0]
             spec_node = m["specifier"][0]
+            stmt_m = statement_of(spec_node)
+            if stmt_m is None:
+                continue
+            stmt = stmt_m["export"][0]
             name = _unquote(self.text(m["name"][0]))
-            exported = _unquote(self.text(m["alias"][0])) if "alias" in m else name
-            source = _unquote(self.text(m["source"][0])) if "source" in m else None
+            alias = spec_node.child_by_field_name("alias")
+            exported = _unquote(self.text(alias)) if alias is not None else name
+            source_node = stmt.child_by_field_name("source")
+            source = _unquote(self.text(source_node)) if source_node is not None else None
             out.append(Export(exported, self.line(spec_node), name, source,
                               stmt.id in type_only_stmts or spec_node.id in type_only_specs))
         for m in self.matches("export.declaration"):

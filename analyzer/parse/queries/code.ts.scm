@@ -1,11 +1,12 @@
 ; Executable facts (not extracted from declaration files): calls, dynamic imports, anonymous
 ; functions (for closure nesting), variable bindings and object literals with their holders.
+; Type annotations and other optional parts are read from node fields in Python (see members.ts.scm).
 
 ((call_expression function: (import) arguments: (arguments . [(string) (template_string)] @source)) @call
  (#set! role "dynamic_import"))
 ((call_expression function: (_) @callee arguments: (_) @args) @call (#set! role "call"))
 ((call_expression "?.") @call (#set! role "call.optional"))
-((new_expression constructor: (_) @callee arguments: (_)? @args) @call (#set! role "call.new"))
+((new_expression constructor: (_) @callee) @call (#set! role "call.new"))
 
 ; `return new X(…)` / `() => new X(…)`: the class a function hands back
 ((return_statement (new_expression constructor: (_) @class)) @return (#set! role "return.new"))
@@ -14,30 +15,23 @@
 ; anonymous functions: calls inside them belong to the enclosing named definition, one level deeper
 ([(arrow_function) (function_expression) (generator_function)] @function (#set! role "scope.function"))
 
-; variables: `const x: T = new C()`, `let y = f()`, `const { a: b } = g()`
-((lexical_declaration kind: _ @kind
-   (variable_declarator name: (identifier) @name type: (type_annotation)? @type value: (_)? @value) @binding)
- (#set! role "binding"))
-((variable_declaration
-   (variable_declarator name: (identifier) @name type: (type_annotation)? @type value: (_)? @value) @binding)
- (#set! role "binding") (#set! kind "var"))
-((lexical_declaration kind: _ @kind
-   (variable_declarator name: (object_pattern) @pattern value: (_) @value) @binding)
+; variables: `const x: T = new C()`, `let y = f()`, `const { a: b } = g()`, `for (const x of xs)`
+((lexical_declaration kind: _ @kind (variable_declarator name: (identifier) @name) @binding) (#set! role "binding"))
+((variable_declaration (variable_declarator name: (identifier) @name) @binding) (#set! role "binding.var"))
+((lexical_declaration kind: _ @kind (variable_declarator name: (object_pattern) @pattern value: (_) @value) @binding)
  (#set! role "binding.destructure"))
 ((variable_declaration (variable_declarator name: (object_pattern) @pattern value: (_) @value) @binding)
- (#set! role "binding.destructure") (#set! kind "var"))
-((for_in_statement left: (identifier) @name operator: "of" right: (_) @value) @binding
- (#set! role "binding") (#set! kind "for_of"))
-((catch_clause parameter: (identifier) @name type: (type_annotation)? @type) @binding
- (#set! role "binding") (#set! kind "catch"))
+ (#set! role "binding.destructure_var"))
+((for_in_statement left: (identifier) @name operator: "of" right: (_) @value) @binding (#set! role "binding.for_of"))
+((catch_clause parameter: (identifier) @name) @binding (#set! role "binding.catch"))
 
-; object literals and how they are held (arguments and nested properties are seen from the outside)
+; object literals and how they are held (arguments are seen from the call)
 ((object) @object (#set! role "object"))
-((variable_declarator name: (identifier) @name type: (type_annotation)? @type
+((variable_declarator name: (identifier) @name
    value: [(object) @object
            (satisfies_expression (object) @object (_) @satisfies)
            (as_expression (object) @object (_) @as)
-           (parenthesized_expression (object) @object)])
+           (parenthesized_expression (object) @object)]) @declarator
  (#set! role "holder.variable"))
 ((return_statement [(object) @object
                     (satisfies_expression (object) @object (_) @satisfies)
@@ -52,9 +46,9 @@
                               (as_expression (object) @object (_) @as)
                               (parenthesized_expression (object) @object)])
  (#set! role "holder.property"))
-((_ body: (class_body (public_field_definition name: (_) @name
+((class_body (public_field_definition name: (_) @name
     value: [(object) @object (satisfies_expression (object) @object (_) @satisfies)
-            (as_expression (object) @object (_) @as)]))) @owner
+            (as_expression (object) @object (_) @as)])) @body
  (#set! role "holder.field"))
 ((assignment_expression left: (_) @target
    right: [(object) @object (satisfies_expression (object) @object (_) @satisfies)

@@ -1,3 +1,4 @@
 ; `extends` of JavaScript classes (the heritage holds the expression directly).
 
-((_ (class_heritage (_) @extends)) @owner (#set! role "heritage.extends"))
+((class_declaration (class_heritage (_) @extends)) @owner (#set! role "heritage.extends"))
+((class (class_heritage (_) @extends)) @owner (#set! role "heritage.extends"))

@@ -1,55 +1,12 @@
-; Class fields and parameters in JavaScript.
+; Class fields and parameter lists in JavaScript (optional parts are read from fields in Python).
 
-((_ body: (class_body (field_definition property: (_) @name value: (_)? @value) @field)) @owner
- (#set! role "field.class"))
+((class_body (field_definition property: (_) @name) @field) @body (#set! role "field.class"))
 ((field_definition "static") @field (#set! role "field.static"))
 
-((function_declaration parameters: (formal_parameters
-     [(identifier) @name
-      (assignment_pattern left: (_) @name right: (_) @default) @optional
-      (rest_pattern) @name
-      (object_pattern) @name
-      (array_pattern) @name
-     ] @param)) @function
- (#set! role "param.body"))
-((generator_function_declaration parameters: (formal_parameters
-     [(identifier) @name
-      (assignment_pattern left: (_) @name right: (_) @default) @optional
-      (rest_pattern) @name
-      (object_pattern) @name
-      (array_pattern) @name
-     ] @param)) @function
- (#set! role "param.body"))
-((function_expression parameters: (formal_parameters
-     [(identifier) @name
-      (assignment_pattern left: (_) @name right: (_) @default) @optional
-      (rest_pattern) @name
-      (object_pattern) @name
-      (array_pattern) @name
-     ] @param)) @function
- (#set! role "param.body"))
-((generator_function parameters: (formal_parameters
-     [(identifier) @name
-      (assignment_pattern left: (_) @name right: (_) @default) @optional
-      (rest_pattern) @name
-      (object_pattern) @name
-      (array_pattern) @name
-     ] @param)) @function
- (#set! role "param.body"))
-((arrow_function parameters: (formal_parameters
-     [(identifier) @name
-      (assignment_pattern left: (_) @name right: (_) @default) @optional
-      (rest_pattern) @name
-      (object_pattern) @name
-      (array_pattern) @name
-     ] @param)) @function
- (#set! role "param.body"))
-((method_definition parameters: (formal_parameters
-     [(identifier) @name
-      (assignment_pattern left: (_) @name right: (_) @default) @optional
-      (rest_pattern) @name
-      (object_pattern) @name
-      (array_pattern) @name
-     ] @param)) @function
- (#set! role "param.body"))
-((arrow_function parameter: (identifier) @name @param) @function (#set! role "param.body"))
+((function_declaration parameters: (formal_parameters) @params) @function (#set! role "param.body"))
+((generator_function_declaration parameters: (formal_parameters) @params) @function (#set! role "param.body"))
+((function_expression parameters: (formal_parameters) @params) @function (#set! role "param.body"))
+((generator_function parameters: (formal_parameters) @params) @function (#set! role "param.body"))
+((arrow_function parameters: (formal_parameters) @params) @function (#set! role "param.body"))
+((arrow_function parameter: (identifier) @params) @function (#set! role "param.body"))
+((method_definition parameters: (formal_parameters) @params) @function (#set! role "param.body"))
