@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -51,7 +51,8 @@ def find_symbols(g: nx.MultiDiGraph, pattern: str, kinds: Iterable[str] | None =
     return sorted(out, key=lambda n: (g.nodes[n]["qualname"], n))
 
 
-def resolve_symbol(g: nx.MultiDiGraph, spec: str) -> list[SymbolMatch]:
+def resolve_symbol(g: nx.MultiDiGraph, spec: str,
+                   connected: Callable[[str], float | None] | None = None) -> list[SymbolMatch]:
     """All definitions a spec may mean. Forms: `name`, `Class.method`, `Class`, `repo:path:Qualified.name`.
 
     Raises AnalyzerError (with the closest names) when nothing matches."""
@@ -64,7 +65,8 @@ def resolve_symbol(g: nx.MultiDiGraph, spec: str) -> list[SymbolMatch]:
         if not candidates and "." not in spec:  # a bare method name: every method so named (ambiguous)
             candidates = [n for n, a in real if a.get("name") == spec and a.get("kind") in MEMBER_KINDS]
     if not candidates:
-        raise AnalyzerError(f"unknown symbol {spec!r}; closest: {', '.join(suggest(g, spec)) or 'none'}")
+        close = suggest(g, spec, connected=connected)
+        raise AnalyzerError(f"unknown symbol {spec!r}; closest: {', '.join(close) or 'none'}")
     matches = []
     for node in sorted(candidates):
         a = g.nodes[node]
@@ -90,28 +92,62 @@ def words(name: str) -> set[str]:
     return {w.lower() for w in _WORD_RE.findall(name)}
 
 
-def suggest(g: nx.MultiDiGraph, spec: str, limit: int = 6) -> list[str]:
-    """Closest existing names: by edit distance, and by shared camel-case words (`SystemPromptProjection`
-    → `RuntimeContextProjection`, `renderPrompt`)."""
+def suggest(g: nx.MultiDiGraph, spec: str, limit: int = 6,
+            connected: Callable[[str], float | None] | None = None) -> list[str]:
+    """Closest existing names to an unknown one.
+
+    Candidates share a camel-case word with the name (weighted by how rare the word is, so a shared
+    `Projection` counts for more than a shared `get`) or are close by edit distance. When `connected` is
+    given (trace: the cost of the best request path between a candidate and the other endpoint, or None)
+    the candidates with the cheapest paths come first — at a pin where `SystemPromptProjection` does not
+    exist yet, `renderPrompt` and `RuntimeContextProjection` play its role and are offered."""
+    import math
+
     name = spec.rsplit(":", 1)[-1]
-    names = sorted({a["qualname"] for _, a in g.nodes(data=True)
-                    if a.get("kind") not in ("module", "unknown", "constructor")})
-    close = difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
+    pool = sorted({a["qualname"] for _, a in g.nodes(data=True)
+                   if a.get("kind") in ("function", "class", "method")
+                   and not a.get("test", False)})
+    bare = {q: q.rsplit(".", 1)[-1] for q in pool}
+    df: dict[str, int] = {}
+    for q in pool:
+        for w in words(bare[q]):
+            df[w] = df.get(w, 0) + 1
     target = words(name)
     scored = []
-    for q in names:
-        shared = target & words(q.rsplit(".", 1)[-1])
-        if shared:
-            ratio = difflib.SequenceMatcher(None, name.lower(), q.lower()).ratio()
-            scored.append((len(shared), ratio, q))
-    scored.sort(key=lambda t: (-t[0], -t[1], t[2]))
+    for q in pool:
+        shared = target & words(bare[q])
+        ratio = difflib.SequenceMatcher(None, name.lower(), bare[q].lower()).ratio()
+        if not shared and ratio < 0.75:
+            continue
+        weight = sum(math.log(len(pool) / df[w]) for w in shared)
+        head = _head_word(bare[q]) == _head_word(name)  # same kind of thing: *Projection, *Runtime
+        scored.append((weight + 4 * ratio + (3 if head else 0), q))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    top = [q for _, q in scored]
+    if connected is not None:  # a cost: candidates that share a short request path with the other end first
+        costs = {q: connected(q) for q in top}
+        rank = {q: i for i, q in enumerate(top)}
+        linked = sorted((q for q in top if costs[q] is not None), key=lambda q: (costs[q], rank[q]))
+        return _two_groups(top, linked, limit)
     out: list[str] = []
-    for q in [*close[:3], *(q for _, _, q in scored)]:
+    for q in top:
         if q not in out:
             out.append(q)
         if len(out) >= limit:
             break
     return out
+
+
+def _two_groups(by_name: list[str], linked: list[str], limit: int) -> list[str]:
+    """A few closest names, then names that stand on a request path with the other end (marked)."""
+    names = by_name[: max(2, limit // 2)]
+    path = [f"{q} (on a request path)" for q in linked if q not in names][: limit - len(names) + 2]
+    return names + path
+
+
+def _head_word(name: str) -> str:
+    found = _WORD_RE.findall(name)
+    return found[-1].lower() if found else ""
 
 
 def edges_out(g: nx.MultiDiGraph, node: str, allow: set[str] | None = None) -> list[tuple[str, dict]]:

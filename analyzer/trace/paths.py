@@ -206,3 +206,30 @@ def seam_alternatives(g: nx.MultiDiGraph, step: Step, include_tests: bool = True
         if (seam and d.get("seam") == seam) or same_site:
             out.add(v)
     return sorted(out)
+
+
+def reaching_set(g: nx.MultiDiGraph, endpoints: list[str], *, include_tests: bool = False,
+                 max_depth: int = DEFAULT_MAX_DEPTH) -> set[str]:
+    """Every node with a call path to one of `endpoints` (guessed edges excluded)."""
+    return set(_dijkstra_to(g, endpoints, EdgePicker(g, allowed_kinds(False), include_tests), max_depth))
+
+
+def anchor_level(g: nx.MultiDiGraph, nodes: list[str], reach: set[str], levels: int = 2) -> float | None:
+    """How many caller levels above `nodes` the nearest valid anchor is: a caller that calls towards
+    `nodes` at one line and, at a later line, calls a node of `reach`. None when there is none that near."""
+    frontier = {n: n for n in nodes}  # node → the entry into `nodes` it leads to (for the order check)
+    seen = set(nodes)
+    for depth in range(1, levels + 1):
+        upper: dict[str, str] = {}
+        for node in frontier:
+            for caller, _, d in g.in_edges(node, data=True):
+                order = (d.get("line", 0), d.get("column", 0))
+                later = any((d2.get("line", 0), d2.get("column", 0)) > order and v in reach
+                            for _, v, d2 in g.out_edges(caller, data=True))
+                if later:
+                    return float(depth)
+                if caller not in seen:
+                    seen.add(caller)
+                    upper[caller] = node
+        frontier = upper
+    return None

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
 from analyzer.errors import AnalyzerError
 from analyzer.graph.queries import resolve_symbol
-from analyzer.trace.paths import DEFAULT_MAX_DEPTH, find_paths
+from analyzer.trace.paths import DEFAULT_MAX_DEPTH, anchor_level, find_paths, reaching_set
 from analyzer.trace.render import render_mermaid, render_text
 from analyzer.trace.result import trace_result
 
@@ -38,11 +39,45 @@ def compute_trace(ctx: CliContext, args: Any, analysis: Any = None) -> dict[str,
         raise AnalyzerError("trace needs FROM and TO (or a [trace] table with from/to in repos.lock)")
     analysis = analysis or load_analysis(ctx, args)
     g = analysis.graph
-    sources, targets = resolve_symbol(g, spec_from), resolve_symbol(g, spec_to)
+    include_tests = getattr(args, "include_tests", False)
+
+    def reaches(other: str, backwards: bool) -> Callable[[str], float | None]:
+        """For suggestions: how near a candidate stands to a request path with the other endpoint — the
+        number of caller levels (1–2) up to an anchor that calls it before calling towards the other end,
+        or None. Cheap enough to ask of every name that shares a word with the unknown one."""
+        try:
+            others = [n for m in resolve_symbol(g, other) for n in m.endpoints]
+        except AnalyzerError:
+            return lambda _candidate: None
+        if backwards:
+            return lambda _candidate: None  # an unknown TO: rank by name only
+        reach = reaching_set(g, others, include_tests=include_tests, max_depth=args.max_depth)
+        children: dict[str, list[str]] = {}
+        by_name: dict[str, list[str]] = {}
+        for node, attrs in g.nodes(data=True):
+            by_name.setdefault(attrs.get("qualname", ""), []).append(node)
+            if attrs.get("parent"):
+                children.setdefault(attrs["parent"], []).append(node)
+
+        other_repos = {n.split(":", 1)[0] for n in others}
+
+        def level(candidate: str) -> float | None:
+            nodes = [n for q in by_name.get(candidate, []) for n in (q, *children.get(q, []))]
+            near = anchor_level(g, nodes, reach, levels=2)
+            if near is None:
+                return 3.0 if any(n in reach for n in nodes) else None
+            # a sibling step of the request, like the missing name; the start of a cross-repo request
+            # usually lives on the application side, not in the repo of the other end
+            return near if any(n.split(":", 1)[0] not in other_repos for n in nodes) else 2.5
+        return level
+        return level
+
+    sources = resolve_symbol(g, spec_from, connected=reaches(spec_to, backwards=False))
+    targets = resolve_symbol(g, spec_to, connected=reaches(spec_from, backwards=True))
     k = max(1, (args.all or 1) + (1 if args.all and args.all > 1 else 0))
     paths = find_paths(g, [n for m in sources for n in m.endpoints], [n for m in targets for n in m.endpoints],
                        allow_guesses=args.allow_guesses, max_depth=args.max_depth, k=k,
-                       include_tests=getattr(args, "include_tests", False))
+                       include_tests=include_tests)
     candidates = {"from": [m.node for m in sources], "to": [m.node for m in targets]}
     return trace_result(g, spec_from, spec_to, paths, analysis.pins_json(), candidates)
 
