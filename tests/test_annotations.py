@@ -137,3 +137,18 @@ def test_same_name_in_several_other_files_is_not_guessed() -> None:
     assert find_symbol(g, "lib", "stream", "old/b.ts", "other") == "lib:src/b.ts:stream"  # moved file
     a = anchor_note(g, Note("lib", "stream", "x", "c" * 40, "other", "src/gone.ts"))
     assert a.status == "orphaned" and a.candidates == ["lib:src/a.ts:stream", "lib:src/b.ts:stream"]
+
+
+def test_a_lone_namesake_in_another_file_needs_a_similar_signature() -> None:
+    import networkx as nx
+
+    from analyzer.annotations import find_symbol
+
+    g = nx.MultiDiGraph()
+    g.add_node("lib:src/api/x.ts:stream", repo="lib", path="src/api/x.ts", qualname="stream", kind="function",
+               body_hash="new", signature="const stream = (model: Model<'x'>, context: Context) =>")
+    old_sig = "function stream<T extends Api>(model: Model<T>, ctx: Context, options?: Options): Events"
+    assert find_symbol(g, "lib", "stream", "src/stream.ts", "old", old_sig) is None  # an unrelated namesake
+    assert find_symbol(g, "lib", "stream", "src/stream.ts", "old") == "lib:src/api/x.ts:stream"  # notes: by name
+    close = "const stream = (model: Model<'x'>, context: Context, extra: number) =>"
+    assert find_symbol(g, "lib", "stream", "src/stream.ts", "old", close) == "lib:src/api/x.ts:stream"

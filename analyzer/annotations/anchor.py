@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -10,19 +11,22 @@ import networkx as nx
 from analyzer.annotations.model import Note
 
 SKIP_KINDS = ("module", "unknown")
+SIGNATURE_SIMILARITY = 0.6  # difflib ratio of the declaration texts for "the same symbol, moved and edited"
 
 
 def find_symbol(g: nx.MultiDiGraph, repo: str, qualname: str, path_hint: str | None = None,
-                body_hash: str | None = None) -> str | None:
+                body_hash: str | None = None, signature: str | None = None) -> str | None:
     """The node that is `repo`'s `qualname` in `g`, or None.
 
-    Identity is (repo, qualified name); when several files define the same name the path hint wins, then
-    an unchanged body, then the file with the same base name (a moved file). Several candidates and none
-    of those clues: None — guessing between, say, two modules' `stream` functions would report a bogus move."""
+    Identity is (repo, qualified name). Among the definitions of that name the path hint wins, then an
+    unchanged body, then the file with the same base name (a moved file), then — when the caller knows the
+    old declaration — a similar signature. Without a signature a lone candidate is taken (notes re-anchor
+    by symbol); otherwise no clue means None: guessing between, say, two modules' `stream` functions, or
+    calling an unrelated `stream` in another file "moved", would report a bogus move."""
     cands = symbol_candidates(g, repo, qualname)
     if not cands:
         return None
-    if len(cands) == 1:
+    if len(cands) == 1 and signature is None:
         return cands[0]
     for pick in (
         lambda n: path_hint is not None and g.nodes[n]["path"] == path_hint,
@@ -32,6 +36,12 @@ def find_symbol(g: nx.MultiDiGraph, repo: str, qualname: str, path_hint: str | N
         hits = [n for n in cands if pick(n)]
         if hits:
             return sorted(hits)[0]
+    if signature:
+        scored = sorted((difflib.SequenceMatcher(None, signature, g.nodes[n].get("signature") or "").ratio(), n)
+                        for n in cands)
+        best, node = scored[-1]
+        if best >= SIGNATURE_SIMILARITY and (len(scored) == 1 or scored[-2][0] < best):
+            return node
     return None
 
 

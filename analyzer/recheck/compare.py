@@ -36,7 +36,8 @@ def _loc(g: nx.MultiDiGraph, node: str | None) -> dict[str, Any] | None:
         return None
     a = g.nodes[node]
     return {"node": node, "repo": a["repo"], "symbol": a["qualname"], "path": a["path"], "line": a["line"],
-            "end_line": a["end_line"], "body_hash": a.get("body_hash", ""), "kind": a.get("kind")}
+            "end_line": a["end_line"], "body_hash": a.get("body_hash", ""), "kind": a.get("kind"),
+            "signature": a.get("signature") or ""}
 
 
 def trace_at(g: nx.MultiDiGraph, spec_from: str, spec_to: str, pins: dict[str, Any], *,
@@ -99,7 +100,7 @@ def _body_diff(reader: SourceReader, old: dict[str, Any], new: dict[str, Any], o
 
 
 def _counterpart(g_other: nx.MultiDiGraph, loc: dict[str, Any]) -> str | None:
-    return find_symbol(g_other, loc["repo"], loc["symbol"], loc["path"], loc["body_hash"])
+    return find_symbol(g_other, loc["repo"], loc["symbol"], loc["path"], loc["body_hash"], loc["signature"] or None)
 
 
 def _symbol_report(reader: SourceReader, old: dict | None, new: dict | None, old_pins: dict, new_pins: dict,
