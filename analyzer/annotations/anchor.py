@@ -11,7 +11,7 @@ import networkx as nx
 from analyzer.annotations.model import Note
 
 SKIP_KINDS = ("module", "unknown")
-SIGNATURE_SIMILARITY = 0.6  # difflib ratio of the declaration texts for "the same symbol, moved and edited"
+SIGNATURE_SIMILARITY = 0.75  # declaration-text similarity for "the same symbol, moved to another file and edited"
 
 
 def find_symbol(g: nx.MultiDiGraph, repo: str, qualname: str, path_hint: str | None = None,
@@ -37,12 +37,16 @@ def find_symbol(g: nx.MultiDiGraph, repo: str, qualname: str, path_hint: str | N
         if hits:
             return sorted(hits)[0]
     if signature:
-        scored = sorted((difflib.SequenceMatcher(None, signature, g.nodes[n].get("signature") or "").ratio(), n)
-                        for n in cands)
+        scored = sorted((_similarity(signature, g.nodes[n].get("signature") or ""), n) for n in cands)
         best, node = scored[-1]
         if best >= SIGNATURE_SIMILARITY and (len(scored) == 1 or scored[-2][0] < best):
             return node
     return None
+
+
+def _similarity(a: str, b: str) -> float:
+    """Symmetric declaration similarity (difflib's ratio depends on the argument order)."""
+    return min(difflib.SequenceMatcher(None, a, b).ratio(), difflib.SequenceMatcher(None, b, a).ratio())
 
 
 def symbol_candidates(g: nx.MultiDiGraph, repo: str, qualname: str) -> list[str]:
