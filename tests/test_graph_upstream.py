@@ -1,0 +1,103 @@
+"""The graph and the trace on the real snapshots (dsh rc.2 + Pi v0.82.1). Skips when they are absent.
+
+These pins predate `SystemPromptProjection`: there the system prompt is rendered by `renderPrompt` and
+sent as a request field, so the research trace is checked as `renderPrompt → parseChunkUsage`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import DSH_RC2, PI_V0_82_1, snapshot
+
+from analyzer.analysis import analyze
+from analyzer.cli import main
+from analyzer.cli.context import CliContext
+
+pytestmark = pytest.mark.upstream
+
+ADAPTER = "dsh:packages/llm/llm-pi-ai/src/"
+PARSE = "pi:packages/ai/src/api/openai-completions.ts:parseChunkUsage"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    dsh = snapshot("deepseek-ai+deepseek-harness", DSH_RC2)
+    pi = snapshot("at-inc+pi", PI_V0_82_1)
+    tmp = tmp_path_factory.mktemp("upstream-graph")
+    lock = tmp / "repos.lock"
+    lock.write_text(f"""
+[repos.dsh]
+url = "{dsh}"
+commit = "{DSH_RC2}"
+
+[repos.pi]
+url = "{pi}"
+commit = "{PI_V0_82_1}"
+aliases = ["@mariozechner/pi-ai"]
+
+[trace]
+from = "renderPrompt"
+to = "parseChunkUsage"
+""")
+    return lock, tmp / "cache"
+
+
+@pytest.fixture(scope="module")
+def graph(world):
+    lock, cache = world
+    return analyze(CliContext(lock_path=lock, cache_dir_option=cache)).graph
+
+
+def cli(world, capsys, *args: str) -> tuple[int, str, str]:
+    lock, cache = world
+    code = main(["--lock", str(lock), "--cache-dir", str(cache), *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_indexes_both_repos_without_crashing(graph) -> None:
+    stats = graph.graph["stats"]
+    index = graph.graph["index_stats"]
+    assert index["dsh"]["files"] > 2500 and index["pi"]["files"] > 500
+    assert stats["files"] == index["dsh"]["files"] + index["pi"]["files"]
+    assert stats["edges_by_kind"]["dispatch"] > 0 and stats["edges_by_kind"]["interface"] > 0
+
+
+def test_callers_of_parse_chunk_usage(world, graph, capsys) -> None:
+    code, out, _ = cli(world, capsys, "--json", "callers", "parseChunkUsage")
+    assert code == 0
+    callers = {(e["caller"], e["kind"]) for e in json.loads(out)["edges"]}
+    assert ("pi:packages/ai/src/api/openai-completions.ts:stream", "direct") in callers
+
+
+def test_agent_step_reaches_the_llm_runtime(graph) -> None:
+    step = "dsh:packages/core/agent-loop/src/agent.ts:ReactLoopAgent.step"
+    callees = {(v.rsplit(":", 1)[1], d["kind"]) for _, v, d in graph.out_edges(step, data=True)}
+    assert ("LlmRuntime.stream", "dispatch") in callees  # this.loopCtx.llm.stream: the 'llm' service
+    assert ("LlmRuntime.prepareCall.stream", "interface") in callees  # preparedCall?.stream
+    build = "dsh:packages/core/agent-loop/src/agent.ts:ReactLoopAgent.buildRequest"
+    assert any(v.endswith("LlmRuntime.prepareCall") for _, v in graph.out_edges(build))
+
+
+def test_trace_crosses_from_dsh_into_pi_through_the_adapter(world, capsys) -> None:
+    code, out, _ = cli(world, capsys, "--json", "trace", "renderPrompt", "parseChunkUsage")
+    assert code == 0
+    data = json.loads(out)
+    assert data["mode"] == "common-caller"
+    assert data["anchor"].endswith("ReactLoopAgent.step")
+    nodes = [h["node"] for h in data["hops"]]
+    assert nodes[-1] == PARSE
+    assert any(n.startswith(ADAPTER) for n in nodes), "the path goes through the llm-pi-ai adapter"
+    first_pi = next(i for i, n in enumerate(nodes) if n.startswith("pi:"))
+    assert all(n.startswith("dsh:") for n in nodes[:first_pi]) and all(n.startswith("pi:") for n in nodes[first_pi:])
+    lazy = [e for e in data["edges"] if e.get("rule") == "lazy-module-loader"]
+    assert lazy and lazy[0]["alternatives"], "the lazy API table has other live targets"
+
+
+def test_system_prompt_projection_is_unknown_at_rc2(world, capsys) -> None:
+    code, _, err = cli(world, capsys, "trace", "SystemPromptProjection", "parseChunkUsage")
+    assert code == 3 and err.startswith("error: unknown symbol 'SystemPromptProjection'; closest:")
+    assert "RuntimeContextProjection" in err
