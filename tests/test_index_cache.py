@@ -146,3 +146,13 @@ def test_cache_rows_from_another_version_are_not_used(repo: git.Repo, tmp_path: 
     with FactsCache(cache_dir) as cache:
         cache.version = "analyzer=other"
         assert index_repo(repo, "HEAD", repo_name="r", cache=cache).stats.parsed == 7
+
+
+def test_process_pool_gives_the_same_facts(repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build, "POOL_MIN_FILES", 1)
+    pooled = index_repo(repo, "HEAD", repo_name="r", cache=tmp_path / "c1", workers=2)
+    single = index_repo(repo, "HEAD", repo_name="r", cache=tmp_path / "c2", workers=1)
+    assert [f.to_dict() for f in pooled.files] == [f.to_dict() for f in single.files]
+    assert pooled.stats.parsed == single.stats.parsed == 7
+    again = index_repo(repo, "HEAD", repo_name="r", cache=tmp_path / "c1", workers=2)
+    assert again.stats.cached == 7 and [f.path for f in again.files] == [f.path for f in single.files]

@@ -1,14 +1,17 @@
 """Index one repository at one commit: list sources, reuse cached facts per blob, extract the rest.
 
-Extraction runs in-process: the per-blob cache makes re-runs cheap, and on the 2-core target a
-process pool did not pay for shipping the facts back (see the report of `benchmarks/index_bench.py`).
-The cyclic garbage collector is paused while facts accumulate: they hold no cycles, and its repeated
-full passes over the growing heap otherwise cost more than the extraction itself.
+Uncached files are extracted in a small process pool (forked workers return the cache encoding, so the
+main process only decodes and stores it); few files, or no fork, means in-process. The cyclic garbage
+collector is paused while facts accumulate: they hold no cycles, and its repeated full passes over the
+growing heap otherwise cost more than the extraction itself.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
+import multiprocessing
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -18,13 +21,15 @@ from pathlib import Path
 
 import git
 
-from analyzer.index.cache import FactsCache, variant_of
+from analyzer.index.cache import FactsCache, decode_facts, encode_facts, variant_of
 from analyzer.index.model import FileFacts
 from analyzer.index.source import BlobReader, SourceFile, looks_minified, scan_sources
 from analyzer.parse.extract import extract_facts
 from analyzer.parse.languages import is_declaration_file, language_for_path
 
 Progress = Callable[[int, int], None]  # (files done, files total)
+POOL_MIN_FILES = 64  # below this a process pool costs more than it saves
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -78,9 +83,20 @@ class RepoIndex:
         return self._reader
 
 
+def default_workers() -> int:
+    """Extraction processes: `$ANALYZER_INDEX_WORKERS`, else one per CPU (at most 4)."""
+    env = os.environ.get("ANALYZER_INDEX_WORKERS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def index_repo(repo: git.Repo, commit: str, *, repo_name: str, cache: FactsCache | Path | None,
-               progress: Progress | None = None) -> RepoIndex:
-    """Facts for every indexable file of `repo` at `commit` (see `analyzer.index.source` for what is skipped)."""
+               progress: Progress | None = None, workers: int | None = None) -> RepoIndex:
+    """Facts for every indexable file of `repo` at `commit` (see `analyzer.index.source` for what is skipped).
+
+    `workers` > 1 extracts uncached files in that many processes (default: `default_workers()`).
+    """
     started = time.perf_counter()
     own_cache = isinstance(cache, Path)
     store = FactsCache(cache) if isinstance(cache, Path) else cache
@@ -89,7 +105,8 @@ def index_repo(repo: git.Repo, commit: str, *, repo_name: str, cache: FactsCache
         full = reader.git.rev_parse(f"{commit}^{{commit}}").strip()
         scan = scan_sources(repo, full, reader)
         with _gc_paused():
-            files, stats = _index_files(reader, scan.files, store, progress)
+            files, stats = _index_files(reader, scan.files, store, progress,
+                                        default_workers() if workers is None else workers)
     finally:
         if own_cache and store is not None:
             store.close()
@@ -102,40 +119,81 @@ def index_repo(repo: git.Repo, commit: str, *, repo_name: str, cache: FactsCache
 
 
 def _index_files(reader: BlobReader, sources: list[SourceFile], store: FactsCache | None,
-                 progress: Progress | None) -> tuple[list[FileFacts], IndexStats]:
+                 progress: Progress | None, workers: int) -> tuple[list[FileFacts], IndexStats]:
     stats = IndexStats()
-    wanted = [(s.path, s.blob_sha, variant_of(language_for_path(s.path) or "", is_declaration_file(s.path)))
-              for s in sources]
-    cached = store.get_many(wanted) if store is not None else {}
-    out: list[FileFacts] = []
-    fresh: list[tuple[str, FileFacts]] = []
+    variants = {s.path: variant_of(language_for_path(s.path) or "", is_declaration_file(s.path)) for s in sources}
+    cached = store.get_many((s.path, s.blob_sha, variants[s.path]) for s in sources) if store is not None else {}
+    missing = [s for s in sources if s.path not in cached]
+    fresh: dict[str, FileFacts | None] = {}
+    pending: list[tuple[str, str, bytes]] = []
     total = len(sources)
+    done = len(cached)
+    if progress is not None and done:
+        progress(done, total)
+    for src, encoded in _extract_all(reader, missing, workers):
+        facts = decode_facts(encoded) if encoded is not None else None
+        if facts is not None:
+            facts.path = src.path
+            pending.append((src.blob_sha, variants[src.path], encoded))
+        fresh[src.path] = facts
+        done += 1
+        if progress is not None:
+            progress(done, total)
+        if store is not None and len(pending) >= 500:
+            store.put_encoded(pending)
+            pending = []
+    if store is not None:
+        store.put_encoded(pending)
+    out: list[FileFacts] = []
     skipped: Counter[str] = Counter()
-    for done, src in enumerate(sources, 1):
+    for src in sources:
         facts = cached.get(src.path)
-        if facts is None:
-            data = reader.read(src.blob_sha)
-            if looks_minified(src.path, data):
-                skipped["vendored-bundle"] += 1
-                continue
-            facts = extract_facts(data, src.path)
-            fresh.append((src.blob_sha, facts))
-            stats.parsed += 1
-        else:
+        if facts is not None:
             stats.cached += 1
+        else:
+            facts = fresh.get(src.path)
+            if facts is None:
+                skipped["vendored-bundle"] += 1  # minified: recognised by content
+                continue
+            stats.parsed += 1
         out.append(facts)
         stats.parse_error_files += facts.parse_errors > 0
         stats.extract_error_files += facts.extract_errors > 0
-        if progress is not None:
-            progress(done, total)
-        if store is not None and len(fresh) >= 500:
-            store.put_many(fresh)
-            fresh = []
-    if store is not None:
-        store.put_many(fresh)
     stats.files = len(out)
     stats.skipped = dict(skipped)
     return out, stats
+
+
+def _extract_encoded(item: tuple[str, bytes]) -> bytes | None:
+    """Worker: the cache encoding of a file's facts (None for minified bundles)."""
+    path, data = item
+    if looks_minified(path, data):
+        return None
+    return encode_facts(extract_facts(data, path))
+
+
+def _worker_init() -> None:
+    gc.disable()
+
+
+def _extract_all(reader: BlobReader, missing: list[SourceFile],
+                 workers: int) -> Iterator[tuple[SourceFile, bytes | None]]:
+    """Facts (encoded) for files not in the cache; a process pool when there are enough of them.
+
+    Workers return the cache encoding, so the main process only decodes; files stream through in order.
+    """
+    items = ((src.path, reader.read(src.blob_sha)) for src in missing)
+    if workers > 1 and len(missing) >= POOL_MIN_FILES:
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(workers, initializer=_worker_init) as pool:
+                yield from zip(missing, pool.imap(_extract_encoded, items, chunksize=8), strict=True)
+            return
+        except (OSError, ValueError) as exc:  # no fork / no processes: fall back to in-process
+            log.warning("process pool unavailable (%s); extracting in-process", exc)
+            items = ((src.path, reader.read(src.blob_sha)) for src in missing)
+    for src, item in zip(missing, items, strict=True):
+        yield src, _extract_encoded(item)
 
 
 @contextmanager
