@@ -157,6 +157,7 @@ class ObjectLiteral:
     #              | field:<Class>.<name> | assign:<chain text> | export_default | other
     holder_type: str | None = None  # annotation of the variable / `satisfies T` / the scope's return type
     properties: list[ObjectProperty] = field(default_factory=list)
+    nested: int = 0  # anonymous function levels between `scope` and the literal (return → whose return)
 
 
 @dataclass(slots=True)
