@@ -384,3 +384,16 @@ def test_body_hash_ignores_whitespace_and_comments_but_not_code_or_strings() -> 
                  "function f(a, b) {\n  return g(a, b) + 'x  y';\n}\n",
                  "function f(a, b) {\n  return ga(a, b) + 'x y';\n}\n"):
         assert defs(facts(text, "a.ts"))["f"].body_hash != h, text
+
+
+def test_returned_objects_know_whose_return_they_are() -> None:
+    f = facts("""
+        class R {
+          prepare(): Promise<P> { return Object.freeze({ stream: () => go() }); }
+          list(): Item[] { return xs.map((x) => ({ a: x })); }
+        }
+        """)
+    frozen, mapped = f.objects
+    assert (frozen.holder, frozen.holder_type, frozen.scope, frozen.nested) == ("return", "Promise<P>", "R.prepare", 0)
+    assert defs(f)["R.prepare.stream"].object_id == frozen.object_id
+    assert (mapped.holder, mapped.holder_type, mapped.scope, mapped.nested) == ("return", None, "R.list", 1)

@@ -703,7 +703,7 @@ class _Extractor:
         elif holder == "return" and htype is None:
             htype = self.return_type_of(top)
         obj = ObjectLiteral(object_id=oid, scope=top.scope, line=self.line(node), end_line=node.end_point[0] + 1,
-                            holder=holder, holder_type=htype)
+                            holder=holder, holder_type=htype, nested=top.nested)
         for child in node.named_children:
             try:
                 prop = self.make_property(child, oid)
@@ -849,7 +849,8 @@ class _Extractor:
             if node.type in ("satisfies_expression", "as_expression"):
                 named = [c for c in node.named_children if c.type != "comment"]
                 htype = _fold(self.text(named[-1])) if len(named) >= 2 else None
-            self.holders[inner.id] = (f"argument:{callee_text}:{index}", htype)
+            # a holder seen from the outside (e.g. `return Object.freeze({…})`) wins over the argument
+            self.holders.setdefault(inner.id, (f"argument:{callee_text}:{index}", htype))
         elif t == "number":
             arg = Arg(kind="number", text=self.text(inner))
         else:

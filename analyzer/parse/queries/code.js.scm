@@ -24,6 +24,11 @@
 ((variable_declarator name: (identifier) @name value: [(object) @object (parenthesized_expression (object) @object)])
  @declarator (#set! role "holder.variable"))
 ((return_statement [(object) @object (parenthesized_expression (object) @object)]) (#set! role "holder.return"))
+; `return Object.freeze({…})`: freezing keeps the object's type, so it is still the returned object
+((return_statement (call_expression
+    function: (member_expression object: (identifier) @_object property: (property_identifier) @_freeze)
+    arguments: (arguments . (object) @object .)))
+ (#eq? @_object "Object") (#eq? @_freeze "freeze") (#set! role "holder.return"))
 ((arrow_function body: (parenthesized_expression (object) @object)) (#set! role "holder.return"))
 ((pair key: (_) @key value: [(object) @object (parenthesized_expression (object) @object)])
  (#set! role "holder.property"))

@@ -38,6 +38,11 @@
                     (as_expression (object) @object (_) @as)
                     (parenthesized_expression (object) @object)])
  (#set! role "holder.return"))
+; `return Object.freeze({…})`: freezing keeps the object's type, so it is still the returned object
+((return_statement (call_expression
+    function: (member_expression object: (identifier) @_object property: (property_identifier) @_freeze)
+    arguments: (arguments . (object) @object .)))
+ (#eq? @_object "Object") (#eq? @_freeze "freeze") (#set! role "holder.return"))
 ((arrow_function body: (parenthesized_expression [(object) @object
                                                   (satisfies_expression (object) @object (_) @satisfies)
                                                   (as_expression (object) @object (_) @as)]))
