@@ -55,6 +55,7 @@ class Program:
         self._children: dict[DefRef, list[Definition]] = defaultdict(list)
         self._fields: dict[DefRef, dict[str, Field]] = defaultdict(dict)
         self._bindings: dict[ModuleRef, dict[str | None, list[Binding]]] = {}
+        self._binding_index: dict[ModuleRef, dict[tuple[str | None, str], list[Binding]]] = {}
         self._objects: dict[ModuleRef, dict[str, ObjectLiteral]] = {}
         self.by_name: dict[str, list[DefRef]] = defaultdict(list)
         self.augmentations: dict[tuple[str, str], list[DefRef]] = defaultdict(list)
@@ -97,6 +98,17 @@ class Program:
 
     def bindings(self, mod: ModuleRef, scope: str | None) -> list[Binding]:
         return self._bindings.get(mod, {}).get(scope, [])
+
+    def bindings_named(self, mod: ModuleRef, scope: str | None, name: str) -> list[Binding]:
+        """Bindings of one name in one scope (indexed: receiver typing asks this for every call)."""
+        index = self._binding_index.get(mod)
+        if index is None:
+            index = {}
+            for sc, items in self._bindings.get(mod, {}).items():
+                for b in items:
+                    index.setdefault((sc, b.name), []).append(b)
+            self._binding_index[mod] = index
+        return index.get((scope, name), [])
 
     def object_literal(self, mod: ModuleRef, object_id: str) -> ObjectLiteral | None:
         return self._objects.get(mod, {}).get(object_id)

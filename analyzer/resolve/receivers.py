@@ -279,7 +279,7 @@ class Types:
         if root in ("<expr>", "super"):
             return []
         for sc in self.p.scope_chain(mod, scope):
-            bound = _latest(self.p.bindings(mod, sc), root, line)
+            bound = _latest(self.p.bindings_named(mod, sc, root), root, line)
             if bound is not None:
                 return self.binding_types(mod, bound)
             if sc is not None:

@@ -295,15 +295,16 @@ class DispatchEngine:
         out = []
         for mod, facts in self.p.files.items():
             tables = {o.holder.split(":", 1)[1]: o for o in facts.objects if o.holder.startswith("variable:")}
+            if not tables:
+                continue
+            looked_up = {(b.scope, b.name): b.init_chain[0] for b in facts.bindings
+                         if b.init_chain and len(b.init_chain) == 2 and b.init_chain[1] == "[]"}
             for call in facts.calls:
                 table_name = None
                 if len(call.callee) == 2 and call.callee[1] == "[]":
                     table_name = call.callee[0]
                 elif len(call.callee) == 1:
-                    for b in facts.bindings:
-                        if b.name == call.callee[0] and b.init_chain and len(b.init_chain) == 2 \
-                                and b.init_chain[1] == "[]" and b.scope == call.scope:
-                            table_name = b.init_chain[0]
+                    table_name = looked_up.get((call.scope, call.callee[0]))
                 if table_name is None:
                     continue
                 obj = tables.get(table_name)
