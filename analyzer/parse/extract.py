@@ -51,6 +51,7 @@ WRAPPERS = frozenset({"parenthesized_expression", "non_null_expression", "as_exp
 MODIFIER_TOKENS = frozenset({"static", "abstract", "async", "readonly", "declare", "override", "accessor"})
 _HAS_WS = re.compile(rb"\s")
 _PROTECT = bytes.maketrans(b" \t\n\r\x0b\x0c", b"\x00\x01\x02\x03\x04\x05")  # literal whitespace is code
+_DOT_WS = re.compile(r"\s*(\??\.)\s*")
 _SIMPLE_CHAIN = re.compile(r"[\w$#]+(?:\??\.[\w$#]+)*")
 _GLUE = re.compile(rb" (?![\w$\x80-\xff])|(?<![\w$\x80-\xff]) ")
 
@@ -67,6 +68,11 @@ def _fold(text: str, limit: int | None = None) -> str:
     if limit is not None and len(folded) > limit:
         return folded[:limit]
     return folded
+
+
+def _callee_text(text: str) -> str:
+    """Callee texts lose the line breaks of chained calls: `a()\n  .b` → `a().b`."""
+    return _DOT_WS.sub(r"\1", text) if "\n" in text or " ." in text or ". " in text else text
 
 
 def _type_text(annotation: str) -> str:
@@ -274,7 +280,7 @@ class _Extractor:
                 break
             elif t == "call_expression":
                 fn = node.child_by_field_name("function")
-                parts.append((self.snippet(fn) if fn is not None else "<expr>") + "()")
+                parts.append((_callee_text(self.snippet(fn)) if fn is not None else "<expr>") + "()")
                 break
             else:
                 parts.append("<expr>")
@@ -793,10 +799,10 @@ class _Extractor:
         if end - start <= TEXT_LIMIT:
             raw = self.s.source[start:end].decode("utf-8", "replace")
             chain, optional = self.chain(callee_node, raw)
-            text = _fold(raw, TEXT_LIMIT)
+            text = _callee_text(_fold(raw, TEXT_LIMIT))
         else:
             chain, optional = self.chain(callee_node)
-            text = self.snippet(callee_node)
+            text = _callee_text(self.snippet(callee_node))
         row, col = node.start_point
         # positional: this runs for every call site
         call = Call(top.scope, chain, row + 1, col + 1, kind, optional or node.id in self.optional_call_ids,
