@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,15 @@ def test_a_lone_namesake_in_another_file_needs_a_similar_signature() -> None:
     assert find_symbol(g, "lib", "stream", "src/stream.ts", "old") == "lib:src/api/x.ts:stream"  # notes: by name
     close = "const stream = (model: Model<'x'>, context: Context, extra: number) =>"
     assert find_symbol(g, "lib", "stream", "src/stream.ts", "old", close) == "lib:src/api/x.ts:stream"
+
+
+def test_shipped_notes_file_is_valid() -> None:
+    from conftest import DSH_RC2, PI_V0_82_1, ROOT
+
+    notes = load_notes(ROOT / "reports" / "annotations.toml")
+    assert {n.symbol for n in notes} >= {"ReactLoopAgent.step", "renderPrompt", "LlmRuntime.prepareCall",
+                                         "LlmRuntime.stream", "PiAiAdapter.streamWithSnapshot",
+                                         "ModelsImpl.streamSimple", "lazyApi", "stream", "parseChunkUsage"}
+    assert {(n.repo, n.commit) for n in notes} == {("dsh", DSH_RC2), ("pi", PI_V0_82_1)}
+    assert all(n.path and re.fullmatch(r"[0-9a-f]{16}", n.body_hash) and len(n.text) > 40 for n in notes)
+    assert len({(n.repo, n.symbol, n.path) for n in notes}) == len(notes)

@@ -27,7 +27,7 @@ HEADER = (
     "# Notes on the request path, keyed by symbol (repo + qualified name, optional path hint), not by line.\n"
     "# commit/body_hash record the symbol when the note was written: at other pins a note whose body hash\n"
     "# differs is shown as stale (with the body diff), one whose symbol is gone as orphaned.\n"
-    "# Add or update notes with: analyze annotate SYMBOL \"text\"\n"
+    "# Add or update notes with: analyze annotate SYMBOL \"text\"\n\n"
 )
 REQUIRED = ("repo", "symbol", "text", "commit", "body_hash")
 
@@ -86,6 +86,7 @@ def _table(note: Note) -> tomlkit.items.Table:
     t["commit"] = note.commit
     t["body_hash"] = note.body_hash
     t["text"] = tomlkit.string(note.text, multiline="\n" in note.text)
+    t.add(tomlkit.nl())  # a blank line between notes keeps the file readable in review
     return t
 
 
