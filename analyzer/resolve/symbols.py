@@ -45,7 +45,7 @@ class SymbolResolver:
         local = self.program.top_level(mod).get(name)
         if local is not None:
             return Symbol(definition=DefRef(mod.repo, mod.path, local.qualname),
-                          evidence=(f"{mod.path}:{local.line}: defined here",))
+                          evidence=(f"{mod.path}:{local.line}: {local.kind} {local.name} is declared here",))
         for b in self.program.bindings(mod, None):
             if b.name == name:
                 return Symbol(binding=(mod, b), evidence=(f"{mod.path}:{b.line}: module variable",))
