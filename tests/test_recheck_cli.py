@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tomllib
 from pathlib import Path
@@ -130,3 +131,12 @@ def test_bump_leaves_the_lock_alone_when_indexing_fails(project: Path, monkeypat
     assert analyze(project, "bump", "lib", "v2") == 3
     assert "could not be indexed (RuntimeError: extractor crashed)" in capsys.readouterr().err
     assert (project / "repos.lock").read_bytes() == before
+
+
+def test_recheck_parses_only_changed_blobs(project: Path, up: Upstreams, capsys: pytest.CaptureFixture[str]) -> None:
+    write_lock(project / "repos.lock", up, up.l2)
+    assert analyze(project, "--json", "recheck") == 1
+    index = json.loads(capsys.readouterr().out)["index"]
+    assert index["old"]["lib"]["parsed"] == index["old"]["lib"]["files"] == 5  # cold cache: everything at L1
+    assert index["new"]["app"]["parsed"] == 0  # app did not move
+    assert (index["new"]["lib"]["files"], index["new"]["lib"]["parsed"]) == (5, 3)  # usage, send, encode changed

@@ -89,6 +89,9 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
         out.append(f"- not available: {rec['reason']}")
     else:
         out += [f"- `{d['key']}`: {d['old']} → {d['new']}" for d in rec["deltas"]] or ["- no value changed"]
+    if _parsed(r):
+        out += ["", f"Index at the new pins: {_parsed(r)} (the rest came from the per-blob cache; a graph "
+                    "already built for these pins parses nothing)."]
     out += ["", "## Why this verdict", ""]
     out += [f"- {x}" for x in r["reasons"]] or ["- nothing on the path changed"]
     return "\n".join(out) + "\n"
@@ -122,5 +125,14 @@ def print_summary(r: dict[str, Any], console: Console, report_path: str | None =
         console.print(f"  - {escape(reason)}")
     if len(r["reasons"]) > 12:
         console.print(f"  … {len(r['reasons']) - 12} more in the report")
+    parsed = _parsed(r)
+    if parsed:
+        console.print(f"  index: {escape(parsed)}")
     if report_path:
         console.print(f"  report: {escape(report_path)}")
+
+
+def _parsed(r: dict[str, Any]) -> str:
+    """`dsh 0/5120 parsed, pi 37/2210 parsed` for the new pins (files not parsed came from the blob cache)."""
+    stats = (r.get("index") or {}).get("new") or {}
+    return ", ".join(f"{name} {s.get('parsed', 0)}/{s.get('files', 0)} files parsed" for name, s in stats.items())

@@ -30,6 +30,8 @@ def recheck(ctx: Any, old_pins: list[RepoPin], new_pins: list[RepoPin], spec_fro
                      max_depth=max_depth, allow_guesses=allow_guesses)
     result["old"] = {"pins": old.pins_json(), "origin": old_origin, "label": pins_label(old_pins)}
     result["new"] = {"pins": new.pins_json(), "origin": new_origin, "label": pins_label(new_pins)}
+    # what the per-blob index cache saved: the second pin set re-parses only blobs that changed
+    result["index"] = {"old": old.graph.graph.get("index_stats", {}), "new": new.graph.graph.get("index_stats", {})}
     result["reconciliation"] = reconciliation_deltas(ctx, old_pins, new_pins)
     refresh_verdict(result)
     path = None
