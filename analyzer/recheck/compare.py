@@ -233,8 +233,8 @@ def compare(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, old_pins: dict[str, 
             gone = [s.upper() for s in ("from", "to") if at_old[f"{s}_node"] is None]
             old_break = f"{' and '.join(gone)} not found at the old pins"
         elif back is not None:
-            old_break = (f"at the old pins the new path's edge {back['index']} ({back['edge']}, {back['kind']} at "
-                         f"{back['call']} in the new code) did not exist: {back['reason']} there")
+            old_break = (f"edge {back['index']} of the new path ({back['edge']}, {back['kind']} at {back['call']} in "
+                         f"the new code) did not exist: {back['reason']} there")
         else:
             old_break = "no path at the old pins"
 
