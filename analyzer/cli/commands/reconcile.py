@@ -7,8 +7,8 @@ from typing import Any
 
 from analyzer.cli.context import CliContext
 from analyzer.errors import AnalyzerError
+from analyzer.usage.indexed import IndexedFunctionLocator
 from analyzer.usage.ledger import HOPS, reconcile
-from analyzer.usage.locate import GitFunctionLocator
 from analyzer.usage.render import render_ledger
 from analyzer.usage.repos import open_git_dir, parse_assignments, resolve_commit
 from analyzer.usage.scenarios import load_scenario, shipped_names
@@ -71,4 +71,4 @@ def _locator(ctx: CliContext, name: str, rev: str | None, git_dir: str | None) -
             pin = ctx.lock.with_commit(name, rev).get(name) if len(rev) == 40 else pin
         repo = open_repo(ctx, pin)
         commit = resolve_commit(repo, name, rev or pin.commit)
-    return GitFunctionLocator(repo, commit, name)
+    return IndexedFunctionLocator(repo, commit, name, ctx.cache_dir)
