@@ -2,6 +2,8 @@
 
 Public API:
 - `scenarios.load_scenario(name_or_path) -> Scenario`, `scenarios.shipped_names()`.
+- `indexed.IndexedFunctionLocator(repo, commit, repo_name, cache_dir)`: the locator `analyze reconcile` uses —
+  declarations found through the per-file index, imports through the graph's module resolver;
 - `locate.GitFunctionLocator(repo, commit, repo_name)`: the `FunctionLocator` over one commit's git objects
   (`find(qualname, path_hint=None, search_under=())`, `module(path)`, `resolve_import(from_path, spec)`);
   `locate.MemoryLocator(files)` for in-memory fixtures. `repos.open_git_dir(path)` opens clones and
