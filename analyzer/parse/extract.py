@@ -632,7 +632,7 @@ class _Extractor:
             if n.id not in value_ids:
                 events.append((n.start_byte, -n.end_byte, 0, "anon", n))
         for role, kind, key, variant in (
-                ("call", "call", "call", ""), ("call.new", "new", "call", ""),
+                ("call", "call", "call", ""), ("call.new", "new", "call", "new"),
                 ("dynamic_import", "dynamic_import", "call", ""), ("return.new", "return_new", "return", ""),
                 ("binding", "binding", "binding", ""), ("binding.var", "binding", "binding", "var"),
                 ("binding.for_of", "binding", "binding", "for_of"), ("binding.catch", "binding", "binding", "catch"),
@@ -786,44 +786,47 @@ class _Extractor:
         else:
             prop.value_text = self.snippet(inner)
 
-    def on_call(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
+    def on_call(self, m: dict[str, list[Node]], variant: str, top: _Frame) -> None:
+        # the hottest path of extraction: one Node property per question, fast paths inlined
         node = m["call"][0]
         callee_node = m["callee"][0]
-        ct = callee_node.type
-        if ct == "import":
-            return
-        kind = "new" if node.type == "new_expression" else "call"
-        if ct == "super" and kind == "call":
-            kind = "super"
         start, end = callee_node.byte_range
         if end - start <= TEXT_LIMIT:
             raw = self.s.source[start:end].decode("utf-8", "replace")
-            chain, optional = self.chain(callee_node, raw)
-            text = _callee_text(_fold(raw, TEXT_LIMIT))
+            if raw == "import":
+                return  # dynamic import: see on_dynamic_import
+            if _SIMPLE_CHAIN.fullmatch(raw):
+                if "?." in raw:
+                    chain, optional = raw.replace("?.", ".").split("."), True
+                else:
+                    chain, optional = raw.split("."), False
+                text = raw
+            else:
+                chain, optional = self.chain(callee_node, raw)
+                text = _callee_text(_fold(raw, TEXT_LIMIT))
         else:
             chain, optional = self.chain(callee_node)
             text = _callee_text(self.snippet(callee_node))
+        kind = variant or ("super" if text == "super" else "call")
         row, col = node.start_point
-        # positional: this runs for every call site
+        args_list: list[Arg] = []
         call = Call(top.scope, chain, row + 1, col + 1, kind, optional or node.id in self.optional_call_ids,
-                    top.nested, [], text)
-        args = m.get("args")
-        if args is None and kind == "new":
-            found = node.child_by_field_name("arguments")
-            args = [found] if found is not None else None
-        if args is not None and args[0].type == "arguments":
+                    top.nested, args_list, text)
+        args = m["args"][0] if "args" in m else node.child_by_field_name("arguments")
+        if args is not None and args.type == "arguments":
             index = 0
-            out = call.args
             src = self.s.source
-            for a in args[0].named_children:
+            track = self.track_args
+            for a in args.named_children:
                 t = a.type
-                if t == "identifier" and not self.track_args:
-                    out.append(Arg("identifier", src[a.start_byte:a.end_byte].decode("utf-8", "replace")))
+                if t == "identifier" and not track:
+                    s, e = a.byte_range
+                    args_list.append(Arg("identifier", src[s:e].decode("utf-8", "replace")))
                 elif t == "comment":
                     continue
                 else:
                     try:
-                        out.append(self.make_arg(a, text, index))
+                        args_list.append(self.make_arg(a, text, index))
                     except Exception:  # noqa: BLE001
                         self.s.errors += 1
                 index += 1
