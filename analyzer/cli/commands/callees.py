@@ -9,7 +9,7 @@ from analyzer.cli.context import CliContext
 
 NAME = "callees"
 HELP = "what SYMBOL calls (edge kind, call site, evidence)"
-ORDER = 13
+ORDER = 23
 add_arguments = callers.add_arguments
 
 

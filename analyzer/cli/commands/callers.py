@@ -11,7 +11,7 @@ from analyzer.trace.render import KIND_STYLE
 
 NAME = "callers"
 HELP = "who calls SYMBOL (edge kind, call site, evidence)"
-ORDER = 12
+ORDER = 22
 DIRECTION = "in"
 
 

@@ -11,7 +11,7 @@ from analyzer.cli.graphload import add_at_option, load_analysis
 
 NAME = "index"
 HELP = "index the pinned repos and build the call graph (--stats for figures)"
-ORDER = 10
+ORDER = 20
 
 
 def add_arguments(parser: Any) -> None:

@@ -10,7 +10,7 @@ from analyzer.graph.queries import find_symbols
 
 NAME = "symbols"
 HELP = "list definitions matching a glob or substring (e.g. '*Usage*')"
-ORDER = 11
+ORDER = 21
 
 
 def add_arguments(parser: Any) -> None:

@@ -15,7 +15,7 @@ from analyzer.trace.result import trace_result
 
 NAME = "trace"
 HELP = "print the request path from FROM to TO (lowest common caller when neither calls the other)"
-ORDER = 20
+ORDER = 25
 DESCRIPTION = (HELP + ". Symbols: a function, Class.method, a class (any of its methods) or repo:path:Name. "
                "Exit 0 when a path is found, 1 when none is.")
 
