@@ -198,10 +198,12 @@ def _extract_all(reader: BlobReader, missing: list[SourceFile],
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC; afterwards freeze what exists so its next full pass skips the new facts."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if enabled:
             gc.enable()

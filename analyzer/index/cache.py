@@ -20,6 +20,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import fields, is_dataclass
+from itertools import starmap
 from pathlib import Path
 from typing import Any
 
@@ -225,11 +226,28 @@ def _encode(obj: Any, cls: type) -> list[Any]:
     return row
 
 
-def _decode(row: list[Any], cls: type) -> Any:
+_DECODERS: dict[type, Callable[[list[Any]], Any]] = {}
+
+
+def _decoder(cls: type) -> Callable[[list[Any]], Any]:
+    """A row → record function for `cls`; leaf classes decode through `starmap` (no Python frame per row)."""
+    found = _DECODERS.get(cls)
+    if found is not None:
+        return found
     _names, nested = _get_layout(cls)
-    for i, sub in nested:
-        row[i] = [_decode(r, sub) for r in row[i]]
-    return cls(*row)
+    subs = [(i, sub, not _get_layout(sub)[1]) for i, sub in nested]
+
+    def decode(row: list[Any]) -> Any:
+        for i, sub, leaf in subs:
+            row[i] = list(starmap(sub, row[i])) if leaf else [_decoder(sub)(r) for r in row[i]]
+        return cls(*row)
+
+    _DECODERS[cls] = decode
+    return decode
+
+
+def _decode(row: list[Any], cls: type) -> Any:
+    return _decoder(cls)(row)
 
 
 def encode_facts(facts: FileFacts) -> bytes:
