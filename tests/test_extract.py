@@ -397,3 +397,14 @@ def test_returned_objects_know_whose_return_they_are() -> None:
     assert (frozen.holder, frozen.holder_type, frozen.scope, frozen.nested) == ("return", "Promise<P>", "R.prepare", 0)
     assert defs(f)["R.prepare.stream"].object_id == frozen.object_id
     assert (mapped.holder, mapped.holder_type, mapped.scope, mapped.nested) == ("return", None, "R.list", 1)
+
+
+def test_global_augmentation_and_namespaces() -> None:
+    f = facts("""
+        declare global { interface Window { app: App } }
+        export namespace Util { export function helper() { run(); } }
+        """)
+    d = defs(f)
+    assert d["Window"].ambient_module == "global"
+    assert Field("Window", "app", 1, type="App") in f.fields
+    assert [(c.scope, c.callee) for c in f.calls] == [("helper", ["run"])]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import git
 import pytest
+from conftest import DSH_RC2, PI_V0_82_1, snapshot
 
 from analyzer.index import build
 from analyzer.index.build import index_repo
@@ -156,3 +157,15 @@ def test_process_pool_gives_the_same_facts(repo: git.Repo, tmp_path: Path, monke
     assert pooled.stats.parsed == single.stats.parsed == 7
     again = index_repo(repo, "HEAD", repo_name="r", cache=tmp_path / "c1", workers=2)
     assert again.stats.cached == 7 and [f.path for f in again.files] == [f.path for f in single.files]
+
+
+@pytest.mark.upstream
+def test_real_snapshots_index_without_failures(tmp_path: Path) -> None:
+    for owner_name, commit, at_least in (("deepseek-ai+deepseek-harness", DSH_RC2, 2000),
+                                         ("at-inc+pi", PI_V0_82_1, 500)):
+        git_dir = snapshot(owner_name, commit)
+        idx = index_repo(git.Repo(git_dir), commit, repo_name=owner_name, cache=tmp_path / "cache")
+        assert idx.stats.files >= at_least
+        assert idx.stats.extract_error_files == 0, owner_name
+        assert all(f.path and f.language for f in idx.files)
+        idx.close()
