@@ -1,12 +1,16 @@
 """Reduce TypeScript type texts to the named types a receiver may have.
 
-Deliberately small: enough for `Promise<X | undefined>`, `readonly X[]`, `Map<K, V>` and inline object
-types `{ a: A; b?: B }`, which is what receiver typing meets in practice.
+Built on `analyzer.index.types` (bracket-aware splitting, generic arguments). Deliberately small: enough
+for `Promise<X | undefined>`, `readonly X[]`, `Map<K, V>` and inline object types `{ a: A; b?: B }`, which
+is what receiver typing meets in practice. Unlike `candidate_types`, a wrapper such as `AsyncIterable<T>`
+stays itself here: its methods are not T's.
 """
 
 from __future__ import annotations
 
 import re
+
+from analyzer.index.types import split_top_level, type_arguments
 
 WRAPPERS = {"Promise", "PromiseLike", "Readonly", "Awaited", "NonNullable", "Required", "Partial", "Array",
             "ReadonlyArray", "Set", "ReadonlySet"}
@@ -16,28 +20,11 @@ _IDENT_RE = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
 
 
 def split_top(text: str, seps: str) -> list[str]:
-    """Split at separators that are not nested in <>, (), [], {}."""
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            depth -= 1
-        if ch in seps and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
+    """Split at any of the single-character `seps` where not nested (brackets, strings, `=>` aware)."""
+    parts = [text]
+    for sep in seps:
+        parts = [piece for part in parts for piece in split_top_level(part, sep)]
     return [p.strip() for p in parts if p.strip()]
-
-
-def type_arguments(text: str) -> list[str]:
-    """`Map<string, A>` → ["string", "A"]."""
-    text = text.strip()
-    if "<" not in text or not text.endswith(">"):
-        return []
-    return split_top(text[text.index("<") + 1: -1], ",")
 
 
 def named_types(text: str | None) -> list[str]:
