@@ -408,3 +408,9 @@ def test_global_augmentation_and_namespaces() -> None:
     assert d["Window"].ambient_module == "global"
     assert Field("Window", "app", 1, type="App") in f.fields
     assert [(c.scope, c.callee) for c in f.calls] == [("helper", ["run"])]
+
+
+def test_type_only_star_reexport_newer_than_the_grammar() -> None:
+    f = extract_facts(b"export type * from './types.ts'\nexport type * as ns from './t2.ts'\n", "src/index.ts")
+    assert f.exports == [Export("*", 1, None, "./types.ts", type_only=True),
+                         Export("ns", 2, "*", "./t2.ts", type_only=True)]

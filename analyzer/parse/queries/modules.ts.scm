@@ -27,5 +27,7 @@
 ((export_statement "default" value: (_) @value) @export (#set! role "export.default"))
 ((export_statement "=" (_) @value) @export (#set! role "export.assign"))
 ((export_statement "type") @export (#set! role "export.type_only"))
+; `export type * from` (TS 5) is newer than the grammar: the `type` keyword arrives wrapped in an ERROR
+((export_statement (ERROR "type")) @export (#set! role "export.type_only"))
 ((export_specifier "type") @specifier (#set! role "export.specifier_type_only"))
 ((export_statement "default") @export (#set! role "export.default_marker"))
