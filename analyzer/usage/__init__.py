@@ -12,7 +12,12 @@ Public API:
   provider fields, Pi `Usage`, dsh `TokenUsage` with the upstream line of each value, dropped fields, checks;
   then meter buckets, cache-hit %, session checks, `ok`). `ledger.HOPS` names the functions it runs.
 - `delta.ledger_deltas(old, new)`: changed numbers/invariants between two ledgers (for re-checks).
+- `ledger_for_pins(ctx, pins)`: the default scenario's ledger replayed at a pin set (`analyze recheck`).
 - `evaluator.Interpreter(locator)`: `function_value(located)`, `call(fn, args)`; values in `values`
   (`UNDEFINED`, `JSObject`, `from_python`, `to_python`, `json_stringify`).
 - Errors: `errors.UnsupportedSyntax`, `UnresolvedName`, `JSThrow`, `LocateError` (all `AnalyzerError`s).
 """
+
+from analyzer.usage.pins import ledger_for_pins  # noqa: E402  (re-exported for analyzer.recheck)
+
+__all__ = ["ledger_for_pins"]

@@ -7,10 +7,10 @@ from typing import Any
 
 from analyzer.cli.context import CliContext
 from analyzer.errors import AnalyzerError
-from analyzer.usage.indexed import IndexedFunctionLocator
 from analyzer.usage.ledger import HOPS, reconcile
+from analyzer.usage.pins import locator_for
 from analyzer.usage.render import render_ledger
-from analyzer.usage.repos import open_git_dir, parse_assignments, resolve_commit
+from analyzer.usage.repos import parse_assignments
 from analyzer.usage.scenarios import load_scenario, shipped_names
 
 NAME = "reconcile"
@@ -60,15 +60,4 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def _locator(ctx: CliContext, name: str, rev: str | None, git_dir: str | None) -> Any:
-    if git_dir is not None:
-        repo = open_git_dir(git_dir)
-        commit = resolve_commit(repo, name, rev or ctx.lock.get(name).commit)
-    else:
-        from analyzer.sources import open_repo
-
-        pin = ctx.lock.get(name)
-        if rev is not None:
-            pin = ctx.lock.with_commit(name, rev).get(name) if len(rev) == 40 else pin
-        repo = open_repo(ctx, pin)
-        commit = resolve_commit(repo, name, rev or pin.commit)
-    return IndexedFunctionLocator(repo, commit, name, ctx.cache_dir)
+    return locator_for(ctx, ctx.lock.get(name), rev, git_dir)
