@@ -33,19 +33,13 @@ class Analysis:
     pins: list[RepoPin]
     graph: nx.MultiDiGraph
     program: Program | None = None
-    repos: dict[str, git.Repo] = field(default_factory=dict)
+    repos: dict[str, git.Repo] = field(default_factory=dict)  # only when built in this run
     seconds: dict[str, float] = field(default_factory=dict)
     index_stats: dict[str, Any] = field(default_factory=dict)
     from_cache: bool = False
 
     def pins_json(self) -> dict[str, dict[str, Any]]:
         return {p.name: {"commit": p.commit, "ref": p.ref, "url": p.url} for p in self.pins}
-
-    def read_text(self, repo: str, path: str) -> str:
-        """A file's text at the pinned commit (reports quote it)."""
-        pin = next(p for p in self.pins if p.name == repo)
-        blob = self.repos[repo].commit(pin.commit).tree / path
-        return blob.data_stream.read().decode("utf-8", errors="replace")
 
 
 def apply_at(lock: Lock, at: list[str] | None) -> list[RepoPin]:
@@ -87,8 +81,7 @@ def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool =
         g = load_graph(cache_dir, key)
         if g is not None:
             seconds["load"] = time.perf_counter() - t
-            return Analysis(lock, pins, g, seconds=seconds, from_cache=True,
-                            repos={p.name: open_repo(ctx, p, fetch=False) for p in pins} if need_program else {})
+            return Analysis(lock, pins, g, seconds=seconds, from_cache=True)
     inputs = []
     repos: dict[str, git.Repo] = {}
     index_stats: dict[str, Any] = {}
