@@ -6,10 +6,8 @@ cache means a pin bump re-parses only blobs that changed.
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ import git
 import networkx as nx
 
 from analyzer.errors import AnalyzerError
+from analyzer.gcpause import gc_paused
 from analyzer.graph.build import build_graph
 from analyzer.graph.store import graph_key, load_graph, save_graph
 from analyzer.index.configs import read_configs
@@ -111,15 +110,6 @@ def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool =
     return Analysis(lock, pins, g, program, repos, seconds, index_stats)
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _progress_callback(progress: Any, task: Any) -> Callable[[int, int], None] | None:

@@ -15,12 +15,12 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
 
+from analyzer.gcpause import gc_paused
 from analyzer.index.cache import FactsCache, decode_facts, encode_facts, variant_of
 from analyzer.index.model import FileFacts
 from analyzer.index.source import BlobReader, SourceFile, looks_minified, scan_sources
@@ -104,7 +104,7 @@ def index_repo(repo: git.Repo, commit: str, *, repo_name: str, cache: FactsCache
     try:
         full = reader.git.rev_parse(f"{commit}^{{commit}}").strip()
         scan = scan_sources(repo, full, reader)
-        with _gc_paused():
+        with gc_paused():
             files, stats = _index_files(reader, scan.files, store, progress,
                                         default_workers() if workers is None else workers)
     finally:
@@ -196,14 +196,3 @@ def _extract_all(reader: BlobReader, missing: list[SourceFile],
         yield src, _extract_encoded(item)
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC; afterwards freeze what exists so its next full pass skips the new facts."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
