@@ -11,6 +11,7 @@ import networkx as nx
 from analyzer import __version__
 from analyzer.resolve.calls import CallResolver
 from analyzer.resolve.edges import Edge
+from analyzer.resolve.modules import Resolution
 from analyzer.resolve.program import MODULE_QUALNAME, Program
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import DispatchEngine, RuleSet
@@ -46,7 +47,7 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
                    parent=(f"{ref.repo}:{ref.path}:{d.parent}" if d.parent else None), exported=d.exported,
                    modifiers=list(d.modifiers), test=is_test_path(ref.path))
 
-    unresolved = []
+    unresolved: list[tuple[str, int, str, str]] = []
     external_calls = 0
     edges: list[Edge] = []
     for mod in program.files:
@@ -90,8 +91,8 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
     return g
 
 
-def _unresolved_imports(program: Program) -> list[tuple[str, object]]:
-    out = []
+def _unresolved_imports(program: Program) -> list[tuple[str, Resolution]]:
+    out: list[tuple[str, Resolution]] = []
     for mod, facts in program.files.items():
         for imp in facts.imports:
             res = program.resolver.resolve(mod.repo, mod.path, imp.specifier)

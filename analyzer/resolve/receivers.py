@@ -113,10 +113,10 @@ class Types:
         if facts is not None:
             for imp in facts.imports:
                 if imp.local == head and not tail:
-                    for aug in self.p.augmentations.get((imp.specifier, imp.imported), []):
-                        d = self.p.defs[aug]
-                        out.append(NamedType(aug, (f"{aug.path}:{d.line}: declare module {imp.specifier!r} "
-                                                   f"augments {imp.imported}",)))
+                    for aug_ref in self.p.augmentations.get((imp.specifier, imp.imported), []):
+                        d = self.p.defs[aug_ref]
+                        out.append(NamedType(aug_ref, (f"{aug_ref.path}:{d.line}: declare module "
+                                                       f"{imp.specifier!r} augments {imp.imported}",)))
         have = {o.ref for o in out}
         for aug in self._augmentations_of(out):
             if aug.ref not in have:
@@ -354,9 +354,10 @@ class Types:
                 out: list[Typed] = []
                 for target in self.callee_targets(mod, call.scope, call.callee, call.line):
                     d = self.p.defs.get(target)
-                    if d is None or i >= len(d.params) or not d.params[i].type:
+                    declared = d.params[i].type if d is not None and i < len(d.params) else None
+                    if d is None or not declared:
                         continue
-                    ptypes = function_type_parameters(d.params[i].type)
+                    ptypes = function_type_parameters(declared)
                     if j < len(ptypes):
                         out.append(TypeExpr(target.module, ptypes[j],
                                             f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "

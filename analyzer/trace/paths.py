@@ -102,7 +102,7 @@ def _dijkstra_to(g: nx.MultiDiGraph, targets: Iterable[str], pick: EdgePicker,
     """For every node that reaches a target: (cost, hops, first step of the best path)."""
     dist: dict[str, tuple[float, int, Step | None]] = {}
     counter = itertools.count()
-    heap = [(0.0, 0, next(counter), t, None) for t in targets]
+    heap: list[tuple[float, int, int, str, Step | None]] = [(0.0, 0, next(counter), t, None) for t in targets]
     heapq.heapify(heap)
     while heap:
         cost, hops, _, node, step = heapq.heappop(heap)
@@ -123,7 +123,7 @@ def _dijkstra_to(g: nx.MultiDiGraph, targets: Iterable[str], pick: EdgePicker,
 
 
 def _walk(start: str, dist: dict[str, tuple[float, int, Step | None]]) -> list[Step]:
-    path = []
+    path: list[Step] = []
     node = start
     seen = set()
     while True:
