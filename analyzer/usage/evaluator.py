@@ -13,7 +13,7 @@ relative imports (via a `FunctionLocator`), and run in this evaluator too.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from analyzer.usage import builtins
@@ -575,23 +575,10 @@ class Interpreter:
         return ms.resolve(name, mod.where(node))
 
     def _template(self, node: Any, scope: Scope, mod: SourceModule) -> str:
-        out: list[str] = []
-        pos = node.start_byte + 1
-        for c in node.named_children:
-            if c.start_byte > pos:
-                out.append(mod.source[pos:c.start_byte].decode("utf-8"))
-            if c.type == "template_substitution":
-                out.append(to_string(self._to_primitive(self.eval(c.named_children[0], scope, mod), mod, c)))
-            elif c.type == "escape_sequence":
-                out.append(_unescape(mod.text(c), mod.where(c)))
-            elif c.type == "string_fragment":
-                out.append(mod.text(c))
-            else:
-                raise UnsupportedSyntax(f"{c.type} in a template literal", mod.where(c))
-            pos = c.end_byte
-        if node.end_byte - 1 > pos:
-            out.append(mod.source[pos:node.end_byte - 1].decode("utf-8"))
-        return "".join(out)
+        def substitute(c: Any) -> str:
+            return to_string(self._to_primitive(self.eval(c.named_children[0], scope, mod), mod, c))
+
+        return _decode_string(node, mod, substitute, "a template literal")
 
     def _property_key(self, key: Any, scope: Scope, mod: SourceModule) -> str:
         if key.type in ("property_identifier", "identifier", "shorthand_property_identifier",
@@ -1098,18 +1085,22 @@ def _unescape(esc: str, where: str) -> str:
     raise UnsupportedSyntax(f"escape sequence {esc}", where)
 
 
-def _decode_string(node: Any, mod: SourceModule) -> str:
+def _decode_string(node: Any, mod: SourceModule, substitute: Callable[[Any], str] | None = None,
+                   what: str = "a string literal") -> str:
+    """The value of a string or template literal: fragments and escapes, plus `${…}` via `substitute`."""
     out: list[str] = []
     pos = node.start_byte + 1
     for c in node.named_children:
         if c.start_byte > pos:
             out.append(mod.source[pos:c.start_byte].decode("utf-8"))
-        if c.type == "escape_sequence":
+        if c.type == "template_substitution" and substitute is not None:
+            out.append(substitute(c))
+        elif c.type == "escape_sequence":
             out.append(_unescape(mod.text(c), mod.where(c)))
         elif c.type == "string_fragment":
             out.append(mod.text(c))
         else:
-            raise UnsupportedSyntax(f"{c.type} in a string literal", mod.where(c))
+            raise UnsupportedSyntax(f"{c.type} in {what}", mod.where(c))
         pos = c.end_byte
     if node.end_byte - 1 > pos:
         out.append(mod.source[pos:node.end_byte - 1].decode("utf-8"))
