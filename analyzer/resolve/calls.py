@@ -6,7 +6,7 @@ receiver type is unknown a last-resort unique-name guess (`name`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from analyzer.index.model import Call
@@ -18,6 +18,7 @@ from analyzer.resolve.symbols import SymbolResolver
 
 ABSTRACT_OWNER_KINDS = ("interface", "type_alias")
 UNKNOWN_RECEIVER = "no static type for receiver"
+EdgeRule = Callable[[ModuleRef, Call], list[Edge]]
 
 
 @dataclass
@@ -39,7 +40,8 @@ class CallResolver:
         self._method_names: dict[str, list[DefRef]] | None = None
         self.no_guess: set[str] = set()  # builtin method names never guessed (rules: name_guess.skip_methods)
 
-    def resolve_file(self, mod: ModuleRef, rules_fallback=None, rules_first=None) -> FileResult:  # type: ignore[no-untyped-def]
+    def resolve_file(self, mod: ModuleRef, rules_fallback: EdgeRule | None = None,
+                     rules_first: EdgeRule | None = None) -> FileResult:
         """Edges for every call of a file. `rules_first` claims calls that a dispatch rule describes better
         than types do (service injection); `rules_fallback` handles calls types could not bind."""
         out = FileResult()
@@ -73,7 +75,7 @@ class CallResolver:
             return self._named_call(mod, call)
         return self._member_call(mod, call)
 
-    def _edge(self, mod: ModuleRef, call: Call, target: DefRef, kind: str, evidence: Iterable[str],
+    def make_edge(self, mod: ModuleRef, call: Call, target: DefRef, kind: str, evidence: Iterable[str],
               possible: bool = False, seam: str | None = None, rule: str | None = None) -> Edge:
         text = call.text or ".".join(call.callee)
         return Edge(source=node_id_for_scope(mod, call.scope), target=target.node_id, kind=kind, line=call.line,
@@ -87,7 +89,8 @@ class CallResolver:
             local = self.p.local_function(mod, call.scope, chain[0])
             if local is not None:
                 ref = DefRef(mod.repo, mod.path, local.qualname)
-                return [self._edge(mod, call, ref, "direct", [f"{mod.path}:{local.line}: local function"])], None, False
+                why = f"{mod.path}:{local.line}: local function"
+                return [self.make_edge(mod, call, ref, "direct", [why])], None, False
             sym = self.symbols.resolve_name(mod, chain[0])
         else:
             targets = self.types.chain_types(mod, call.scope, chain[:-1], call.line)
@@ -117,7 +120,7 @@ class CallResolver:
                 target = DefRef(target.repo, target.path, ctor.qualname)
         elif d.kind not in CALLABLE_KINDS:
             return [], f"{chain[-1]} is a {d.kind}, not callable", False
-        return [self._edge(mod, call, target, "direct", sym.evidence)], None, False
+        return [self.make_edge(mod, call, target, "direct", sym.evidence)], None, False
 
     def _super_call(self, mod: ModuleRef, call: Call) -> list[Edge]:
         if call.scope is None:
@@ -138,7 +141,7 @@ class CallResolver:
                     owner = found[0].owner if found else sup.ref
                 for m in members:
                     # `super(…)`/`super.m()` name exactly one definition: a static binding, like a direct call
-                    edges.append(self._edge(mod, call, DefRef(owner.repo, owner.path, m.qualname), "direct",
+                    edges.append(self.make_edge(mod, call, DefRef(owner.repo, owner.path, m.qualname), "direct",
                                             sup.evidence))
         return edges
 
@@ -159,7 +162,7 @@ class CallResolver:
             if isinstance(recv, NamespaceType):
                 sym = self.symbols.resolve_export(recv.module, method)
                 if sym is not None and sym.definition is not None:
-                    edges.append(self._edge(mod, call, sym.definition, "direct", (*recv.evidence, *sym.evidence)))
+                    edges.append(self.make_edge(mod, call, sym.definition, "direct", (*recv.evidence, *sym.evidence)))
                 elif sym is not None and sym.external is not None:
                     return [], None, True
                 continue
@@ -186,7 +189,7 @@ class CallResolver:
                 is_abstract = abstract_owner or "abstract" in m.definition.modifiers or m.definition.kind == "method" \
                     and owner_def.kind == "interface"
                 if not is_abstract and m.definition.kind in CALLABLE_KINDS:
-                    edges.append(self._edge(mod, call, target, "method", nt.evidence))
+                    edges.append(self.make_edge(mod, call, target, "method", nt.evidence))
             elif not abstract_owner:
                 continue  # a function-valued class field: its value is not tracked
             edges.extend(self._implementation_edges(mod, call, m.owner, method, nt.evidence, seam))
@@ -198,7 +201,7 @@ class CallResolver:
         for impl, why in self.types.implementations(owner):
             for child in self.p.children(impl):
                 if child.name == method and child.kind in CALLABLE_KINDS and "abstract" not in child.modifiers:
-                    edges.append(self._edge(mod, call, DefRef(impl.repo, impl.path, child.qualname), "interface",
+                    edges.append(self.make_edge(mod, call, DefRef(impl.repo, impl.path, child.qualname), "interface",
                                             (*evidence, why), possible=True, seam=seam))
         for omod, object_id, why in self.types.object_implementations(owner):
             obj = self.p.object_literal(omod, object_id)
@@ -208,12 +211,12 @@ class CallResolver:
                 if prop.key != method:
                     continue
                 if prop.value_def:
-                    edges.append(self._edge(mod, call, DefRef(omod.repo, omod.path, prop.value_def), "interface",
+                    edges.append(self.make_edge(mod, call, DefRef(omod.repo, omod.path, prop.value_def), "interface",
                                             (*evidence, why), possible=True, seam=seam))
                 elif prop.value_kind == "identifier":
                     sym = self.symbols.resolve_name(omod, prop.value_text)
                     if sym is not None and sym.definition is not None:
-                        edges.append(self._edge(mod, call, sym.definition, "interface",
+                        edges.append(self.make_edge(mod, call, sym.definition, "interface",
                                                 (*evidence, why, *sym.evidence), possible=True, seam=seam))
         return edges
 
@@ -230,7 +233,7 @@ class CallResolver:
         candidates = self._method_names.get(call.callee[-1], [])
         if len(candidates) != 1:
             return []
-        return [self._edge(mod, call, candidates[0], "name",
+        return [self.make_edge(mod, call, candidates[0], "name",
                            ["guessed: the only indexed method with this name; receiver type unknown"])]
 
 

@@ -131,16 +131,13 @@ class DispatchEngine:
         """Edges for a call the type-based resolver could not bind (untyped service receivers)."""
         return self._service_edges(mod, call, typed_only=False)
 
-    def _is_context(self, mod: ModuleRef, call: Call, rule: dict, typed_only: bool) -> tuple[bool, str | None]:
+    def _is_context(self, mod: ModuleRef, call: Call, rule: dict, typed_only: bool) -> bool:
+        """Is the receiver before the service name the framework context (by type, or by name when untyped)?"""
         chain = call.callee
         for recv in self.types.chain_types(mod, call.scope, chain[:-2], call.line):
-            names = _type_names(self.types, recv)
-            if set(names) & set(rule.get("context_types", [])):
-                return True, getattr(recv, "evidence", None) if isinstance(getattr(recv, "evidence", None), str) \
-                    else None
-        if not typed_only and chain[-3] in rule.get("context_names", []):
-            return True, None
-        return False, None
+            if set(_type_names(self.types, recv)) & set(rule.get("context_types", [])):
+                return True
+        return not typed_only and chain[-3] in rule.get("context_names", [])
 
     def _service_edges(self, mod: ModuleRef, call: Call, typed_only: bool) -> list[Edge]:
         chain = call.callee
@@ -151,14 +148,13 @@ class DispatchEngine:
         edges = []
         for info in infos:
             rule = next(r for r in self.rules.services if r["name"] == info.rule)
-            is_ctx, _ = self._is_context(mod, call, rule, typed_only)
-            if not is_ctx:
+            if not self._is_context(mod, call, rule, typed_only):
                 continue
             for m in self.types.find_member(info.cls, method):
                 if m.definition is None:
                     continue
                 target = DefRef(m.owner.repo, m.owner.path, m.definition.qualname)
-                edges.append(self.calls._edge(mod, call, target, "dispatch", [info.evidence], rule=info.rule,
+                edges.append(self.calls.make_edge(mod, call, target, "dispatch", [info.evidence], rule=info.rule,
                                               possible=len(infos) > 1, seam=f"service:{service}"))
                 self.matches[info.rule] += 1
         return edges
@@ -216,7 +212,7 @@ class DispatchEngine:
         for mod, call, event in emitters:
             targets = listeners.get(event, [])
             for target, where in targets:
-                edges.append(self.calls._edge(mod, call, target, "dispatch", [where], rule=rule["name"],
+                edges.append(self.calls.make_edge(mod, call, target, "dispatch", [where], rule=rule["name"],
                                               possible=len(targets) > 1, seam=f"event:{event}"))
             self.matches[rule["name"]] += len(targets)
         return edges
@@ -260,7 +256,7 @@ class DispatchEngine:
                     if sym is not None and sym.definition is not None:
                         targets.append((sym.definition, where))
                 for target, where in targets:
-                    out.append(self.calls._edge(loader.module, call, target, "dispatch",
+                    out.append(self.calls.make_edge(loader.module, call, target, "dispatch",
                                                 [where, f"{loader.path}:{d.line}: {d.name} loads the module lazily"],
                                                 rule=rule["name"], possible=len(targets) > 1,
                                                 seam=f"lazy:{loader.node_id}:{method}"))
@@ -282,7 +278,7 @@ class DispatchEngine:
                     for prop in obj.properties:
                         if prop.value_kind == "function" and prop.value_def:
                             target = DefRef(mod.repo, mod.path, prop.value_def)
-                            out.append(self.calls._edge(
+                            out.append(self.calls.make_edge(
                                 mod, call, target, "dispatch",
                                 [f"{mod.path}:{prop.line}: closure {prop.key!r} passed to "
                                  f"{call.text or '.'.join(call.callee)}(…), which may invoke it"],
@@ -320,7 +316,7 @@ class DispatchEngine:
                         if target is not None:
                             targets.append((target, f"{mod.path}:{prop.line}: {table_name}[{prop.key!r}]"))
                 for target, where in targets:
-                    out.append(self.calls._edge(mod, call, target, "dispatch", [where], rule=rule["name"],
+                    out.append(self.calls.make_edge(mod, call, target, "dispatch", [where], rule=rule["name"],
                                                 possible=len(targets) > 1, seam=f"table:{mod.path}:{table_name}"))
                 self.matches[rule["name"]] += len(targets)
         return out

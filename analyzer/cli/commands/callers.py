@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
+
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
 from analyzer.graph.queries import edges_in, edges_out, resolve_symbol
@@ -43,8 +45,9 @@ def run(args: Any, ctx: CliContext, direction: str = DIRECTION) -> int:
         other = e["caller"] if direction == "in" else e["callee"]
         style = KIND_STYLE.get(e["kind"], "white")
         tag = e["kind"] + (f":{e['rule']}" if e["rule"] else "") + (" possible" if e["possible"] else "")
-        ctx.out.print(f"[{style}]{tag}[/] {other}  [dim]call at {e['call_path']}:{e['call_line']}[/]")
+        ctx.out.print(f"[{style}]{escape(tag)}[/] {escape(other)}  [dim]call at {escape(e['call_path'])}:"
+                      f"{e['call_line']}[/]")
         if ctx.verbose:
             for ev in e["evidence"]:
-                ctx.out.print(f"    [dim]{ev}[/]")
+                ctx.out.print(f"    [dim]{escape(ev)}[/]")
     return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
+
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
 from analyzer.graph.queries import find_symbols
@@ -29,7 +31,8 @@ def run(args: Any, ctx: CliContext) -> int:
         ctx.emit_json({"pattern": args.pattern, "count": len(nodes), "symbols": rows})
         return 0
     for r in rows:
-        ctx.out.print(f"{r['symbol']}  [dim]{r['kind']}  {r['repo']}:{r['path']}:{r['line']}[/]")
+        where = escape(f"{r['repo']}:{r['path']}:{r['line']}")
+        ctx.out.print(f"{escape(r['symbol'])}  [dim]{r['kind']}  {where}[/]")
     if len(nodes) > args.limit:
         ctx.out.print(f"… {len(nodes) - args.limit} more (use --limit)")
     if not nodes:
