@@ -125,3 +125,10 @@ def test_fixture_lines_are_our_own() -> None:
     # guard against pasting upstream code into fixtures: they are small and written for these tests
     sizes = [p.stat().st_size for p in Path(FIXTURES).rglob("*.ts")]
     assert sizes and max(sizes) < 4000
+
+
+def test_third_party_packages_are_counted_external_nodes(graph) -> None:
+    node = graph.nodes["npm:zod"]
+    assert node["kind"] == "external" and node["importing_files"] == 1 and node["calls"] == 1
+    assert graph.in_degree("npm:zod") == 0  # counted, not followed
+    assert graph.graph["stats"]["external_packages"] == 1 and graph.graph["stats"]["external_calls"] == 1

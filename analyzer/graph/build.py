@@ -48,13 +48,13 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
                    modifiers=list(d.modifiers), test=is_test_path(ref.path))
 
     unresolved: list[tuple[str, int, str, str]] = []
-    external_calls = 0
+    external_calls: Counter[str] = Counter()
     edges: list[Edge] = []
     for mod in program.files:
         result = calls.resolve_file(mod, engine.fallback, engine.claim)
         edges.extend(result.edges)
         unresolved.extend((u.source, u.line, u.call_text, u.reason) for u in result.unresolved)
-        external_calls += result.external_calls
+        external_calls.update(result.external_calls)
     edges.extend(engine.global_edges())
     for e in edges:
         for node in (e.source, e.target):
@@ -77,12 +77,14 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
         "edges": g.number_of_edges(),
         "edges_by_kind": dict(Counter(e.kind for e in edges)),
         "unresolved_calls": len(unresolved),
-        "external_calls": external_calls,
+        "external_calls": sum(external_calls.values()),
+        "external_packages": len({r.external for _, r in unresolved_imports if r.external}),
         "unresolved_imports": len(unresolved_imports),
         "external_imports": sum(1 for _, r in unresolved_imports if r.external),
         "rule_matches": engine.matches,
         "resolve_seconds": round(time.perf_counter() - started, 3),
     }
+    _add_external_nodes(g, unresolved_imports, external_calls)
     g.graph["unresolved_reasons"] = dict(Counter(_reason_class(r[3]) for r in unresolved).most_common())
     g.graph["unresolved"] = unresolved  # (source node, line, call text, reason); stored beside the graph
     g.graph["unresolved_imports"] = [
@@ -99,6 +101,18 @@ def _unresolved_imports(program: Program) -> list[tuple[str, Resolution]]:
             if res.module is None:
                 out.append((f"{mod.repo}:{mod.path}:{imp.line}", res))
     return out
+
+
+def _add_external_nodes(g: nx.MultiDiGraph, imports: list[tuple[str, Resolution]], calls: Counter[str]) -> None:
+    """One node per third-party npm package (`npm:<name>`): counted, never followed, never an error."""
+    importers: dict[str, set[str]] = {}
+    for where, res in imports:
+        if res.external:
+            importers.setdefault(res.external, set()).add(where.rsplit(":", 1)[0])
+    for package, files in importers.items():
+        g.add_node(f"npm:{package}", repo="npm", path=package, qualname=package, name=package, kind="external",
+                   line=0, end_line=0, signature="", body_hash="", parent=None, exported=True, modifiers=[],
+                   test=False, importing_files=len(files), calls=calls.get(package, 0))
 
 
 def _reason_class(reason: str) -> str:

@@ -59,7 +59,7 @@ def resolve_symbol(g: nx.MultiDiGraph, spec: str,
     if spec.count(":") >= 2:
         candidates = [spec] if spec in g else []
     else:
-        real = [(n, a) for n, a in g.nodes(data=True) if a.get("kind") not in ("module", "unknown")]
+        real = [(n, a) for n, a in g.nodes(data=True) if a.get("kind") not in ("module", "unknown", "external")]
         candidates = [n for n, a in real if a.get("qualname") == spec or (
             "." not in spec and a.get("name") == spec and a.get("kind") in (*CONTAINER_KINDS, "function"))]
         if not candidates and "." not in spec:  # a bare method name: every method so named (ambiguous)

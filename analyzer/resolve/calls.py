@@ -6,6 +6,7 @@ receiver type is unknown a last-resort unique-name guess (`name`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -25,7 +26,7 @@ EdgeRule = Callable[[ModuleRef, Call], list[Edge]]
 class FileResult:
     edges: list[Edge] = field(default_factory=list)
     unresolved: list[Unresolved] = field(default_factory=list)
-    external_calls: int = 0
+    external_calls: Counter[str] = field(default_factory=Counter)  # npm package → calls into it
 
 
 def node_id_for_scope(mod: ModuleRef, scope: str | None) -> str:
@@ -60,17 +61,17 @@ class CallResolver:
                 edges = self._name_guess(mod, call)
             out.edges.extend(edges)
             if external:
-                out.external_calls += 1
+                out.external_calls[external] += 1
             elif not edges and why is not None:
                 out.unresolved.append(Unresolved(node_id_for_scope(mod, call.scope), call.line, mod.path,
                                                  call.text or ".".join(call.callee), why))
         return out
 
     # --- one call ------------------------------------------------------------------------------
-    def resolve_call(self, mod: ModuleRef, call: Call) -> tuple[list[Edge], str | None, bool]:
-        """(edges, reason when unresolved, whether the callee is an external package)."""
+    def resolve_call(self, mod: ModuleRef, call: Call) -> tuple[list[Edge], str | None, str | None]:
+        """(edges, reason when unresolved, the npm package when the callee belongs to a third-party one)."""
         if call.kind == "super":
-            return self._super_call(mod, call), "no indexed superclass", False
+            return self._super_call(mod, call), "no indexed superclass", None
         if len(call.callee) == 1 or call.kind == "new":
             return self._named_call(mod, call)
         return self._member_call(mod, call)
@@ -83,14 +84,14 @@ class CallResolver:
                     rule=rule, possible=possible, nested=call.nested, column=call.column, call_text=text,
                     seam=seam)
 
-    def _named_call(self, mod: ModuleRef, call: Call) -> tuple[list[Edge], str | None, bool]:
+    def _named_call(self, mod: ModuleRef, call: Call) -> tuple[list[Edge], str | None, str | None]:
         chain = call.callee
         if len(chain) == 1:
             local = self.p.local_function(mod, call.scope, chain[0])
             if local is not None:
                 ref = DefRef(mod.repo, mod.path, local.qualname)
                 why = f"{mod.path}:{local.line}: local function"
-                return [self.make_edge(mod, call, ref, "direct", [why])], None, False
+                return [self.make_edge(mod, call, ref, "direct", [why])], None, None
             sym = self.symbols.resolve_name(mod, chain[0])
         else:
             targets = self.types.chain_types(mod, call.scope, chain[:-1], call.line)
@@ -103,15 +104,15 @@ class CallResolver:
                                         (*t.evidence, *sym.evidence), sym.type_only)
                     break
             if sym is None:
-                return [], f"cannot resolve {'.'.join(chain)}", False
+                return [], f"cannot resolve {'.'.join(chain)}", None
         if sym is None:
             if _is_bound_locally(self.p, mod, call.scope, chain[0], call.line):
-                return [], f"{chain[0]} is a local variable or parameter (a function value)", False
-            return [], f"{chain[0]} is not defined or imported here (a global?)", False
+                return [], f"{chain[0]} is a local variable or parameter (a function value)", None
+            return [], f"{chain[0]} is not defined or imported here (a global?)", None
         if sym.external is not None:
-            return [], None, True
+            return [], None, sym.external
         if sym.definition is None:
-            return [], f"{chain[-1]} is a variable, not a function", False
+            return [], f"{chain[-1]} is a variable, not a function", None
         target = sym.definition
         d = self.p.defs[target]
         if d.kind == "class":
@@ -119,8 +120,8 @@ class CallResolver:
             if ctor is not None:
                 target = DefRef(target.repo, target.path, ctor.qualname)
         elif d.kind not in CALLABLE_KINDS:
-            return [], f"{chain[-1]} is a {d.kind}, not callable", False
-        return [self.make_edge(mod, call, target, "direct", sym.evidence)], None, False
+            return [], f"{chain[-1]} is a {d.kind}, not callable", None
+        return [self.make_edge(mod, call, target, "direct", sym.evidence)], None, None
 
     def _super_call(self, mod: ModuleRef, call: Call) -> list[Edge]:
         if call.scope is None:
@@ -145,17 +146,17 @@ class CallResolver:
                                             sup.evidence))
         return edges
 
-    def _member_call(self, mod: ModuleRef, call: Call) -> tuple[list[Edge], str | None, bool]:
+    def _member_call(self, mod: ModuleRef, call: Call) -> tuple[list[Edge], str | None, str | None]:
         chain, method = call.callee[:-1], call.callee[-1]
         if chain and chain[0] == "super":
-            return self._super_call(mod, call), "no indexed superclass", False
+            return self._super_call(mod, call), "no indexed superclass", None
         receivers = self.types.chain_types(mod, call.scope, chain, call.line)
         if not receivers:
             root = self.symbols.resolve_name(mod, chain[0]) if chain and chain[0] not in ("this", "<expr>") else None
             if root is not None and root.external is not None and not _is_bound_locally(
                     self.p, mod, call.scope, chain[0], call.line):
-                return [], None, True
-            return [], f"{UNKNOWN_RECEIVER} {'.'.join(chain)}", False
+                return [], None, root.external
+            return [], f"{UNKNOWN_RECEIVER} {'.'.join(chain)}", None
         edges: list[Edge] = []
         typed_known = False
         for recv in receivers:
@@ -164,7 +165,7 @@ class CallResolver:
                 if sym is not None and sym.definition is not None:
                     edges.append(self.make_edge(mod, call, sym.definition, "direct", (*recv.evidence, *sym.evidence)))
                 elif sym is not None and sym.external is not None:
-                    return [], None, True
+                    return [], None, sym.external
                 continue
             named = (self.types.resolve_text(recv.mod, recv.text, recv.evidence)
                      if isinstance(recv, TypeExpr) else [recv])
@@ -172,10 +173,10 @@ class CallResolver:
                 typed_known = True
                 edges.extend(self._method_edges(mod, call, nt, method))
         if edges:
-            return _dedupe(edges), None, False
+            return _dedupe(edges), None, None
         if typed_known:
-            return [], f"no member {method!r} on the receiver's known type", False
-        return [], f"receiver type of {'.'.join(chain)} not indexed (external or untyped)", False
+            return [], f"no member {method!r} on the receiver's known type", None
+        return [], f"receiver type of {'.'.join(chain)} not indexed (external or untyped)", None
 
     def _method_edges(self, mod: ModuleRef, call: Call, nt: NamedType, method: str) -> list[Edge]:
         edges: list[Edge] = []

@@ -36,7 +36,7 @@ def run(args: Any, ctx: CliContext) -> int:
     if args.stats:
         table = Table(show_header=False, box=None)
         for key in ("files", "files_with_parse_errors", "nodes", "edges", "unresolved_calls", "external_calls",
-                    "unresolved_imports", "external_imports"):
+                    "unresolved_imports", "external_imports", "external_packages"):
             table.add_row(key.replace("_", " "), str(stats.get(key, "")))
         for kind, n in sorted(stats.get("edges_by_kind", {}).items()):
             table.add_row(f"edges: {kind}", str(n))
