@@ -10,6 +10,7 @@ import gc
 import hashlib
 import json
 import pickle
+from functools import cache
 from pathlib import Path
 
 import networkx as nx
@@ -22,9 +23,24 @@ from analyzer.lock import RepoPin
 MAGIC = b"analyzer-graph\n"
 
 
+@cache
+def code_fingerprint() -> str:
+    """Hash of the code that decides the graph (parse, index, resolve, graph): an upgraded analyzer never
+    loads a graph an older one built, even when the version number did not change."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha1()
+    for folder in ("parse", "index", "resolve", "graph", "rules"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.suffix in (".py", ".scm", ".toml") and path.is_file():
+                digest.update(path.relative_to(root).as_posix().encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def graph_key(pins: list[RepoPin], rules_hash: str, extractor: str = "") -> str:
     payload = json.dumps({
         "v": __version__, "format": GRAPH_FORMAT, "rules": rules_hash, "extractor": extractor,
+        "code": code_fingerprint(),
         "pins": sorted((p.name, p.commit, list(p.aliases)) for p in pins),
     }, sort_keys=True)
     return hashlib.sha1(payload.encode()).hexdigest()[:20]
