@@ -100,4 +100,4 @@ def test_trace_crosses_from_dsh_into_pi_through_the_adapter(world, capsys) -> No
 def test_system_prompt_projection_is_unknown_at_rc2(world, capsys) -> None:
     code, _, err = cli(world, capsys, "trace", "SystemPromptProjection", "parseChunkUsage")
     assert code == 3 and err.startswith("error: unknown symbol 'SystemPromptProjection'; closest:")
-    assert "RuntimeContextProjection" in err
+    assert "RuntimeContextProjection" in err and "renderPrompt" in err

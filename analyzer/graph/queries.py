@@ -104,22 +104,26 @@ def suggest(g: nx.MultiDiGraph, spec: str, limit: int = 6,
     import math
 
     name = spec.rsplit(":", 1)[-1]
-    pool = sorted({a["qualname"] for _, a in g.nodes(data=True)
-                   if a.get("kind") in ("function", "class", "method")
-                   and not a.get("test", False)})
+    places: dict[str, set[str]] = {}
+    for _, a in g.nodes(data=True):
+        if a.get("kind") in ("function", "class", "method") and not a.get("test", False):
+            places.setdefault(a["qualname"], set()).add(a["path"])
+    pool = sorted(places)
     bare = {q: q.rsplit(".", 1)[-1] for q in pool}
     df: dict[str, int] = {}
     for q in pool:
-        for w in words(bare[q]):
+        for w in words(bare[q]) | _path_words(places[q]):
             df[w] = df.get(w, 0) + 1
     target = words(name)
     scored = []
     for q in pool:
         shared = target & words(bare[q])
+        in_path = (target & _path_words(places[q])) - shared  # `renderPrompt` in …/system-prompt/…
         ratio = difflib.SequenceMatcher(None, name.lower(), bare[q].lower()).ratio()
         if not shared and ratio < 0.75:
             continue
         weight = sum(math.log(len(pool) / df[w]) for w in shared)
+        weight += 0.5 * sum(math.log(len(pool) / df[w]) for w in in_path)
         head = _head_word(bare[q]) == _head_word(name)  # same kind of thing: *Projection, *Runtime
         scored.append((weight + 4 * ratio + (3 if head else 0), q))
     scored.sort(key=lambda t: (-t[0], t[1]))
@@ -143,6 +147,13 @@ def _two_groups(by_name: list[str], linked: list[str], limit: int) -> list[str]:
     names = by_name[: max(2, limit // 2)]
     path = [f"{q} (on a request path)" for q in linked if q not in names][: limit - len(names) + 2]
     return names + path
+
+
+def _path_words(paths: set[str]) -> set[str]:
+    return {w for p in paths for part in re.split(r"[/._-]", p) for w in words(part)} - _PATH_NOISE
+
+
+_PATH_NOISE = {"src", "packages", "ts", "tsx", "js", "index", "lib", "dist"}
 
 
 def _head_word(name: str) -> str:
