@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx = CliContext(lock_path=args.lock, cache_dir_option=args.cache_dir, source_options=list(args.source),
                      json=args.json, verbose=args.verbose)
     try:
+        ctx.source_overrides()  # a malformed --source is an error even when nothing needs fetching
         return int(by_name[args.command].run(args, ctx) or 0)
     except LockError as exc:
         for problem in exc.problems:
