@@ -8,6 +8,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 from analyzer.analysis import Analysis, analyze, apply_at
 from analyzer.cli.context import CliContext
+from analyzer.trace.paths import DEFAULT_MAX_DEPTH
+
+
+def add_path_arguments(parser: Any, *, include_tests: bool = True) -> None:
+    """FROM/TO and the path-search options shared by trace, report and recheck."""
+    parser.add_argument("from_symbol", nargs="?", metavar="FROM")
+    parser.add_argument("to_symbol", nargs="?", metavar="TO")
+    parser.add_argument("--max-depth", type=int, default=DEFAULT_MAX_DEPTH, metavar="N")
+    parser.add_argument("--allow-guesses", action="store_true", help="let `name` (guessed) edges into paths")
+    if include_tests:
+        parser.add_argument("--include-tests", action="store_true", help="let paths run through test code")
 
 
 def add_at_option(parser: Any) -> None:

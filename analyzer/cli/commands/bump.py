@@ -16,6 +16,7 @@ from analyzer.analysis import analyze
 from analyzer.annotations import annotations_path, load_notes
 from analyzer.cli.commands.recheck import add_common, endpoints, finish
 from analyzer.cli.context import CliContext
+from analyzer.cli.graphload import add_path_arguments
 from analyzer.errors import AnalyzerError
 from analyzer.lock import load_lock
 from analyzer.recheck import recheck
@@ -31,8 +32,7 @@ DESCRIPTION = HELP + ". Exit codes as for 'analyze recheck' (0 unchanged, 1 look
 def add_arguments(parser: Any) -> None:
     parser.add_argument("name", metavar="NAME", help="the upstream, as named in the lock")
     parser.add_argument("ref", metavar="REF", help="tag, branch or commit sha")
-    parser.add_argument("from_symbol", nargs="?", metavar="FROM")
-    parser.add_argument("to_symbol", nargs="?", metavar="TO")
+    add_path_arguments(parser, include_tests=False)
     add_common(parser)
 
 

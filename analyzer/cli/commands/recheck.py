@@ -7,9 +7,9 @@ from typing import Any
 
 from analyzer.annotations import annotations_path, load_notes
 from analyzer.cli.context import CliContext
+from analyzer.cli.graphload import add_path_arguments
 from analyzer.errors import AnalyzerError
 from analyzer.recheck import old_pins, print_summary, recheck
-from analyzer.trace.paths import DEFAULT_MAX_DEPTH
 
 NAME = "recheck"
 HELP = "compare the request path at two pin sets (default: repos.lock at git HEAD vs the working file)"
@@ -23,8 +23,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("from_symbol", nargs="?", metavar="FROM")
-    parser.add_argument("to_symbol", nargs="?", metavar="TO")
+    add_path_arguments(parser, include_tests=False)
     parser.add_argument("--from", dest="from_", metavar="LOCKFILE|GIT_REV",
                         help="old pins: a lock file, or a git revision of repos.lock (default HEAD)")
     parser.add_argument("--from-commit", action="append", metavar="NAME=SHA",
@@ -37,8 +36,6 @@ def add_common(parser: Any) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="where to write the report (default reports/)")
     parser.add_argument("--annotations", type=Path, metavar="FILE",
                         help="notes file (default reports/annotations.toml beside the lock)")
-    parser.add_argument("--max-depth", type=int, default=DEFAULT_MAX_DEPTH, metavar="N")
-    parser.add_argument("--allow-guesses", action="store_true", help="let `name` (guessed) edges into paths")
 
 
 def endpoints(args: Any, ctx: CliContext) -> tuple[str, str]:

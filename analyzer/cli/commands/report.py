@@ -8,9 +8,8 @@ from typing import Any
 from analyzer.annotations import annotations_path, load_notes
 from analyzer.cli.commands.trace import compute_trace
 from analyzer.cli.context import CliContext
-from analyzer.cli.graphload import add_at_option, load_analysis
+from analyzer.cli.graphload import add_at_option, add_path_arguments, load_analysis
 from analyzer.report import build_report, reader_for, report_dirname, write_report
-from analyzer.trace.paths import DEFAULT_MAX_DEPTH
 
 NAME = "report"
 HELP = "write the request path as a Markdown, HTML and JSON report with source excerpts and notes"
@@ -20,13 +19,10 @@ DESCRIPTION = (HELP + ". Output: reports/<dsh-short>_<pi-short>/ beside repos.lo
 
 
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("from_symbol", nargs="?", metavar="FROM")
-    parser.add_argument("to_symbol", nargs="?", metavar="TO")
+    add_path_arguments(parser)
     parser.add_argument("--out", type=Path, metavar="DIR", help="output folder (default reports/<shorts>/)")
     parser.add_argument("--annotations", type=Path, metavar="FILE",
                         help="notes file (default reports/annotations.toml beside the lock)")
-    parser.add_argument("--max-depth", type=int, default=DEFAULT_MAX_DEPTH, metavar="N")
-    parser.add_argument("--allow-guesses", action="store_true", help="let `name` (guessed) edges into the path")
     add_at_option(parser)
 
 

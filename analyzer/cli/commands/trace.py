@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 from analyzer.cli.context import CliContext
-from analyzer.cli.graphload import add_at_option, load_analysis
+from analyzer.cli.graphload import add_at_option, add_path_arguments, load_analysis
 from analyzer.errors import AnalyzerError
 from analyzer.graph.queries import resolve_symbol
-from analyzer.trace.paths import DEFAULT_MAX_DEPTH, anchor_level, find_paths, reaching_set
+from analyzer.trace.paths import anchor_level, find_paths, reaching_set
 from analyzer.trace.render import render_mermaid, render_text
 from analyzer.trace.result import trace_result
 
@@ -21,13 +21,9 @@ DESCRIPTION = (HELP + ". Symbols: a function, Class.method, a class (any of its 
 
 
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("from_symbol", nargs="?", metavar="FROM")
-    parser.add_argument("to_symbol", nargs="?", metavar="TO")
+    add_path_arguments(parser)
     parser.add_argument("--all", nargs="?", type=int, const=5, default=1, metavar="K",
                         help="also list the K best alternatives (default 5)")
-    parser.add_argument("--max-depth", type=int, default=DEFAULT_MAX_DEPTH, metavar="N")
-    parser.add_argument("--allow-guesses", action="store_true", help="let `name` (guessed) edges into paths")
-    parser.add_argument("--include-tests", action="store_true", help="let paths run through test code")
     parser.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart instead of text")
     add_at_option(parser)
 
