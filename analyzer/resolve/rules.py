@@ -20,8 +20,9 @@ from analyzer.resolve.calls import CallResolver, node_id_for_scope
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import DefRef, Program
-from analyzer.resolve.receivers import Types
+from analyzer.resolve.receivers import NamedType, TypeExpr, Types
 from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.typetext import named_types
 
 RULE_KINDS = {"service", "event", "lazy_loader", "callback_object", "table", "identity_wrappers", "name_guess"}
 
@@ -135,7 +136,7 @@ class DispatchEngine:
         """Is the receiver before the service name the framework context (by type, or by name when untyped)?"""
         chain = call.callee
         for recv in self.types.chain_types(mod, call.scope, chain[:-2], call.line):
-            if set(_type_names(self.types, recv)) & set(rule.get("context_types", [])):
+            if set(_type_names(recv)) & set(rule.get("context_types", [])):
                 return True
         return not typed_only and chain[-3] in rule.get("context_names", [])
 
@@ -322,11 +323,8 @@ class DispatchEngine:
         return out
 
 
-def _type_names(types: Types, recv: object) -> list[str]:
+def _type_names(recv: object) -> list[str]:
     """Bare names of a receiver's type (for context_types matching)."""
-    from analyzer.resolve.receivers import NamedType, TypeExpr
-    from analyzer.resolve.typetext import named_types
-
     if isinstance(recv, TypeExpr):
         return [n.split(".")[-1] for n in named_types(recv.text)]
     if isinstance(recv, NamedType):
