@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import platform
-from pathlib import Path
 
 import numpy as np
 
@@ -17,25 +16,16 @@ from analyzer.attention.append import AppendResult
 from analyzer.attention.config import ModelConfig
 from analyzer.attention.edit import EditResult
 from analyzer.attention.prefix import PrefixResult
-from analyzer.records import Record, Sentences, render_markdown, sentences
+from analyzer.records import Record, render_markdown, sentences
+from analyzer.records.provenance import analyzer_git
 
 FEATURE = "attention"
-
-
-def _git_commit(s: Sentences) -> str:
-    try:
-        import git
-
-        repo = git.Repo(Path(__file__).resolve().parent, search_parent_directories=True)
-        return repo.head.commit.hexsha[:12] + (s["git.dirty"] if repo.is_dirty() else "")
-    except Exception:  # not a checkout, or git missing: the record says so instead of failing
-        return s["git.none"]
 
 
 def local_sources(command: str, lang: str = "en") -> str:
     s = sentences(FEATURE, lang)
     today = _dt.datetime.now(_dt.UTC).date().isoformat()
-    return s.format("sources.local", command=command, version=__version__, git=_git_commit(s),
+    return s.format("sources.local", command=command, version=__version__, git=analyzer_git(lang),
                     numpy=np.__version__, python=platform.python_version(), today=today)
 
 
