@@ -17,12 +17,21 @@ from analyzer.records.provenance import analyzer_git
 from analyzer.usage.wording import FEATURE, comparison_lines, missing_line, value_text, why
 
 
-def request_path(ctx: Any, at: list[str] | None, commits: dict[str, str]) -> dict[str, Any]:
-    """The trace (lock `[trace]` from/to) at the replayed commits, or why it could not be computed."""
+def request_path(ctx: Any, commits: dict[str, str], repo_dirs: dict[str, str]) -> dict[str, Any]:
+    """The trace (lock `[trace]` from/to) at the replayed commits, or why it could not be computed.
+
+    Repos given with `--repo-dir` are also the sources the graph is synced from, so the trace reads the same
+    objects as the replay (and needs no network)."""
+    from dataclasses import replace
+
     from analyzer.analysis import analyze, apply_at
     from analyzer.cli.commands.trace import compute_trace
 
     try:
+        if not (ctx.lock.trace_from and ctx.lock.trace_to):
+            raise AnalyzerError("trace needs FROM and TO: add a [trace] table with from/to to repos.lock")
+        if repo_dirs:
+            ctx = replace(ctx, source_options=[*ctx.source_options, *(f"{n}={d}" for n, d in repo_dirs.items())])
         pins = apply_at(ctx.lock, [f"{name}={sha}" for name, sha in commits.items()
                                    if ctx.lock.get(name).commit != sha])
         analysis = analyze(ctx, pins=pins)
@@ -73,9 +82,22 @@ def path_summary(trace: dict[str, Any], lang: str) -> str:
         if len(e["alternatives"]) > 3:
             others.append(f"+{len(e['alternatives']) - 3}")
         kind = e["kind"] + (f":{e['rule']}" if e.get("rule") else "")
-        parts.append(s.format("record.path.seam", site=f"{e['call_path']}:{e['call_line']}", kind=kind,
+        parts.append(s.format("record.path.seam", site=seam_site(e), kind=kind,
                               symbol=_node_name(e["target"]), others=", ".join(others)))
     return s.format("record.inputs.path", spec_from=trace["from"], spec_to=trace["to"], summary="; ".join(parts))
+
+
+def seam_site(edge: dict[str, Any]) -> str:
+    """repo:path:line of a seam's call site (the call is in the source node's repo)."""
+    return f"{edge['source'].split(':', 1)[0]}:{edge['call_path']}:{edge['call_line']}"
+
+
+def first_seam(trace: dict[str, Any]) -> str | None:
+    """The first dynamic seam on the way to TO: where the runtime picks the adapter."""
+    for e in trace.get("edges", []):
+        if e["possible"] and e["alternatives"]:
+            return seam_site(e)
+    return None
 
 
 def _tags(locator: Any) -> list[str]:
@@ -97,11 +119,14 @@ def _sources(doc: dict[str, Any], locators: dict[str, Any], ctx: Any, lang: str,
     out = []
     for name, loc in locators.items():
         tags = _tags(loc)
-        tag_text = s.format("record.source.tags", tags=", ".join(tags)) if tags else s["record.source.notags"]
         try:
-            url = ctx.lock.get(name).url
+            pin = ctx.lock.get(name)
+            url = pin.url
         except Exception:  # no lock entry (a test double): say where the objects were read from instead
-            url = getattr(getattr(loc, "repo", None), "git_dir", name)
+            pin, url = None, getattr(getattr(loc, "repo", None), "git_dir", name)
+        if pin is not None and pin.commit == loc.commit and pin.ref and pin.ref not in tags:
+            tags.append(f"{pin.ref} (repos.lock ref)")
+        tag_text = s.format("record.source.tags", tags=", ".join(tags)) if tags else s["record.source.notags"]
         out.append(s.format("record.source.repo", repo=name, commit=loc.commit, tags=tag_text, url=url))
     seen = set()
     for ledger in doc["routes"].values():
@@ -187,7 +212,10 @@ def reconcile_record(doc: dict[str, Any], locators: dict[str, Any], ctx: Any, tr
     s = sentences(FEATURE, lang)
     names = list(doc["routes"])
     prices = next((led["prices"] for led in doc["routes"].values() if led.get("prices")), None)
-    not_ruled_out = s.format("record.not_ruled_out", as_of=(prices or {}).get("as_of", "?"),
+    seam = first_seam(trace)
+    seam_clause = s.format("record.seam.known", seam=seam) if seam else s["record.seam.unknown"]
+    not_ruled_out = s.format("record.not_ruled_out", seam_clause=seam_clause,
+                             as_of=(prices or {}).get("as_of", "?"),
                              source=(prices or {}).get("reference") or (prices or {}).get("site", "?"))
     if doc["missing"]:
         not_ruled_out += " " + s.format("record.not_ruled_out.missing",
