@@ -14,7 +14,7 @@ from analyzer import __version__
 from analyzer.errors import AnalyzerError
 from analyzer.records import Record, render_markdown, sentences
 from analyzer.records.provenance import analyzer_git
-from analyzer.usage.wording import FEATURE, comparison_lines, missing_line, value_text, why
+from analyzer.usage.wording import FEATURE, comparison_lines, comparison_summary, missing_line, value_text, why
 
 
 def request_path(ctx: Any, commits: dict[str, str], repo_dirs: dict[str, str]) -> dict[str, Any]:
@@ -181,9 +181,8 @@ def _observations(doc: dict[str, Any], lang: str) -> list[str]:
                    s.format("record.obs.checks_ok", route=name, n=sum(c["holds"] is True for c in checks)))
     if doc.get("comparison"):
         cmp = doc["comparison"]
-        out.append(s.format("compare.title", a=cmp["routes"][0], b=cmp["routes"][1]) + ": "
-                   + (s["compare.agree"] if not cmp["differences"] else s.format("compare.count",
-                                                                                  n=cmp["differences"])))
+        title = s.format("compare.title", a=cmp["routes"][0], b=cmp["routes"][1])
+        out.append(s.format("compare.headline", title=title, summary=comparison_summary(cmp, lang)))
         out += [line for _, line in comparison_lines(cmp, lang, all_rows=False)]
     out += [missing_line(m, lang) for m in doc["missing"]]
     return out
@@ -197,7 +196,7 @@ def _interpretation(doc: dict[str, Any], lang: str) -> str:
     cmp = doc.get("comparison")
     if not cmp:
         return s.format("record.interp.one", route=next(iter(doc["routes"])))
-    differing = [r for r in cmp["rows"] if not r["agree"]]
+    differing = [r for r in cmp["rows"] if r["agree"] is False]
     counted = [r for r in differing if r["scope"] != "request" or r["number"].rsplit(".", 1)[-1] in COUNTED]
     if not counted:
         kept = "; ".join(dict.fromkeys(why(r, lang) for r in differing)) or s["record.interp.kept_none"]

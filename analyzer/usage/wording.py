@@ -47,7 +47,7 @@ def why(row: dict[str, Any], lang: str = "en") -> str:
 
 
 def comparison_lines(comparison: dict[str, Any], lang: str = "en", *,
-                     all_rows: bool = True) -> list[tuple[bool, str]]:
+                     all_rows: bool = True) -> list[tuple[bool | None, str]]:
     """(agree, line) per compared number (`all_rows=False`: only the disagreeing ones)."""
     s = sentences(FEATURE, lang)
     a, b = comparison["routes"]
@@ -58,7 +58,7 @@ def comparison_lines(comparison: dict[str, Any], lang: str = "en", *,
                 lines.append((True, s.format("compare.same", number=row["number"],
                                              value=row_value(row["values"][a], lang, row["scope"]))))
             continue
-        lines.append((False, s.format("compare.row", number=row["number"], a=a, b=b,
+        lines.append((row["agree"], s.format("compare.row", number=row["number"], a=a, b=b,
                                       va=row_value(row["values"][a], lang, row["scope"]),
                                       vb=row_value(row["values"][b], lang, row["scope"]),
                                       why=why(row, lang))))
@@ -69,3 +69,12 @@ def missing_line(m: dict[str, Any], lang: str = "en") -> str:
     return sentences(FEATURE, lang).format("missing.line", name=m["name"], role=m["role"], repo=m["repo"],
                                            commit=m["commit"][:10], looked_in=", ".join(m["looked_in"]) or "/",
                                            reason=m["reason"])
+
+
+def comparison_summary(comparison: dict[str, Any], lang: str = "en") -> str:
+    """"n numbers differ" / "agree on every number", plus how many could not be compared."""
+    s = sentences(FEATURE, lang)
+    n = comparison["differences"]
+    text = s.format("compare.count", n=n) if n else s["compare.agree"]
+    unknown = comparison.get("unknown", 0)
+    return text + (s.format("compare.unknown", n=unknown) if unknown else "")
