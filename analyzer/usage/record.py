@@ -84,7 +84,7 @@ def path_summary(trace: dict[str, Any], lang: str) -> str:
         kind = e["kind"] + (f":{e['rule']}" if e.get("rule") else "")
         parts.append(s.format("record.path.seam", site=seam_site(e), kind=kind,
                               symbol=_node_name(e["target"]), others=", ".join(others)))
-    return s.format("record.inputs.path", spec_from=trace["from"], spec_to=trace["to"], summary="; ".join(parts))
+    return s.format("record.inputs.path", spec_from=trace["from"], spec_to=trace["to"], summary=s["sep"].join(parts))
 
 
 def seam_site(edge: dict[str, Any]) -> str:
@@ -133,7 +133,7 @@ def _sources(doc: dict[str, Any], locators: dict[str, Any], ctx: Any, lang: str,
         for key, f in ledger["functions"].items():
             if key not in seen:
                 seen.add(key)
-                out.append(s.format("record.source.function", name=f["name"], role=f["role"], site=f["site"]))
+                out.append(s.format("record.source.function", name=f["name"], role=s[f"role.{key}"], site=f["site"]))
     today = _dt.datetime.now(_dt.UTC).date().isoformat()
     out.append(s.format("record.source.tool", version=__version__, git=analyzer_git(lang), command=command,
                         today=today))
@@ -151,9 +151,10 @@ def _inputs(doc: dict[str, Any], trace: dict[str, Any], lang: str) -> list[str]:
     for ledger in doc["routes"].values():
         p = ledger.get("prices")
         if p:
-            out.append(s.format("record.inputs.prices", source=p["source"], hit=p["cache_hit"], miss=p["cache_miss"],
-                                output=p["output"], as_of=p["as_of"], where=p.get("reference") or p["site"]))
-    out.append(s.format("record.inputs.routes", routes="; ".join(s[f"route.{r}"] for r in doc["routes"])))
+            out.append(s.format("record.inputs.prices", source=s[f"prices.{p['source']}"], hit=p["cache_hit"],
+                                miss=p["cache_miss"], output=p["output"], as_of=p["as_of"],
+                                where=p.get("reference") or p["site"]))
+    out.append(s.format("record.inputs.routes", routes=s["sep"].join(s[f"route.{r}"] for r in doc["routes"])))
     out.append(path_summary(trace, lang))
     return out
 
@@ -177,7 +178,7 @@ def _observations(doc: dict[str, Any], lang: str) -> list[str]:
             out.append(s.format("record.obs.meter_none", route=name))
         checks = [c for r in ledger["requests"] for c in r["checks"]] + ledger["checks"]
         failed = [c["name"] for c in checks if c["holds"] is False]
-        out.append(s.format("record.obs.checks_failed", route=name, names="; ".join(failed)) if failed else
+        out.append(s.format("record.obs.checks_failed", route=name, names=s["sep"].join(failed)) if failed else
                    s.format("record.obs.checks_ok", route=name, n=sum(c["holds"] is True for c in checks)))
     if doc.get("comparison"):
         cmp = doc["comparison"]
@@ -199,10 +200,10 @@ def _interpretation(doc: dict[str, Any], lang: str) -> str:
     differing = [r for r in cmp["rows"] if r["agree"] is False]
     counted = [r for r in differing if r["scope"] != "request" or r["number"].rsplit(".", 1)[-1] in COUNTED]
     if not counted:
-        kept = "; ".join(dict.fromkeys(why(r, lang) for r in differing)) or s["record.interp.kept_none"]
+        kept = s["sep"].join(dict.fromkeys(why(r, lang) for r in differing)) or s["record.interp.kept_none"]
         return s.format("record.interp.agree", kept=kept)
     return s.format("record.interp.differ", numbers=", ".join(r["number"] for r in counted),
-                    reasons="; ".join(dict.fromkeys(why(r, lang) for r in counted)))
+                    reasons=s["sep"].join(dict.fromkeys(why(r, lang) for r in counted)))
 
 
 def reconcile_record(doc: dict[str, Any], locators: dict[str, Any], ctx: Any, trace: dict[str, Any], lang: str,

@@ -32,7 +32,7 @@ def why(row: dict[str, Any], lang: str = "en") -> str:
     facts = row.get("facts", {})
     reason = row["reason"]
     if reason == "cache_source":
-        reads = "; ".join(f"{route}: {', '.join(fields) or s['none']}" for route, fields in facts["reads"].items())
+        reads = s["sep"].join(f"{route}: {', '.join(fields) or s['none']}" for route, fields in facts["reads"].items())
         return s.format("why.cache_source", reads=reads)
     if reason == "cost_only_pi":
         return s.format("why.cost_only_pi", route=facts["route"], other=facts["other"],
@@ -42,7 +42,7 @@ def why(row: dict[str, Any], lang: str = "en") -> str:
                         site=facts.get("site") or s["none"])
     if reason == "follows":
         causes = facts.get("causes") or []
-        return s.format("why.follows", causes="; ".join(causes)) if causes else s["why.follows_none"]
+        return s.format("why.follows", causes=s["sep"].join(causes)) if causes else s["why.follows_none"]
     return s[f"why.{reason}"]
 
 
@@ -66,7 +66,8 @@ def comparison_lines(comparison: dict[str, Any], lang: str = "en", *,
 
 
 def missing_line(m: dict[str, Any], lang: str = "en") -> str:
-    return sentences(FEATURE, lang).format("missing.line", name=m["name"], role=m["role"], repo=m["repo"],
+    s = sentences(FEATURE, lang)
+    return s.format("missing.line", name=m["name"], role=s[f"role.{m['hop']}"], repo=m["repo"],
                                            commit=m["commit"][:10], looked_in=", ".join(m["looked_in"]) or "/",
                                            reason=m["reason"])
 
