@@ -142,7 +142,7 @@ def test_svg_layout_puts_the_anchor_on_top_and_one_column_per_branch() -> None:
     assert anchor.y < render.y == runtime.y < adapter.y
     assert render.x + render.w < runtime.x and runtime.x == adapter.x  # FROM left, TO right, stacked
     assert [(a.source, a.target, a.possible) for a in arrows] == [(1, 2, False), (1, 3, False), (3, 4, True)]
-    assert arrows[2].label == "L5 interface possible"
+    assert arrows[2].label == "L5 interface possible (+1 other target)"
     assert all(b.x + b.w <= width and b.y + b.h <= height for b in boxes)
     # boxes never overlap
     for i, a in enumerate(boxes):
@@ -158,7 +158,7 @@ def test_svg_marks_possible_edges_dashed_and_links_every_hop() -> None:
     assert svg.count('class="edge certain"') == 2 and svg.count('class="edge possible"') == 1
     assert svg.count("stroke-dasharray") == 1
     possible = svg.split('class="edge possible"', 1)[1].split("</g>", 1)[0]
-    assert "stroke-dasharray" in possible and "L5 interface possible" in possible
+    assert "stroke-dasharray" in possible and "L5 interface possible (+1 other target)" in possible
     for i in range(1, 5):
         assert f'<a href="#hop-{i}">' in svg
     assert "<script" not in svg and "http" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "")

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-CHAR_W = 7.0  # px per character of the 12px monospace labels (generous, so text stays inside its box)
+CHAR_W = 7.4  # px per character of the 12px monospace labels (generous, so text stays inside its box)
 BOX_H = 40
 PAD_X = 10
 MARGIN = 16
 ROW_GAP = 46  # vertical room between boxes for the edge label
 COL_GAP = 48
-MAX_CHARS = 48
+MAX_CHARS = 60
 FILL = {"anchor": "#fff4d6", "from": "#e8f1fb", "to": "#eaf6ec", "path": "#eaf6ec"}
 STROKE = "#57606a"
 
@@ -57,7 +57,10 @@ def _clip(text: str) -> str:
 
 def _label(edge: dict[str, Any]) -> str:
     rule = f":{edge['rule']}" if edge.get("rule") else ""
-    return _clip(f"L{edge['call_line']} {edge['kind']}{rule}" + (" possible" if edge.get("possible") else ""))
+    others = len(edge.get("alternatives") or [])
+    seam = (" possible" + (f" (+{others} other target{'s' if others > 1 else ''})" if others else "")
+            if edge.get("possible") else "")
+    return _clip(f"L{edge['call_line']} {edge['kind']}{rule}{seam}")
 
 
 def layout(trace: dict[str, Any]) -> tuple[list[Box], list[Arrow], float, float]:
