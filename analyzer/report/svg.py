@@ -83,11 +83,11 @@ def layout(trace: dict[str, Any]) -> tuple[list[Box], list[Arrow], float, float]
     col_w = {name: max([width(i) / 2 + label_w.get(i, 0) for i in idx] + [width(i) for i in idx] + [0])
              for name, idx in columns.items()}
     pos: dict[int, tuple[float, float, float]] = {}
-    y0 = MARGIN
+    y0: float = MARGIN
     for i in top:
         pos[i] = (MARGIN, y0, width(i))
     y_branch = y0 + (BOX_H + ROW_GAP if top else 0)
-    x = MARGIN
+    x: float = MARGIN
     for name in ("from", "to"):
         for k, i in enumerate(columns[name]):
             pos[i] = (x, y_branch + k * (BOX_H + ROW_GAP), width(i))

@@ -51,7 +51,7 @@ def comparison_lines(comparison: dict[str, Any], lang: str = "en", *,
     """(agree, line) per compared number (`all_rows=False`: only the disagreeing ones)."""
     s = sentences(FEATURE, lang)
     a, b = comparison["routes"]
-    lines = []
+    lines: list[tuple[bool | None, str]] = []
     for row in comparison["rows"]:
         if row["agree"]:
             if all_rows:
