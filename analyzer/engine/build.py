@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from analyzer.engine.paths import EnginePaths, build_jobs
+from analyzer.engine.paths import LLAMA_CPP_PYTHON_VERSION, EnginePaths, build_jobs
 from analyzer.engine.sdist import ensure_sdist, extract_source
 from analyzer.errors import AnalyzerError
 
@@ -77,9 +77,9 @@ def cmake_options() -> list[str]:
     return opts
 
 
-def engine_available(cache_dir: Path) -> bool:
+def engine_available(cache_dir: Path, version: str = LLAMA_CPP_PYTHON_VERSION) -> bool:
     """True when the llama-server binary for the pinned version is already built and installed."""
-    paths = EnginePaths(Path(cache_dir))
+    paths = EnginePaths(Path(cache_dir), version)
     return paths.binary.is_file() and os.access(paths.binary, os.X_OK) and paths.build_info.is_file()
 
 
@@ -133,19 +133,19 @@ def _generator() -> list[str]:
 
 
 def build_engine(cache_dir: Path, *, progress: Progress | None = None, say: Callable[[str], None] = print,
-                 force: bool = False) -> BuildResult:
+                 force: bool = False, version: str = LLAMA_CPP_PYTHON_VERSION) -> BuildResult:
     """Build and install llama-server unless it is already cached; returns where the binary is."""
     from filelock import FileLock
 
-    paths = EnginePaths(Path(cache_dir))
-    if shutil.which("cmake") is None:
-        raise AnalyzerError("cmake is not installed; install cmake and a C++ compiler (e.g. `apt-get install "
-                            "cmake g++`) and run `analyze engine build` again")
+    paths = EnginePaths(Path(cache_dir), version)
     paths.root.mkdir(parents=True, exist_ok=True)
     progress = progress or stage_printer(say)
     with FileLock(str(paths.lock)):
-        if engine_available(paths.cache_dir) and not force:
+        if engine_available(paths.cache_dir, version) and not force:
             return BuildResult(paths.binary, True, json.loads(paths.build_info.read_text()))
+        if shutil.which("cmake") is None:
+            raise AnalyzerError("cmake is not installed; install cmake and a C++ compiler (e.g. `apt-get install "
+                                "cmake g++`) and run `analyze engine build` again")
         started = time.monotonic()
         progress("download sdist", 0, None)
         ensure_sdist(paths, say=say)

@@ -11,7 +11,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from analyzer.engine.paths import SDIST_ENV, SDIST_SHA256, EnginePaths
+from analyzer.engine.paths import LLAMA_CPP_PYTHON_VERSION, SDIST_ENV, SDIST_SHA256, EnginePaths
 from analyzer.errors import AnalyzerError
 
 
@@ -47,7 +47,7 @@ def ensure_sdist(paths: EnginePaths, say=print) -> Path:
                 last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
                 raise AnalyzerError(f"could not download llama-cpp-python=={paths.version} from PyPI ({last}); "
                                     f"check the network or set {SDIST_ENV} to a downloaded sdist")
-        if paths.version == "0.3.36" and _sha256(candidate) != SDIST_SHA256:
+        if paths.version == LLAMA_CPP_PYTHON_VERSION and _sha256(candidate) != SDIST_SHA256:
             raise AnalyzerError(f"{candidate.name} does not match the pinned sha256 {SDIST_SHA256[:16]}…; "
                                 "delete it and download the sdist again")
         os.replace(candidate, paths.sdist)
