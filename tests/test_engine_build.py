@@ -43,13 +43,30 @@ int main(int argc, char **argv) {
 """
 
 
+CHANGELOG = """# Changelog
+
+## [Unreleased]
+
+## [{version}]
+
+- feat: update llama.cpp to ggml-org/llama.cpp@abc1234
+
+## [0.0.0-older]
+
+- feat: update llama.cpp to ggml-org/llama.cpp@deadbee
+"""
+
+
 def fake_sdist(path: Path, version: str = VERSION, cmakelists: str = CMAKELISTS) -> Path:
-    """A tarball shaped like the llama-cpp-python sdist: <name>/vendor/llama.cpp/{CMakeLists.txt,server.c}."""
-    prefix = f"llama_cpp_python-{version}/vendor/llama.cpp"
+    """A tarball shaped like the llama-cpp-python sdist: CHANGELOG.md, vendor/llama.cpp/{CMakeLists.txt,server.c}."""
+    root = f"llama_cpp_python-{version}"
+    prefix = f"{root}/vendor/llama.cpp"
+    files = {f"{prefix}/CMakeLists.txt": cmakelists, f"{prefix}/server.c": SERVER_C,
+             f"{root}/CHANGELOG.md": CHANGELOG.format(version=version)}
     with tarfile.open(path, "w:gz") as tar:
-        for name, text in {"CMakeLists.txt": cmakelists, "server.c": SERVER_C}.items():
+        for name, text in files.items():
             data = text.encode()
-            info = tarfile.TarInfo(f"{prefix}/{name}")
+            info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return path
@@ -71,6 +88,8 @@ def test_build_installs_only_the_server_and_reuses_the_cache(tmp_path: Path, sdi
     paths = EnginePaths(cache, VERSION)
     assert not first.reused and first.binary == paths.binary and paths.binary.is_file()
     assert first.info["llama_server_version"] == "4242 (fixture)"
+    assert first.info["llama_cpp_commit"] == "abc1234", "the commit of this version's CHANGELOG section"
+    assert paths.install.stat().st_mode & 0o777 == 0o755
     assert json.loads(paths.build_info.read_text())["llama_cpp_python"] == VERSION
     assert "-DGGML_NATIVE=OFF" in first.info["cmake_options"] and "-DLLAMA_USE_PREBUILT_UI=OFF" in first.info[
         "cmake_options"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.engine.paths import LLAMA_CPP_PYTHON_VERSION, EnginePaths, build_jobs
-from analyzer.engine.sdist import ensure_sdist, extract_source
+from analyzer.engine.sdist import ensure_sdist, extract_source, vendored_llama_cpp_commit
 from analyzer.errors import AnalyzerError
 
 # progress(stage, done, total): total None for stages without a count.
@@ -175,7 +175,8 @@ def build_engine(cache_dir: Path, *, progress: Progress | None = None, say: Call
             raise AnalyzerError(f"the build finished but {built} is missing; see {log}")
         progress("install", 0, None)
         version = _binary_version(built)
-        info = {"llama_cpp_python": paths.version, "llama_server_version": version, "cmake_options": options,
+        info = {"llama_cpp_python": paths.version, "llama_server_version": version,
+                "llama_cpp_commit": vendored_llama_cpp_commit(paths), "cmake_options": options,
                 "jobs": jobs, "build_seconds": round(time.monotonic() - started, 1),
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         _install(paths, built, info)
@@ -199,6 +200,7 @@ def _install(paths: EnginePaths, built: Path, info: dict) -> None:
     """Copy the binary and build.json into a temporary sibling, then rename it into place in one step."""
     tmp = Path(tempfile.mkdtemp(dir=paths.root, prefix=f".install-{paths.version}-"))
     try:
+        tmp.chmod(0o755)  # mkdtemp makes it private; the installed engine is readable like any cache entry
         (tmp / "bin").mkdir()
         shutil.copy2(built, tmp / "bin" / TARGET)
         (tmp / "build.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")

@@ -146,6 +146,7 @@ def _status(ctx: CliContext, engine_dir) -> int:
         "model": state.get("model") if running and state else None,
         "version": info.get("llama_server_version") or None,
         "llama_cpp_python": info.get("llama_cpp_python") or paths.version,
+        "llama_cpp_commit": info.get("llama_cpp_commit") or None,
         "api_key_required": bool(state.get("api_key_required")) if running and state else None,
         "log": state.get("log") if running and state else None,
     }
@@ -156,6 +157,8 @@ def _status(ctx: CliContext, engine_dir) -> int:
         ctx.out.print(f"engine: running ({'healthy' if healthy else 'not answering /health'})", markup=False)
         for key in ("pid", "base_url", "binary", "model", "version", "api_key_required", "log"):
             ctx.out.print(f"  {key}: {report[key]}", markup=False)
+        ctx.out.print(f"  source: llama-cpp-python {report['llama_cpp_python']} sdist, vendored llama.cpp "
+                      f"{report['llama_cpp_commit'] or '(commit not stated)'} per its CHANGELOG", markup=False)
     else:
         ctx.out.print("engine: not running", markup=False)
         built = (f"built, llama-server {report['version'] or '(version unknown)'} at {paths.binary}" if info else
