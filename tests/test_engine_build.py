@@ -221,3 +221,21 @@ def test_build_progress_lines_without_a_terminal(capsys: pytest.CaptureFixture) 
     assert lines[0] == "engine: configure" and lines.count("engine: configure") == 1
     assert lines[-1] == "engine: compile 100% (200/200)"
     assert len([x for x in lines if x.startswith("engine: compile")]) == 11  # 0%, 10%, …, 100%
+
+
+def test_build_progress_bar_on_a_terminal() -> None:
+    from rich.console import Console
+
+    from analyzer.engine.progress import build_progress
+
+    class Ctx:
+        interactive = True
+        err = Console(file=io.StringIO(), force_terminal=True, width=100)
+
+    with build_progress(Ctx()) as progress:
+        progress("configure", 0, None)
+        for i in range(1, 11):
+            progress("compile", i, 10)
+        progress("install", 0, None)
+    text = Ctx.err.file.getvalue()
+    assert "engine: compile" in text and "10/10" in text

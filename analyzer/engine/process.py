@@ -158,7 +158,11 @@ def launch(binary: Path, model: Path, log_dir: Path, *, api_key: str | None = No
                               _process=proc)
         if progress:
             progress(f"engine: started llama-server pid {proc.pid} on port {chosen}; waiting for /health")
-        ok, last_error = _wait_healthy(handle, proc, wait_s)
+        try:
+            ok, last_error = _wait_healthy(handle, proc, wait_s)
+        except BaseException:  # Ctrl-C while loading: leave no orphan server behind
+            handle.stop()
+            raise
         if ok:
             return handle
         handle.stop()
