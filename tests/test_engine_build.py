@@ -239,3 +239,15 @@ def test_build_progress_bar_on_a_terminal() -> None:
         progress("install", 0, None)
     text = Ctx.err.file.getvalue()
     assert "engine: compile" in text and "10/10" in text
+
+
+def test_kept_build_tree_of_another_generator_is_dropped(tmp_path: Path) -> None:
+    from analyzer.engine.build import _drop_if_other_generator
+
+    tree = tmp_path / "build"
+    tree.mkdir()
+    (tree / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE:STRING=Release\nCMAKE_GENERATOR:INTERNAL=Ninja\n")
+    _drop_if_other_generator(tree, "Ninja")
+    assert tree.is_dir(), "same generator: the objects are reused"
+    _drop_if_other_generator(tree, "Unix Makefiles")
+    assert not tree.exists(), "CMake refuses to switch generators in place"

@@ -132,6 +132,19 @@ def _generator() -> list[str]:
     return ["-G", "Ninja"] if shutil.which("ninja") else []
 
 
+def _drop_if_other_generator(build_dir: Path, generator: str) -> None:
+    """A kept build tree configured with another generator (ninja installed since) cannot be reused by CMake."""
+    cache = build_dir / "CMakeCache.txt"
+    try:
+        text = cache.read_text(errors="replace")
+    except OSError:
+        return
+    for line in text.splitlines():
+        if line.startswith("CMAKE_GENERATOR:") and line.split("=", 1)[-1] != generator:
+            shutil.rmtree(build_dir, ignore_errors=True)
+            return
+
+
 def build_engine(cache_dir: Path, *, progress: Progress | None = None, say: Callable[[str], None] = print,
                  force: bool = False, version: str = LLAMA_CPP_PYTHON_VERSION) -> BuildResult:
     """Build and install llama-server unless it is already cached; returns where the binary is."""
@@ -156,8 +169,10 @@ def build_engine(cache_dir: Path, *, progress: Progress | None = None, say: Call
         paths.logs.mkdir(parents=True, exist_ok=True)
         log = paths.logs / f"build-{paths.version}.log"
         options = cmake_options()
+        generator = _generator()
+        _drop_if_other_generator(build_dir, "Ninja" if generator else "Unix Makefiles")
         progress("configure", 0, None)
-        _run_logged(["cmake", "-S", str(src), "-B", str(build_dir), *_generator(), *options], log)
+        _run_logged(["cmake", "-S", str(src), "-B", str(build_dir), *generator, *options], log)
 
         def on_line(line: str) -> None:
             m = _NINJA_STEP.match(line)
