@@ -1,0 +1,157 @@
+"""`analyze hazards` on fixture monorepos with known hazards and known non-hazards side by side."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hazardfixtures import FIXTURES, build_hazard_world
+
+from analyzer.cli import main
+from analyzer.errors import AnalyzerError
+from analyzer.hazards.model import validate_hazards_json
+from analyzer.hazards.rules import load_hazard_rules
+from analyzer.hazards.run import compute_hazards, git_dirs_for
+
+EXPECTED = tomllib.loads((FIXTURES / "expected.toml").read_text())
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory):
+    return build_hazard_world(tmp_path_factory.mktemp("hazards"))
+
+
+@pytest.fixture(scope="module")
+def result(world) -> dict[str, Any]:
+    analysis = world.analysis()
+    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), include_near_misses=True)
+
+
+def _value(result: dict[str, Any], path: str, line: int) -> dict[str, Any]:
+    found = [f for f in result["findings"] if f["category"] == "value" and f["source"]["path"] == path
+             and f["source"]["line"] == line]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_exact_value_findings(result: dict[str, Any]) -> None:
+    got = {(f["kind"], f["sink"]["part"], f["source"]["path"], f["source"]["line"], f["source"]["text"])
+           for f in result["findings"] if f["category"] == "value"}
+    want = {(e["kind"], e["part"], e["path"], e["line"], e["text"]) for e in EXPECTED["finding"]}
+    assert got == want
+
+
+def test_exact_structural_findings(result: dict[str, Any]) -> None:
+    got = {(f["rule"], f["sink"]["part"], f["sink"]["path"], f["sink"]["line"])
+           for f in result["findings"] if f["category"] == "structural"}
+    want = {(e["rule"], e["part"], e["path"], e["line"]) for e in EXPECTED["structural"]}
+    assert got == want
+    for f in result["findings"]:
+        if f["category"] == "structural":
+            assert f["evidence"] and f["sink"]["path"] in f["evidence"][0]
+
+
+def test_known_non_hazards_are_dismissed_with_their_reason(result: dict[str, Any]) -> None:
+    got = {(m["source"]["path"], m["source"]["line"], m["dismissed_by"]) for m in result["near_misses"]}
+    want = {(e["path"], e["line"], e["dismissed_by"]) for e in EXPECTED["near_miss"]}
+    assert got == want
+    assert result["near_miss_count"] == len(result["near_misses"])
+    reported = {(f["source"]["path"], f["source"]["line"]) for f in result["findings"] if f["category"] == "value"}
+    assert not reported & {(e["path"], e["line"]) for e in EXPECTED["near_miss"]}
+    assert all(m["reason"] for m in result["near_misses"])
+
+
+def test_chain_crosses_functions_with_lines_and_reasons(result: dict[str, Any]) -> None:
+    """new Date() in stamp() → returned to buildSystemPrompt → template → join → returned (a request part)."""
+    f = _value(result, "packages/prompt/src/index.ts", 11)
+    steps = f["steps"]
+    assert steps[0]["line"] == 11 and "time source" in steps[0]["why"]
+    whys = [s["why"] for s in steps]
+    assert any(s["line"] == 20 and "returned by stamp" in s["why"] for s in steps)
+    assert "template literal" in whys and ".join()" in whys
+    assert f["sink"]["rule"] == "rendered-system-prompt" and f["sink"]["line"] == 25
+    assert f["granularity"] == "per request" and "round it to the day" in f["neutralised_by"]
+    assert f["source"]["function"] == "app:packages/prompt/src/index.ts:stamp"
+
+
+def test_chain_through_a_method_return_to_the_tools_field(result: dict[str, Any]) -> None:
+    f = _value(result, "packages/tools/src/index.ts", 15)
+    assert f["sink"]["path"] == "packages/agent/src/index.ts" and f["sink"]["line"] == 27
+    assert any("returned by ToolRegistry.definitions (method)" in s["why"] for s in f["steps"])
+
+
+def test_cross_repo_sink_in_the_provider_repo(result: dict[str, Any]) -> None:
+    f = _value(result, "packages/ai/src/params.ts", 21)
+    assert f["source"]["repo"] == "ai" and f["sink"]["part"] == "cache key"
+
+
+def test_json_schema_and_ids_are_stable(result: dict[str, Any], world) -> None:
+    assert validate_hazards_json(result) == []
+    again = compute_hazards(world.analysis(), git_dirs_for(world.ctx, world.analysis()), include_near_misses=True)
+    assert [f["id"] for f in again["findings"]] == [f["id"] for f in result["findings"]]
+    broken = json.loads(json.dumps(result))
+    del broken["findings"][0]["source"]
+    assert validate_hazards_json(broken)
+
+
+def test_cli_exit_codes_and_output(world, capsys: pytest.CaptureFixture[str]) -> None:
+    lock = str(world.lock_path)
+    cache = str(world.ctx.cache_dir)
+    assert main(["--lock", lock, "--cache-dir", cache, "hazards"]) == 1
+    out = capsys.readouterr().out
+    assert "5 value hazard(s), 2 structural" in out
+    assert "app:packages/prompt/src/index.ts:11" in out and "near-misses" not in out
+    assert main(["--lock", lock, "--cache-dir", cache, "hazards", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert "near-misses" in out and "only logged" in out
+    assert main(["--lock", lock, "--cache-dir", cache, "--json", "hazards"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert validate_hazards_json(data) == [] and data["near_misses"] == [] and data["near_miss_count"] == 10
+
+
+def test_cli_bad_input_is_one_error_line(world, capsys: pytest.CaptureFixture[str]) -> None:
+    lock = str(world.lock_path)
+    assert main(["--lock", lock, "--cache-dir", str(world.ctx.cache_dir), "hazards", "--at", "app=xyz"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: --at") and err.count("\n") == 1 and "Traceback" not in err
+    assert main(["--lock", lock, "hazards", "--max-depth", "0"]) == 3
+    assert "error: --max-depth" in capsys.readouterr().err
+
+
+def test_clean_repos_exit_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import git
+    from graphfixtures import write_fixture_lock
+
+    src = tmp_path / "clean"
+    (src / "src").mkdir(parents=True)
+    (src / "src" / "index.ts").write_text(
+        "export function buildParams(model: string) {\n  const at = Date.now()\n  console.log(at)\n"
+        "  return { model, system: 'You are helpful.', messages: [] }\n}\n")
+    repo = git.Repo.init(src, initial_branch="main")
+    repo.git.add("-A")
+    actor = git.Actor("Fixture Author", "fixture@example.invalid")
+    sha = repo.index.commit("clean", author=actor, committer=actor).hexsha
+    lock = write_fixture_lock(tmp_path / "repos.lock", {"clean": (src, sha)})
+    assert main(["--lock", str(lock), "--cache-dir", str(tmp_path / "cache"), "hazards", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "0 value hazard(s), 0 structural; 1 near-miss" in out and "only logged" in out
+
+
+def test_rule_files_are_validated(tmp_path: Path) -> None:
+    rules = load_hazard_rules()
+    assert {s.kind for s in rules.sources} >= {"time", "random", "environment", "filesystem", "ordering",
+                                              "counter", "locale"}
+    assert all(s.granularity and s.neutralised for s in rules.sources)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[returns]]\nname = 'x'\npart = 'the moon'\nfunctions = ['f']\n")
+    with pytest.raises(AnalyzerError, match="part 'the moon' is not one of"):
+        load_hazard_rules([bad])
+    bad.write_text("[[sourc]]\nname = 'x'\n")
+    with pytest.raises(AnalyzerError, match=r"unknown hazard rule table \[\[sourc\]\]"):
+        load_hazard_rules([bad])
+    bad.write_text("[[source]\n")
+    with pytest.raises(AnalyzerError, match="malformed hazard rule file"):
+        load_hazard_rules([bad])
