@@ -59,6 +59,8 @@ class Engine:
         self._container_fields: dict[str, str] = {}
         self.unmapped: list[str] = []
         self.region: set[str] = set()
+        self.request_side: set[str] = set()  # functions reaching a sink, and their direct callees
+        self.may_return_source: set[str] | None = None  # None: unknown (compose every call)
         self._source_hint = re.compile(source_regex(self.rules, python=True))
 
     # ---- FlowContext -------------------------------------------------------------------------------
@@ -81,6 +83,10 @@ class Engine:
                 continue
             out.append((v, d))
         return out
+
+    def needed(self, node: str, tainted: bool) -> bool:
+        """Whether composing this callee can change anything at a call site."""
+        return tainted or self.may_return_source is None or node in self.may_return_source
 
     def summary(self, node: str, depth: int) -> Summary | None:
         if node in self.summaries:
@@ -178,6 +184,8 @@ class Engine:
         sources = self._grep_nodes(pins, git_dirs, source_regex(self.rules))
         sinks = self._sink_functions(pins, git_dirs)
         self.region = self._region(sinks)
+        # a call whose arguments carry nothing matters only if its callee can return a volatile value
+        self.may_return_source = self._walk(sources, self.max_depth, backwards=True)
         return sources & self.region
 
     def _grep_nodes(self, pins: dict[str, str], git_dirs: dict[str, str], regex: str) -> set[str]:
@@ -205,6 +213,7 @@ class Engine:
 
     def _region(self, sinks: set[str]) -> set[str]:
         up = self._walk(sinks, self.max_depth, backwards=True)
+        self.request_side = self._walk(up, 1, backwards=False)
         return self._walk(up, self.caller_depth, backwards=False)
 
     def _walk(self, start: set[str], depth: int, backwards: bool) -> set[str]:

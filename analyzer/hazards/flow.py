@@ -148,6 +148,7 @@ class FlowContext(Protocol):
 
     def callees(self, node: str, line: int, column: int, callee: str) -> list[tuple[str, dict[str, Any]]]: ...
     def summary(self, node: str, depth: int) -> Summary | None: ...
+    def needed(self, node: str, tainted: bool) -> bool: ...
     def field_flows(self, class_node: str, name: str, depth: int) -> Taints: ...
     def is_container_field(self, class_node: str, name: str) -> bool: ...
     def qualname(self, node: str) -> str: ...
@@ -706,9 +707,9 @@ class FunctionFlow:
                 continue
             value = arg_t[sink.arg]
             arg = _unwrap(args[sink.arg])
-            if sink.property is not None:
-                if arg.type != "object":
-                    continue
+            if sink.property is not None and arg.type != "object":
+                value = mapped(value, ("read", sink.property))  # an object built elsewhere: its field
+            elif sink.property is not None:
                 value = {}
                 for c in arg.named_children:
                     if c.type == "pair" and _key_text(self.pf, c.child_by_field_name("key")) == sink.property:
@@ -721,7 +722,10 @@ class FunctionFlow:
     def _compose(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], node: Node,
                  callee: str) -> Taints:
         out: Taints = {}
+        tainted = any(arg_t)
         for target, attrs in edges:
+            if not self.ctx.needed(target, tainted):
+                continue
             summ = self.ctx.summary(target, self.depth + 1)
             if summ is None:
                 self.summary.truncated = True

@@ -11,6 +11,7 @@ import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -111,7 +112,13 @@ class HazardRules:
 
 
 def glob_match(text: str, patterns: tuple[str, ...] | list[str]) -> bool:
-    return any(fnmatch.fnmatchcase(text, p) for p in patterns)
+    return bool(_glob_regex(tuple(patterns)).match(text))
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled regex per pattern list (rules are matched against every call in every body)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)")
 
 
 def load_hazard_rules(extra: list[Path] | None = None) -> HazardRules:

@@ -35,25 +35,29 @@ def structural_hazards(engine: Engine, rules: HazardRules, res: EngineResult, pi
             if is_test_path(path) and not engine.include_tests:
                 continue
             node = engine.innermost(repo, path, line)
-            if node is None or not _request_side(engine, node):
+            if node is None or not any(_request_side(engine, node, siblings=r.kind == "runtime_tools")
+                                       for r in rules.structural):
                 continue
             pf = engine.files.get(repo, path)
             if pf is None:
                 continue
             a = engine.g.nodes[node]
             for rule in rules.structural:
+                if not _request_side(engine, node, siblings=rule.kind == "runtime_tools"):
+                    continue
                 for hit in _matches(pf, rule, line, a):
                     entry = _entry(engine, rule, node, a, repo, path, line, hit)
                     out.setdefault(entry["id"], entry)
     return list(out.values())
 
 
-def _request_side(engine: Engine, node: str) -> bool:
-    """In the region, or a method of a class whose other methods are (a registry written here, read there)."""
-    if node in engine.region:
+def _request_side(engine: Engine, node: str, siblings: bool) -> bool:
+    """Reaches a request part (or is called by a function that does), or is a method of a class whose other
+    methods are (a registry written here, read there)."""
+    if node in engine.request_side:
         return True
     parent = engine.g.nodes[node].get("parent")
-    return bool(parent) and any(m in engine.region for m in engine._members(parent))
+    return siblings and bool(parent) and any(m in engine.request_side for m in engine._members(parent))
 
 
 def _line_nodes(pf: Any, line: int) -> list[Node]:
@@ -69,7 +73,30 @@ def _line_nodes(pf: Any, line: int) -> list[Node]:
     return found
 
 
+def _local(pf: Any, fn_node: Node | None, receiver: Node) -> bool:
+    """The receiver's base is a `const`/`let` of this function: a list being built, not the history."""
+    base = receiver
+    while base.type in ("member_expression", "subscript_expression"):
+        nxt = base.child_by_field_name("object")
+        if nxt is None:
+            break
+        base = nxt
+    if base.type != "identifier" or fn_node is None:
+        return False
+    name = pf.text(base)
+    stack = [fn_node]
+    while stack:
+        n = stack.pop()
+        if n.type == "variable_declarator":
+            target = n.child_by_field_name("name")
+            if target is not None and target.type == "identifier" and pf.text(target) == name:
+                return True
+        stack.extend(n.children)
+    return False
+
+
 def _matches(pf: Any, rule: Structural, line: int, attrs: dict[str, Any]) -> list[str]:
+    fn_node = pf.function_at(attrs["line"], attrs["end_line"])
     if rule.in_functions and not (glob_match(attrs.get("name", ""), rule.in_functions)
                                   or glob_match(attrs.get("qualname", ""), rule.in_functions)):
         return []
@@ -83,7 +110,7 @@ def _matches(pf: Any, rule: Structural, line: int, attrs: dict[str, Any]) -> lis
             if obj is None or prop is None or pf.text(prop) not in rule.methods:
                 continue
             receiver = norm(pf.text(obj))
-            if not glob_match(receiver, rule.receivers):
+            if not glob_match(receiver, rule.receivers) or _local(pf, fn_node, obj):
                 continue
             args = n.child_by_field_name("arguments")
             first = args.named_children[0] if args is not None and args.named_children else None
@@ -98,10 +125,10 @@ def _matches(pf: Any, rule: Structural, line: int, attrs: dict[str, Any]) -> lis
             if target is None or target.type != "subscript_expression":
                 continue
             obj, index = target.child_by_field_name("object"), target.child_by_field_name("index")
-            if obj is None or not glob_match(norm(pf.text(obj)), rule.receivers):
+            if obj is None or not glob_match(norm(pf.text(obj)), rule.receivers) or _local(pf, fn_node, obj):
                 continue
-            if index is not None and norm(pf.text(index)).endswith(".length"):
-                continue  # list[list.length] = x appends
+            if index is not None and re.search(r"\.length(-1)?$", norm(pf.text(index))):
+                continue  # list[list.length] = x appends; list[list.length - 1] = partial updates the stream
             hits.append(_text(pf, n))
     return hits
 
