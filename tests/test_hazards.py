@@ -155,3 +155,34 @@ def test_rule_files_are_validated(tmp_path: Path) -> None:
     bad.write_text("[[source]\n")
     with pytest.raises(AnalyzerError, match="malformed hazard rule file"):
         load_hazard_rules([bad])
+
+
+def test_recheck_reports_new_and_gone_hazards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second app commit swaps the host name in the prompt for the working directory: one hazard gone,
+    one new, so the re-check exits 1 and its report has both; the same pins twice exit 0."""
+    import git
+    from graphfixtures import ACTOR, write_fixture_lock
+
+    world = build_hazard_world(tmp_path)
+    app = tmp_path / "upstreams" / "mini-app"
+    prompt = app / "packages" / "prompt" / "src" / "index.ts"
+    prompt.write_text(prompt.read_text().replace("`Host: ${hostname()}`", "`Dir: ${process.cwd()}`"))
+    repo = git.Repo(app)
+    repo.git.add("-A")
+    new_sha = repo.index.commit("cwd instead of host", author=ACTOR, committer=ACTOR).hexsha
+    ai = (tmp_path / "upstreams" / "mini-ai", world.commits["ai"])
+    lock = write_fixture_lock(tmp_path / "repos.lock", {"app": (app, new_sha), "ai": ai})
+    base = ["--lock", str(lock), "--cache-dir", str(tmp_path / "cache"), "--json", "recheck", "Agent.send",
+            "buildParams", "--out", str(tmp_path / "reports")]
+    assert main([*base, "--from-commit", f"app={new_sha}"]) == 0
+    same = json.loads(capsys.readouterr().out)
+    assert same["hazards"]["available"] and same["hazards"]["new"] == [] and same["hazards"]["gone"] == []
+    code = main([*base, "--from-commit", f"app={world.commits['app']}"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["exit_code"] == 1
+    h = data["hazards"]
+    assert [(f["kind"], f["source"]["text"]) for f in h["new"]] == [("environment", "process.cwd()")]
+    assert [(f["kind"], f["source"]["text"]) for f in h["gone"]] == [("environment", "hostname()")]
+    assert any(r.startswith("new hazard ") and "process.cwd()" in r for r in data["reasons"])
+    text = Path(data["report"]).read_text()
+    assert "## Hazards" in text and "**new**" in text and "gone" in text and "hostname()" in text
