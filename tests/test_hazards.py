@@ -186,3 +186,21 @@ def test_recheck_reports_new_and_gone_hazards(tmp_path: Path, capsys: pytest.Cap
     assert any(r.startswith("new hazard ") and "process.cwd()" in r for r in data["reasons"])
     text = Path(data["report"]).read_text()
     assert "## Hazards" in text and "**new**" in text and "gone" in text and "hostname()" in text
+
+
+def test_report_marks_the_hops_where_a_hazard_enters(world, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report"
+    assert main(["--lock", str(world.lock_path), "--cache-dir", str(world.ctx.cache_dir), "report", "Agent.send",
+                 "buildParams", "--out", str(out)]) == 0
+    data = json.loads((out / "trace.json").read_text())
+    marked = {h["symbol"]: [m["summary"] for m in h["hazards"]] for h in data["hops"]}
+    assert data["hazards"]["available"] and data["hazards"]["findings"] == 7
+    # the random cache key enters in buildParams; the in-place history rewrite is in Agent.compact (not a hop)
+    assert any("random → cache key" in s for s in marked["buildParams"]), marked
+    assert marked["Agent.send"] == []
+    assert "Hazard enters here" in (out / "trace.md").read_text()
+    assert "Hazard enters here" in (out / "trace.html").read_text()
+    assert main(["--lock", str(world.lock_path), "--cache-dir", str(world.ctx.cache_dir), "report", "Agent.send",
+                 "buildParams", "--out", str(tmp_path / "plain"), "--no-hazards"]) == 0
+    assert "Hazard enters here" not in (tmp_path / "plain" / "trace.md").read_text()
