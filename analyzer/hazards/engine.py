@@ -59,6 +59,7 @@ class Engine:
         self._container_fields: dict[str, str] = {}
         self.unmapped: list[str] = []
         self.region: set[str] = set()
+        self._edges: dict[str, dict[int, list[tuple[str, dict[str, Any]]]]] = {}
         self.request_side: set[str] = set()  # functions reaching a sink, and their direct callees
         self.may_return_source: set[str] | None = None  # None: unknown (compose every call)
         self._source_hint = re.compile(source_regex(self.rules, python=True))
@@ -70,8 +71,15 @@ class Engine:
     def callees(self, node: str, line: int, column: int, callee: str) -> list[tuple[str, dict[str, Any]]]:
         if node not in self.g:
             return []
-        at_line = [(v, d) for _, v, d in self.g.out_edges(node, data=True)
-                   if d.get("line") == line and d.get("kind") in self.kinds]
+        by_line = self._edges.get(node)
+        if by_line is None:
+            by_line = self._edges[node] = {}
+            for _, v, d in self.g.out_edges(node, data=True):
+                if d.get("kind") in self.kinds:
+                    by_line.setdefault(d.get("line"), []).append((v, d))
+        at_line = by_line.get(line, [])
+        if not at_line:
+            return []
         exact = [(v, d) for v, d in at_line if d.get("column") == column
                  and (not d.get("call_text") or norm(d["call_text"]) == callee)]
         if not exact:
@@ -181,19 +189,20 @@ class Engine:
         """Functions holding a source expression that stand near a sink: a source reaches a sink by going
         up through return values (to callers) and then down through arguments, so only functions below
         an ancestor of a sink function (within the depth bounds) can matter."""
-        sources = self._grep_nodes(pins, git_dirs, source_regex(self.rules))
+        sources = self._grep_nodes(pins, git_dirs, source_regex(self.rules, python=True), source_tokens(self.rules))
         sinks = self._sink_functions(pins, git_dirs)
         self.region = self._region(sinks)
         # a call whose arguments carry nothing matters only if its callee can return a volatile value
         self.may_return_source = self._walk(sources, self.max_depth, backwards=True)
         return sources & self.region
 
-    def _grep_nodes(self, pins: dict[str, str], git_dirs: dict[str, str], regex: str) -> set[str]:
+    def _grep_nodes(self, pins: dict[str, str], git_dirs: dict[str, str], regex: str,
+                    tokens: list[str] | None = None) -> set[str]:
         found: set[str] = set()
         for repo, commit in pins.items():
             if repo not in git_dirs or not regex:
                 continue
-            for path, line in grep_lines(git_dirs[repo], commit, regex):
+            for path, line in grep_lines(git_dirs[repo], commit, regex, tokens):
                 if skip_reason(path, 0) is not None or (is_test_path(path) and not self.include_tests):
                     continue
                 node = self.innermost(repo, path, line)
@@ -311,9 +320,10 @@ class Engine:
             flow = FunctionFlow(self, pf, pf.root, info, self.max_depth)
             fixed = self.rules.scoped("module")
             for stmt in pf.root.named_children:
-                if not self._source_hint.search(pf.text(stmt)):
-                    continue
                 decl = stmt.child_by_field_name("declaration") if stmt.type == "export_statement" else stmt
+                if decl is None or decl.type not in ("lexical_declaration", "variable_declaration") \
+                        or not self._source_hint.search(pf.text(decl)):
+                    continue
                 if decl is not None and decl.type in ("lexical_declaration", "variable_declaration"):
                     for d in decl.named_children:
                         value = d.child_by_field_name("value")
@@ -351,9 +361,9 @@ def source_regex(rules: HazardRules, python: bool = False) -> str:
     `git grep`, or Python's dialect with `python=True`."""
     text = _source_regex(rules)
     if python:
-        text = text.replace("[[:space:]]", r"\s").replace("[^[:alnum:]_$]", r"[^\w$]").replace(
-            "[[:alnum:]_$]", r"[\w$]").replace("[[:alnum:]_$.]", r"[\w$.]").replace(
-            "[^[:space:]=(,;{]", r"[^\s=(,;{]")
+        for posix, py in (("[^[:alnum:]_$.]", r"[^\w$.]"), ("[^[:alnum:]_$]", r"[^\w$]"), ("[[:alnum:]_$.]", r"[\w$.]"),
+                          ("[[:alnum:]_$]", r"[\w$]"), ("[^[:space:]=(,;{]", r"[^\s=(,;{]"), ("[[:space:]]", r"\s")):
+            text = text.replace(posix, py)
     return text
 
 
@@ -368,6 +378,8 @@ def _source_regex(rules: HazardRules) -> str:
             alts.add(rf"new[[:space:]]+{re.escape(n)}[[:space:]]*\([[:space:]]*\)")
         for m in s.members:
             alts.add(re.escape(m[1:] if m.startswith("*.") else m) + r"([^[:alnum:]_$]|$)")
+        for ident in s.identifiers:
+            alts.add(rf"(^|[^[:alnum:]_$.]){re.escape(ident)}([^[:alnum:]_$]|$)")
         if s.iterators:
             alts.add(r"\.(" + "|".join(map(re.escape, s.iterators)) + r")[[:space:]]*\([[:space:]]*\)")
             alts.add(r"(for[[:space:]]*\(.*[[:space:]]of[[:space:]]|\.\.\.)[[:space:]]*this\.")
@@ -377,23 +389,49 @@ def _source_regex(rules: HazardRules) -> str:
     return "|".join(sorted(alts))
 
 
-def grep_lines(git_dir: str, commit: str, regex: str) -> list[tuple[str, int]]:
-    """(path, line) of every TS/JS line at `commit` matching `regex` (git grep over objects: no checkout)."""
-    cmd = ["git", "--git-dir", git_dir, "grep", "-n", "-I", "-E", "-e", regex, commit, "--",
+def grep_lines(git_dir: str, commit: str, regex: str, tokens: list[str] | None = None) -> list[tuple[str, int]]:
+    """(path, line) of every TS/JS line at `commit` matching `regex` (git grep over objects: no checkout).
+
+    With `tokens`, git looks for those fixed strings (fast) and `regex` (Python dialect) filters the lines."""
+    if tokens:
+        pattern = ["-F", *(x for t in tokens for x in ("-e", t))]
+    else:
+        pattern = ["-E", "-e", regex]
+    cmd = ["git", "--git-dir", git_dir, "grep", "-n", "-I", *pattern, commit, "--",
            "*.ts", "*.tsx", "*.mts", "*.cts", "*.js", "*.jsx", "*.mjs", "*.cjs"]
+    precise = re.compile(regex) if tokens else None
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"git grep failed: {proc.stderr.strip()[:200]}")
     out = []
     prefix = f"{commit}:"
+    readable: dict[str, bool] = {}
     for line in proc.stdout.splitlines():
         if not line.startswith(prefix):
             continue
         path, _, rest = line[len(prefix):].partition(":")
-        num, _, _text = rest.partition(":")
-        if num.isdigit() and language_for_path(path) is not None and not path.endswith(".d.ts"):
+        num, _, text = rest.partition(":")
+        if path not in readable:
+            readable[path] = language_for_path(path) is not None and not path.endswith(".d.ts")
+        if num.isdigit() and readable[path] and (precise is None or precise.search(text)):
             out.append((path, int(num)))
     return out
+
+
+def source_tokens(rules: HazardRules) -> list[str]:
+    """Fixed strings at least one of which is on every line `source_regex` matches."""
+    toks: set[str] = set()
+    for s in rules.sources:
+        toks.update(c.call.rsplit(".", 1)[-1] for c in s.calls)
+        toks.update(s.new)
+        toks.update(m.rsplit(".", 1)[-1] for m in s.members)
+        toks.update(s.identifiers)
+        toks.update(f".{i}(" for i in s.iterators)
+        if s.iterators:
+            toks.update(("...this.", "of this."))
+        if s.updates:
+            toks.update(("++", "--"))
+    return sorted(toks)
 
 
 def effective_neutraliser(rules: HazardRules, flow: Flow) -> str | None:

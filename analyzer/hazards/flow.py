@@ -367,7 +367,10 @@ class FunctionFlow:
             name = self.pf.text(node)
             if name in self.env:
                 return self.env[name]
-            return self.module_names.get(name, {})
+            if name in self.module_names:
+                return self.module_names[name]
+            src = next((s for s in self.rules.sources if name in s.identifiers), None)
+            return self._origin_flow(src, node) if src is not None else {}
         if t == "member_expression":
             return self._member(node)
         if t == "subscript_expression":
@@ -670,6 +673,9 @@ class FunctionFlow:
         return bool(n.args.search(text.strip()))
 
     def _call_source(self, callee: str, method: str) -> Source | None:
+        head = callee.rsplit(".", 1)[-1]
+        if head not in self.rules.call_heads and method not in self.rules.call_heads:
+            return None  # no rule names this call (the common case: answered by one set lookup)
         for src in self.rules.sources:
             for pat in src.calls:
                 p = pat.call

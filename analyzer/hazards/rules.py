@@ -40,6 +40,7 @@ class Source:
     iterators: list[str] = field(default_factory=list)
     containers: list[str] = field(default_factory=list)
     updates: bool = False
+    identifiers: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -103,9 +104,17 @@ class HazardRules:
     wire_fields: dict[str, set[str]] = field(default_factory=dict)  # request part → serialised fields
     files: list[str] = field(default_factory=list)
     text_hash: str = ""
+    _heads: frozenset[str] | None = None
 
     def source(self, name: str) -> Source:
         return next(s for s in self.sources if s.name == name)
+
+    @property
+    def call_heads(self) -> frozenset[str]:
+        """The last name of every source call pattern (a cheap pre-check before matching)."""
+        if self._heads is None:
+            self._heads = frozenset(c.call.rsplit(".", 1)[-1] for s in self.sources for c in s.calls)
+        return self._heads
 
     def scoped(self, scope: str) -> Neutraliser | None:
         return next((n for n in self.neutralisers if n.scope == scope), None)
@@ -161,7 +170,8 @@ def _source(rules: HazardRules, e: dict[str, Any]) -> None:
              for c in e.get("calls", [])]
     rules.sources.append(Source(e["name"], e["kind"], str(e["granularity"]), str(e["neutralised"]), calls,
                                 list(e.get("new", [])), list(e.get("members", [])), list(e.get("iterators", [])),
-                                list(e.get("containers", [])), bool(e.get("updates", False))))
+                                list(e.get("containers", [])), bool(e.get("updates", False)),
+                                list(e.get("identifiers", []))))
 
 
 def _neutraliser(rules: HazardRules, e: dict[str, Any]) -> None:
