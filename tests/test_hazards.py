@@ -66,13 +66,13 @@ def test_known_non_hazards_are_dismissed_with_their_reason(result: dict[str, Any
 
 def test_chain_crosses_functions_with_lines_and_reasons(result: dict[str, Any]) -> None:
     """new Date() in stamp() → returned to buildSystemPrompt → template → join → returned (a request part)."""
-    f = _value(result, "packages/prompt/src/index.ts", 11)
+    f = _value(result, "packages/prompt/src/index.ts", 12)
     steps = f["steps"]
-    assert steps[0]["line"] == 11 and "time source" in steps[0]["why"]
+    assert steps[0]["line"] == 12 and "time source" in steps[0]["why"]
     whys = [s["why"] for s in steps]
-    assert any(s["line"] == 20 and "returned by stamp" in s["why"] for s in steps)
+    assert any(s["line"] == 21 and "returned by stamp" in s["why"] for s in steps)
     assert "template literal" in whys and ".join()" in whys
-    assert f["sink"]["rule"] == "rendered-system-prompt" and f["sink"]["line"] == 25
+    assert f["sink"]["rule"] == "rendered-system-prompt" and f["sink"]["line"] == 27
     assert f["granularity"] == "per request" and "round it to the day" in f["neutralised_by"]
     assert f["source"]["function"] == "app:packages/prompt/src/index.ts:stamp"
 
@@ -102,8 +102,8 @@ def test_cli_exit_codes_and_output(world, capsys: pytest.CaptureFixture[str]) ->
     cache = str(world.ctx.cache_dir)
     assert main(["--lock", lock, "--cache-dir", cache, "hazards"]) == 1
     out = capsys.readouterr().out
-    assert "5 value hazard(s), 2 structural" in out
-    assert "app:packages/prompt/src/index.ts:11" in out and "near-misses" not in out
+    assert "6 value hazard(s), 2 structural" in out
+    assert "app:packages/prompt/src/index.ts:12" in out and "near-misses" not in out
     assert main(["--lock", lock, "--cache-dir", cache, "hazards", "--all"]) == 1
     out = capsys.readouterr().out
     assert "near-misses" in out and "only logged" in out
@@ -195,7 +195,7 @@ def test_report_marks_the_hops_where_a_hazard_enters(world, tmp_path: Path,
                  "buildParams", "--out", str(out)]) == 0
     data = json.loads((out / "trace.json").read_text())
     marked = {h["symbol"]: [m["summary"] for m in h["hazards"]] for h in data["hops"]}
-    assert data["hazards"]["available"] and data["hazards"]["findings"] == 7
+    assert data["hazards"]["available"] and data["hazards"]["findings"] == 8
     # the random cache key enters in buildParams; the in-place history rewrite is in Agent.compact (not a hop)
     assert any("random → cache key" in s for s in marked["buildParams"]), marked
     assert marked["Agent.send"] == []
