@@ -67,7 +67,9 @@ def _compact(steps: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
     """Without -v: every step that crosses a function or file, plus the first and last."""
     out: list[dict[str, Any] | None] = []
     for i, s in enumerate(steps):
-        keep = i in (0, len(steps) - 1) or "→" in s["why"] or "returned by" in s["why"] or "read from" in s["why"]
+        if i == 0:
+            continue  # the source line, printed above
+        keep = i == len(steps) - 1 or "→" in s["why"] or "returned by" in s["why"] or "read from" in s["why"]
         if keep:
             out.append(s)
         elif out and out[-1] is not None:
