@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from analyzer.cli.context import CliContext
-from analyzer.cli.graphload import add_at_option
 
 NAME = "hazards"
 HELP = "find volatile values (time, ids, env, ordering…) that reach the system prompt, tools or history"
@@ -19,7 +18,8 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--max-depth", type=int, default=6, metavar="N", help="call depth followed (default 6)")
     parser.add_argument("--allow-guesses", action="store_true", help="follow `name` (guessed) edges too")
     parser.add_argument("--include-tests", action="store_true", help="read test code as well")
-    add_at_option(parser)
+    parser.add_argument("--at", action="append", metavar="NAME=SHA",
+                        help="analyse NAME at another commit for this run (the lock is not edited)")
 
 
 def run(args: Any, ctx: CliContext) -> int:
