@@ -154,7 +154,10 @@ class Engine:
         containers = "|".join(sorted({c for s in self.rules.sources for c in s.containers})) or "$^"
         pattern = (rf"(?:\b{re.escape(name)}\s*(?::[^=;\n]*\b(?:{containers})\s*<|[!?]?\s*=\s*new\s+(?:{containers})\b)"
                    rf"|this\.{re.escape(name)}\s*=\s*new\s+(?:{containers})\b)")
-        return bool(re.search(pattern, text))
+        # filled by registration (`this.f.set(…)` somewhere in the class), not only built whole from an
+        # ordered input (`this.f = new Map(entries)` takes the input's order, which flows on its own)
+        filled = rf"this\.{re.escape(name)}\s*\.\s*(?:set|add)\s*\("
+        return bool(re.search(pattern, text)) and bool(re.search(filled, text))
 
     # ---- driving -----------------------------------------------------------------------------------
     def run(self, pins: dict[str, str], git_dirs: dict[str, str]) -> EngineResult:

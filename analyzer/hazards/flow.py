@@ -43,6 +43,7 @@ class Origin:
     line: int
     text: str
     function: str  # graph node id of the function holding the expression
+    volatility: str = ""  # the source rule's kind (time, ordering…); "" for parameters
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
         if kind == "read" and last is not None and last[0] == "wrap":
             return replace(flow, ops=flow.ops[:-1]) if last[1] == key else None
         return replace(flow, ops=(*flow.ops, op)[-8:])
+    if kind == "order":  # only the iteration order carries on: ordering sources, as a whole
+        return replace(flow, path=()) if flow.origin.volatility == "ordering" else None
     if kind == "flat":
         return replace(flow, path=()) if flow.path else flow
     if kind == "wrap":
@@ -102,13 +105,18 @@ def mapped(t: Taints, op: tuple[str, str]) -> Taints:
     return out
 
 
+def _rank(flow: Flow) -> tuple[int, int]:
+    """The most general shape first (the whole value over one of its fields), then the shortest chain."""
+    return (len(flow.path) + len(flow.ops), len(flow.steps))
+
+
 def union(*parts: Taints) -> Taints:
-    """Merge, keeping the shortest explanation per origin."""
+    """Merge, keeping one flow per origin: the most general shape, then the shortest explanation."""
     out: Taints = {}
     for part in parts:
         for origin, flow in part.items():
             old = out.get(origin)
-            if old is None or len(flow.steps) < len(old.steps):
+            if old is None or _rank(flow) < _rank(old):
                 out[origin] = flow
     return out
 
@@ -179,6 +187,7 @@ class FunctionFlow:
         self.containers: set[str] = set()  # local names holding a Map/Set
         self.summary = Summary()
         self._nesting = 0  # closures entered (their returns are not this function's)
+        self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
         self.returns_sink = self._returns_sink()
         self.property_sinks = [s for s in self.rules.sinks if s.kind == "property"
                                and (glob_match(info.name, s.functions) or glob_match(info.qualname, s.functions))]
@@ -237,7 +246,7 @@ class FunctionFlow:
 
     def _origin_flow(self, src: Source, node: Node) -> Taints:
         o = Origin("source", src.name, -1, self.pf.repo, self.pf.path, self._line(node), self._text(node),
-                   self.info.node)
+                   self.info.node, src.kind)
         return {o: Flow(o, (self._step(node, f"{src.kind} source: {self._text(node, 60)}"),))}
 
     def _neutralise(self, t: Taints, n: Neutraliser, node: Node) -> Taints:
@@ -298,8 +307,15 @@ class FunctionFlow:
             right = node.child_by_field_name("right")
             value = self._iterate(right) if right is not None else {}
             self._bind(node.child_by_field_name("left"), value, self._step(node, "iterated into {name}"))
-            for _ in range(2):  # a second pass lets loop-carried values reach earlier statements
-                self._stmt_child(node.child_by_field_name("body"))
+            # what the body accumulates (push, +=) comes in this iteration order
+            order = {o: replace(f, path=()) for o, f in value.items() if self._kind(o) == "ordering"}
+            order = union(order, mapped({o: f for o, f in value.items() if o.kind == "param"}, ("order", "")))
+            self._loop_order.append(stepped(order, self._step(node, "accumulated in this iteration order")))
+            try:
+                for _ in range(2):  # a second pass lets loop-carried values reach earlier statements
+                    self._stmt_child(node.child_by_field_name("body"))
+            finally:
+                self._loop_order.pop()
         elif t in ("for_statement", "while_statement", "do_statement"):
             for c in node.named_children:
                 self._stmt_child(c)
@@ -341,8 +357,9 @@ class FunctionFlow:
             return
         if value is not None:
             inner = _unwrap(value)
-            if name.type == "identifier" and self._is_container_expr(inner, d):
-                self.containers.add(self.pf.text(name))
+            if name.type == "identifier" and self._is_container_expr(inner, d) \
+                    and re.search(rf"\b{re.escape(self.pf.text(name))}\s*\.\s*(?:set|add)\s*\(", self.pf.text(self.fn)):
+                self.containers.add(self.pf.text(name))  # a Map/Set filled here by registration
             t = self._eval(value)
         else:
             t = {}
@@ -408,6 +425,8 @@ class FunctionFlow:
             right = self._eval(node.child_by_field_name("right"))
             left = node.child_by_field_name("left")
             value = union(self._eval(left), right)
+            if self._loop_order:
+                value = union(value, self._loop_order[-1])
             if self._is_counter_update(node):
                 value = union(value, self._counter(node))
             self._assign(left, value, node, augment=True)
@@ -444,7 +463,8 @@ class FunctionFlow:
         prop = node.child_by_field_name("property")
         pname = self.pf.text(prop) if prop is not None else ""
         if obj is not None and obj.type == "this" and self.info.class_node:
-            return stepped(self.ctx.field_flows(self.info.class_node, pname, self.depth),
+            own = self.summary.fields.get(pname, {})  # written earlier in this very method
+            return stepped(union(own, self.ctx.field_flows(self.info.class_node, pname, self.depth)),
                            self._step(node, f"read from this.{pname}"))
         value = self._eval(obj)
         if pname in ("length", "size"):  # counts do not depend on order
@@ -638,6 +658,8 @@ class FunctionFlow:
         if receiver is not None and method in self.rules.mutators:
             base = _base_identifier(receiver) if receiver.type != "identifier" else receiver
             added = stepped(union(*arg_t), self._step(node, f"added by {self._text(fn, 40)}()"))
+            if self._loop_order and method in ("push", "unshift", "set", "add"):
+                added = union(added, self._loop_order[-1])
             if receiver.type == "member_expression" and receiver.child_by_field_name("object") is not None \
                     and receiver.child_by_field_name("object").type == "this":
                 pname = self.pf.text(receiver.child_by_field_name("property"))
