@@ -53,7 +53,7 @@ class Engine:
         self._busy: set[str] = set()
         self._fields: dict[tuple[str, str], Taints] = {}
         self._field_busy: set[tuple[str, str]] = set()
-        self._modules: dict[tuple[str, str], Taints] = {}
+        self._modules: dict[tuple[str, str], dict[str, Taints]] = {}
         self._by_file: dict[tuple[str, str], list[tuple[int, int, str]]] | None = None
         self._children: dict[str, list[str]] | None = None
         self._container_fields: dict[str, str] = {}
@@ -314,7 +314,7 @@ class Engine:
             return _neutralised(t, fixed.name) if fixed is not None else t
         return {}
 
-    def _module_names(self, pf: ParsedFile) -> Taints | dict[str, Taints]:
+    def _module_names(self, pf: ParsedFile) -> dict[str, Taints]:
         key = (pf.repo, pf.path)
         if key not in self._modules:
             self._modules[key] = {}  # guard against re-entry while evaluating
@@ -338,8 +338,8 @@ class Engine:
                 sourced = {o: f for o, f in t.items() if o.kind == "source"}
                 if sourced:
                     names[name] = _neutralised(sourced, fixed.name) if fixed is not None else sourced
-            self._modules[key] = names  # type: ignore[assignment]
-        return self._modules[key]  # type: ignore[return-value]
+            self._modules[key] = names
+        return self._modules[key]
 
 
 def _neutralised(t: Taints, rule: str) -> Taints:

@@ -298,18 +298,18 @@ class FunctionFlow:
                 if d.type == "variable_declarator":
                     self._declare(d)
         elif t == "return_statement" or t == "yield_expression":
-            value = node.named_children[0] if node.named_children else None
-            if value is not None:
-                t = self._eval(value)
-                self._returned(t, node)
-                self._ret = union(self._ret, stepped(t, self._step(node, "returned")))
+            returned = node.named_children[0] if node.named_children else None
+            if returned is not None:
+                flows = self._eval(returned)
+                self._returned(flows, node)
+                self._ret = union(self._ret, stepped(flows, self._step(node, "returned")))
         elif t == "for_in_statement":
             right = node.child_by_field_name("right")
-            value = self._iterate(right) if right is not None else {}
-            self._bind(node.child_by_field_name("left"), value, self._step(node, "iterated into {name}"))
+            items = self._iterate(right) if right is not None else {}
+            self._bind(node.child_by_field_name("left"), items, self._step(node, "iterated into {name}"))
             # what the body accumulates (push, +=) comes in this iteration order
-            order = {o: replace(f, path=()) for o, f in value.items() if self._kind(o) == "ordering"}
-            order = union(order, mapped({o: f for o, f in value.items() if o.kind == "param"}, ("order", "")))
+            order = {o: replace(f, path=()) for o, f in items.items() if self._kind(o) == "ordering"}
+            order = union(order, mapped({o: f for o, f in items.items() if o.kind == "param"}, ("order", "")))
             self._loop_order.append(stepped(order, self._step(node, "accumulated in this iteration order")))
             try:
                 for _ in range(2):  # a second pass lets loop-carried values reach earlier statements
@@ -335,8 +335,8 @@ class FunctionFlow:
             cond = node.child_by_field_name("condition")
             if cond is not None:
                 self._eval(cond)
-            for c in (node.child_by_field_name("consequence"), node.child_by_field_name("alternative")):
-                self._stmt_child(c)
+            for branch in (node.child_by_field_name("consequence"), node.child_by_field_name("alternative")):
+                self._stmt_child(branch)
         else:  # blocks, try/catch/finally, switch, labels, else, throw, export wrappers…
             for c in node.named_children:
                 self._stmt_child(c)
@@ -660,9 +660,10 @@ class FunctionFlow:
             added = stepped(union(*arg_t), self._step(node, f"added by {self._text(fn, 40)}()"))
             if self._loop_order and method in ("push", "unshift", "set", "add"):
                 added = union(added, self._loop_order[-1])
-            if receiver.type == "member_expression" and receiver.child_by_field_name("object") is not None \
-                    and receiver.child_by_field_name("object").type == "this":
-                pname = self.pf.text(receiver.child_by_field_name("property"))
+            holder = receiver.child_by_field_name("object") if receiver.type == "member_expression" else None
+            field_node = receiver.child_by_field_name("property") if holder is not None else None
+            if holder is not None and holder.type == "this" and field_node is not None:
+                pname = self.pf.text(field_node)
                 self.summary.fields[pname] = union(self.summary.fields.get(pname, {}), added)
             elif base is not None:
                 name = self.pf.text(base)
@@ -864,8 +865,8 @@ def _pattern_names(pf: ParsedFile, pattern: Node) -> Iterable[tuple[Node, str | 
         if n.type in ("assignment_pattern", "object_assignment_pattern"):
             left = n.child_by_field_name("left")
             if left is not None:
-                k = pf.text(left) if top and n.parent == pattern and left.type.startswith("shorthand") else key
-                stack.append((left, k))
+                field_key = pf.text(left) if top and n.parent == pattern and left.type.startswith("shorthand") else key
+                stack.append((left, field_key))
             continue
         stack.extend((c, None) for c in n.named_children if not c.type.endswith("type_annotation"))
     return out

@@ -116,10 +116,10 @@ def _read_imports(pf: ParsedFile) -> None:
                 local = pf.text(alias or name)
                 pf.imports[local] = module
                 pf.imported_as[local] = pf.text(name)
-        for local in got.get("local", []):
-            if local.parent is not None and local.parent.type != "import_specifier":
-                pf.imports[pf.text(local)] = module
-                pf.imported_as[pf.text(local)] = "*" if local.parent.type == "namespace_import" else "default"
+        for binding in got.get("local", []):
+            if binding.parent is not None and binding.parent.type != "import_specifier":
+                pf.imports[pf.text(binding)] = module
+                pf.imported_as[pf.text(binding)] = "*" if binding.parent.type == "namespace_import" else "default"
 
 
 def _descendants(node: Node, kind: str) -> list[Node]:
