@@ -78,9 +78,18 @@ def test_chain_crosses_functions_with_lines_and_reasons(result: dict[str, Any]) 
 
 
 def test_chain_through_a_method_return_to_the_tools_field(result: dict[str, Any]) -> None:
-    f = _value(result, "packages/tools/src/index.ts", 15)
-    assert f["sink"]["path"] == "packages/agent/src/index.ts" and f["sink"]["line"] == 27
+    f = _value(result, "packages/tools/src/index.ts", 31)
+    assert f["sink"]["path"] == "packages/agent/src/index.ts" and f["sink"]["line"] == 28
     assert any("returned by ToolRegistry.definitions (method)" in s["why"] for s in f["steps"])
+
+
+def test_iteration_order_survives_accumulation_but_code_order_is_no_source(result: dict[str, Any]) -> None:
+    f = _value(result, "packages/tools/src/index.ts", 37)  # `text += …` inside `for (… of map.values())`
+    assert f["sink"]["part"] == "system prompt"
+    assert any("accumulated in this iteration order" in s["why"] for s in f["steps"])
+    places = [(e["source"]["path"], e["source"]["line"]) for e in result["findings"] + result["near_misses"]
+              if e["category"] == "value"]
+    assert ("packages/tools/src/index.ts", 17) not in places  # Builtins: a Map built whole from a literal
 
 
 def test_cross_repo_sink_in_the_provider_repo(result: dict[str, Any]) -> None:
@@ -102,7 +111,7 @@ def test_cli_exit_codes_and_output(world, capsys: pytest.CaptureFixture[str]) ->
     cache = str(world.ctx.cache_dir)
     assert main(["--lock", lock, "--cache-dir", cache, "hazards"]) == 1
     out = capsys.readouterr().out
-    assert "6 value hazard(s), 2 structural" in out
+    assert "7 value hazard(s), 2 structural" in out
     assert "app:packages/prompt/src/index.ts:12" in out and "near-misses" not in out
     assert main(["--lock", lock, "--cache-dir", cache, "hazards", "--all"]) == 1
     out = capsys.readouterr().out
@@ -195,7 +204,7 @@ def test_report_marks_the_hops_where_a_hazard_enters(world, tmp_path: Path,
                  "buildParams", "--out", str(out)]) == 0
     data = json.loads((out / "trace.json").read_text())
     marked = {h["symbol"]: [m["summary"] for m in h["hazards"]] for h in data["hops"]}
-    assert data["hazards"]["available"] and data["hazards"]["findings"] == 8
+    assert data["hazards"]["available"] and data["hazards"]["findings"] == 9
     # the random cache key enters in buildParams; the in-place history rewrite is in Agent.compact (not a hop)
     assert any("random → cache key" in s for s in marked["buildParams"]), marked
     assert marked["Agent.send"] == []
