@@ -11,6 +11,7 @@ human look, 2 = the path is broken at the new pins: a hop vanished, FROM/TO gone
   "hops": [hop…], "edges": [edge check…], "broken": {"at_new": bool, "where": str|None, …},
   "old_break": str|None,   # where the path was already broken at the old pins (if it was)
   "rules_stopped": [...], "annotations": [...], "reconciliation": {...},
+  "hazards": {"available", "reason", "old_count", "new_count", "new": [finding…], "gone": [finding…]},
   "exit_code", "reasons": [str…] }
 """
 
@@ -302,6 +303,10 @@ def _verdict(r: dict[str, Any]) -> tuple[list[str], int]:
             reasons.append(f"note on {a['repo']}:{a['symbol']} is now {a['status']}")
     if r["reconciliation"]["deltas"]:
         reasons.append(f"{len(r['reconciliation']['deltas'])} reconciliation value(s) changed")
+    for f in (r.get("hazards") or {}).get("new", []):
+        from analyzer.hazards.compare import describe
+
+        reasons.append(f"new hazard {f['id']}: {describe(f)}")
     code = EXIT_BROKEN if r["broken"]["at_new"] else EXIT_CHANGED if reasons else EXIT_OK
     return reasons, code
 

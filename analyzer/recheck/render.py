@@ -89,6 +89,7 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
         out.append(f"- not available: {rec['reason']}")
     else:
         out += [f"- `{d['key']}`: {d['old']} → {d['new']}" for d in rec["deltas"]] or ["- no value changed"]
+    out += hazards_md(r.get("hazards"))
     if _parsed(r):
         out += ["", f"Index at the new pins: {_parsed(r)} (the rest came from the per-blob cache; a graph "
                     "already built for these pins parses nothing)."]
@@ -119,6 +120,8 @@ def print_summary(r: dict[str, Any], console: Console, report_path: str | None =
         "bodies changed": sum(1 for h in r["hops"] if "body-changed" in h["changes"]),
         "rules stopped": len(r["rules_stopped"]),
         "notes stale/orphaned": sum(1 for a in r["annotations"] if a["status"] in ("stale", "orphaned")),
+        "hazards new/gone": "{}/{}".format(len((r.get("hazards") or {}).get("new", [])),
+                                           len((r.get("hazards") or {}).get("gone", []))),
     }
     console.print("  " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
     for reason in r["reasons"][:12]:
@@ -130,6 +133,24 @@ def print_summary(r: dict[str, Any], console: Console, report_path: str | None =
         console.print(f"  index: {escape(parsed)}")
     if report_path:
         console.print(f"  report: {escape(report_path)}")
+
+
+def hazards_md(h: dict[str, Any] | None) -> list[str]:
+    """The `## Hazards` section: findings of `analyze hazards` new and gone between the two pin sets."""
+    from analyzer.hazards.compare import describe
+
+    out = ["", "## Hazards", ""]
+    if not h:
+        return out + ["- not computed"]
+    if not h["available"]:
+        return out + [f"- not available: {h['reason']}"]
+    out.append(f"{h['old_count']} finding(s) at the old pins, {h['new_count']} at the new pins.")
+    out.append("")
+    out += [f"- **new** `{f['id']}`: {describe(f)}" for f in h["new"]]
+    out += [f"- gone `{f['id']}`: {describe(f)}" for f in h["gone"]]
+    if not h["new"] and not h["gone"]:
+        out.append("- no hazard appeared or went away")
+    return out
 
 
 def _parsed(r: dict[str, Any]) -> str:

@@ -17,6 +17,17 @@ from analyzer.report.source import reader_for
 from analyzer.trace.paths import DEFAULT_MAX_DEPTH
 
 
+def hazards_between(ctx: Any, old: Analysis, new: Analysis, *, max_depth: int) -> dict[str, Any]:
+    """`analyze hazards` at both pin sets, as new/gone findings; a failure is reported, never fatal."""
+    from analyzer.hazards.compare import hazard_deltas, unavailable
+    from analyzer.hazards.run import compute_hazards, git_dirs_for
+
+    try:
+        return hazard_deltas(compute_hazards(old, git_dirs_for(ctx, old)), compute_hazards(new, git_dirs_for(ctx, new)))
+    except Exception as exc:  # the path comparison stays valid without the hazards section
+        return unavailable(f"{type(exc).__name__}: {exc}")
+
+
 def recheck(ctx: Any, old_pins: list[RepoPin], new_pins: list[RepoPin], spec_from: str, spec_to: str, *,
             notes: list[Note] | None = None, old_origin: str = "old", new_origin: str = "new",
             out_dir: Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH, allow_guesses: bool = False,
@@ -33,6 +44,7 @@ def recheck(ctx: Any, old_pins: list[RepoPin], new_pins: list[RepoPin], spec_fro
     # what the per-blob index cache saved: the second pin set re-parses only blobs that changed
     result["index"] = {"old": old.graph.graph.get("index_stats", {}), "new": new.graph.graph.get("index_stats", {})}
     result["reconciliation"] = reconciliation_deltas(ctx, old_pins, new_pins)
+    result["hazards"] = hazards_between(ctx, old, new, max_depth=max_depth)
     refresh_verdict(result)
     path = None
     if out_dir is not None:

@@ -87,6 +87,8 @@ def render_markdown(report: dict[str, Any]) -> str:
             out += [f"{fence}{hop['language']}", *code, fence, ""]
         elif hop["excerpt_error"]:
             out += [f"_Source unavailable: {hop['excerpt_error']}_", ""]
+        for hz in hop.get("hazards") or []:  # `analyze hazards`: where a volatile value enters the path
+            out += [f"**Hazard enters here** (line {hz['line']}, `{hz['id']}`): {hz['summary']} — {hz['why']}", ""]
         out += note_md(hop["note"])
     if report["other_notes"]:
         out += ["## Notes not on this path", ""]

@@ -8,7 +8,9 @@ Markdown, HTML and JSON all render this one structure (`analyzer.report/1`, addi
              "incoming": edge|null,            # how the previous hop calls this one (kind, rule, evidence…)
              "calls": [line, …],               # call lines in this hop's body that lead to the next hops
              "excerpt": [{"line", "text", "mark"} | {"gap": true}], "excerpt_error": str|null,
-             "note": <Anchored.as_json()>|null }],
+             "note": <Anchored.as_json()>|null,
+             "hazards": [{"id", "category", "line", "why", "summary"}] }],   # `analyze report` only
+  "hazards": {"available", "reason", "findings", "marked"},   # set by `analyze report` (analyzer.hazards.report)
   "other_notes": [<Anchored.as_json()>, …],   # notes on symbols that are not on this path
   "notes_file": {"path", "why", "found", "count", "message"} | null   # which notes file was read, or looked for
 }

@@ -23,6 +23,7 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="output folder (default reports/<shorts>/)")
     parser.add_argument("--annotations", type=Path, metavar="FILE",
                         help="notes file (default reports/annotations.toml beside the lock)")
+    parser.add_argument("--no-hazards", action="store_true", help="do not mark the hops where hazards enter")
     add_at_option(parser)
 
 
@@ -34,6 +35,10 @@ def run(args: Any, ctx: CliContext) -> int:
     trace = compute_trace(ctx, args, analysis)
     report = build_report(trace, analysis.graph, reader_for(ctx, analysis.pins), notes,
                           notes_file.as_json(len(notes)))
+    if not args.no_hazards:
+        from analyzer.hazards.report import mark_hazards
+
+        mark_hazards(ctx, analysis, report)
     out = args.out or ctx.lock.path.resolve().parent / "reports" / report_dirname(trace["pins"])
     files = write_report(report, out)
     if ctx.json:

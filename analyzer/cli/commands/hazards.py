@@ -1,0 +1,41 @@
+"""`analyze hazards`: what on the request path makes the cached prompt prefix unstable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyzer.cli.context import CliContext
+
+NAME = "hazards"
+HELP = "find volatile values (time, ids, env, ordering…) that reach the system prompt, tools or history"
+ORDER = 27
+DESCRIPTION = (HELP + ". Each finding prints the chain from the source expression to the request part, "
+               "with lines and why each step carries the value. Exit 0 no findings, 1 findings, 3 bad input.")
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("--all", action="store_true", help="also list near-misses and why each was dismissed")
+    parser.add_argument("--max-depth", type=int, default=6, metavar="N", help="call depth followed (default 6)")
+    parser.add_argument("--allow-guesses", action="store_true", help="follow `name` (guessed) edges too")
+    parser.add_argument("--include-tests", action="store_true", help="read test code as well")
+    parser.add_argument("--at", action="append", metavar="NAME=SHA",
+                        help="analyse NAME at another commit for this run (the lock is not edited)")
+
+
+def run(args: Any, ctx: CliContext) -> int:
+    from analyzer.cli.graphload import load_analysis
+    from analyzer.errors import AnalyzerError
+    from analyzer.hazards.render import render_text
+    from analyzer.hazards.run import compute_hazards, git_dirs_for
+
+    if args.max_depth < 1:
+        raise AnalyzerError(f"--max-depth {args.max_depth}: must be at least 1")
+    analysis = load_analysis(ctx, args)
+    result = compute_hazards(analysis, git_dirs_for(ctx, analysis), max_depth=args.max_depth,
+                             include_near_misses=args.all, allow_guesses=args.allow_guesses,
+                             include_tests=args.include_tests)
+    if ctx.json:
+        ctx.emit_json(result)
+    else:
+        render_text(result, ctx.out, verbose=ctx.verbose)
+    return 1 if result["findings"] else 0

@@ -1,0 +1,448 @@
+"""Inter-procedural driver: which functions to read, summaries on demand along call-graph edges.
+
+Roots are the functions holding a source expression (found with one `git grep` per repository at the
+pinned commit, so only those files are parsed). Each root's summary composes its callees' summaries
+(edges at the call's line and column, the same edges `trace` uses, bounded depth); a root whose return
+value carries a volatile value pulls its callers in (bounded too). Every flow that meets a sink in any
+summary is a finding; flows neutralised or dismissed on the way are near-misses.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from analyzer.graph.build import is_test_path
+from analyzer.hazards.flow import Flow, FunctionFlow, FunctionInfo, Hit, Summary, Taints, norm, stepped, union
+from analyzer.hazards.rules import HazardRules, glob_match
+from analyzer.hazards.syntax import ParsedFile, SourceFiles
+from analyzer.index.source import skip_reason
+from analyzer.parse.languages import language_for_path
+
+FUNCTION_KINDS = frozenset({"function", "method", "object_method", "getter", "setter", "constructor"})
+FOLLOWED_KINDS = frozenset({"direct", "method", "interface", "dispatch"})
+DEFAULT_MAX_DEPTH = 6
+DEFAULT_CALLER_DEPTH = 3
+
+
+@dataclass
+class EngineResult:
+    sinks: list[Hit] = field(default_factory=list)
+    misses: list[Hit] = field(default_factory=list)
+    roots: int = 0
+    functions: int = 0
+    truncated: int = 0
+    unmapped: list[str] = field(default_factory=list)  # graph nodes whose body could not be found
+
+
+class Engine:
+    """Implements `FlowContext` for `FunctionFlow` over one graph at one pin set."""
+
+    def __init__(self, graph: nx.MultiDiGraph, files: SourceFiles, rules: HazardRules, *,
+                 max_depth: int = DEFAULT_MAX_DEPTH, caller_depth: int = DEFAULT_CALLER_DEPTH,
+                 allow_guesses: bool = False, include_tests: bool = False) -> None:
+        self.g, self.files, self.rules = graph, files, rules
+        self.max_depth, self.caller_depth = max_depth, caller_depth
+        self.kinds = FOLLOWED_KINDS | ({"name"} if allow_guesses else set())
+        self.include_tests = include_tests
+        self.summaries: dict[str, Summary] = {}
+        self._busy: set[str] = set()
+        self._fields: dict[tuple[str, str], Taints] = {}
+        self._field_busy: set[tuple[str, str]] = set()
+        self._modules: dict[tuple[str, str], dict[str, Taints]] = {}
+        self._by_file: dict[tuple[str, str], list[tuple[int, int, str]]] | None = None
+        self._children: dict[str, list[str]] | None = None
+        self._container_fields: dict[str, str] = {}
+        self.unmapped: list[str] = []
+        self.region: set[str] = set()
+        self._edges: dict[str, dict[int, list[tuple[str, dict[str, Any]]]]] = {}
+        self.request_side: set[str] = set()  # functions reaching a sink, and their direct callees
+        self.may_return_source: set[str] | None = None  # None: unknown (compose every call)
+        self._source_hint = re.compile(source_regex(self.rules, python=True))
+
+    # ---- FlowContext -------------------------------------------------------------------------------
+    def qualname(self, node: str) -> str:
+        return self.g.nodes[node].get("qualname", node) if node in self.g else node
+
+    def callees(self, node: str, line: int, column: int, callee: str) -> list[tuple[str, dict[str, Any]]]:
+        if node not in self.g:
+            return []
+        by_line = self._edges.get(node)
+        if by_line is None:
+            by_line = self._edges[node] = {}
+            for _, v, d in self.g.out_edges(node, data=True):
+                if d.get("kind") in self.kinds:
+                    by_line.setdefault(d.get("line"), []).append((v, d))
+        at_line = by_line.get(line, [])
+        if not at_line:
+            return []
+        exact = [(v, d) for v, d in at_line if d.get("column") == column
+                 and (not d.get("call_text") or norm(d["call_text"]) == callee)]
+        if not exact:
+            exact = [(v, d) for v, d in at_line if d.get("call_text") and norm(d["call_text"]) == callee]
+        out = []
+        for v, d in exact:
+            a = self.g.nodes[v]
+            if a.get("kind") not in FUNCTION_KINDS or (a.get("test") and not self.include_tests):
+                continue
+            out.append((v, d))
+        return out
+
+    def needed(self, node: str, tainted: bool) -> bool:
+        """Whether composing this callee can change anything at a call site."""
+        return tainted or self.may_return_source is None or node in self.may_return_source
+
+    def summary(self, node: str, depth: int) -> Summary | None:
+        if node in self.summaries:
+            return self.summaries[node]
+        if depth > self.max_depth:
+            return None
+        if node in self._busy or node not in self.g:
+            return Summary()  # recursion: what is known so far (nothing)
+        a = self.g.nodes[node]
+        if a.get("kind") not in FUNCTION_KINDS or (a.get("test") and not self.include_tests):
+            return Summary()
+        pf = self.files.get(a["repo"], a["path"])
+        fn = pf.function_at(a["line"], a["end_line"]) if pf is not None else None
+        if pf is None or fn is None:
+            self.unmapped.append(node)
+            self.summaries[node] = Summary()
+            return self.summaries[node]
+        self._busy.add(node)
+        try:
+            parent = a.get("parent")
+            class_node = parent if parent and self.g.nodes.get(parent, {}).get("kind") == "class" else None
+            info = FunctionInfo(node, a.get("name", ""), a.get("qualname", ""), class_node,
+                                a.get("kind") == "constructor")
+            flow = FunctionFlow(self, pf, fn, info, depth, module_names=self._module_names(pf))
+            result = flow.run()
+        finally:
+            self._busy.discard(node)
+        self.summaries[node] = result
+        return result
+
+    def field_flows(self, class_node: str, name: str, depth: int) -> Taints:
+        key = (class_node, name)
+        if key in self._fields:
+            return self._fields[key]
+        if key in self._field_busy:
+            return {}
+        self._field_busy.add(key)
+        try:
+            out: Taints = {}
+            fixed = self.rules.scoped("constructor")
+            for member in self._members(class_node):
+                summ = self.summary(member, depth + 1)
+                if summ is None:
+                    continue
+                flows = {o: f for o, f in summ.fields.get(name, {}).items() if o.kind == "source"}
+                if fixed is not None and self.g.nodes[member].get("kind") == "constructor":
+                    flows = _neutralised(flows, fixed.name)
+                out = union(out, flows)
+            out = union(out, self._field_initialiser(class_node, name, depth))
+        finally:
+            self._field_busy.discard(key)
+        self._fields[key] = out
+        return out
+
+    def is_container_field(self, class_node: str, name: str) -> bool:
+        text = self._class_text(class_node)
+        containers = "|".join(sorted({c for s in self.rules.sources for c in s.containers})) or "$^"
+        pattern = (rf"(?:\b{re.escape(name)}\s*(?::[^=;\n]*\b(?:{containers})\s*<|[!?]?\s*=\s*new\s+(?:{containers})\b)"
+                   rf"|this\.{re.escape(name)}\s*=\s*new\s+(?:{containers})\b)")
+        # filled by registration (`this.f.set(…)` somewhere in the class), not only built whole from an
+        # ordered input (`this.f = new Map(entries)` takes the input's order, which flows on its own)
+        filled = rf"this\.{re.escape(name)}\s*\.\s*(?:set|add)\s*\("
+        return bool(re.search(pattern, text)) and bool(re.search(filled, text))
+
+    # ---- driving -----------------------------------------------------------------------------------
+    def run(self, pins: dict[str, str], git_dirs: dict[str, str]) -> EngineResult:
+        roots = self._roots(pins, git_dirs)
+        result = EngineResult(roots=len(roots))
+        frontier = [(r, 0) for r in sorted(roots)]
+        seen = set(roots)
+        while frontier:
+            node, level = frontier.pop(0)
+            summ = self.summary(node, 0)
+            if summ is None or level >= self.caller_depth:
+                continue
+            if any(o.kind == "source" for o in summ.returns):
+                for caller, _, d in self.g.in_edges(node, data=True):
+                    a = self.g.nodes[caller]
+                    if caller in seen or caller not in self.region or d.get("kind") not in self.kinds \
+                            or a.get("kind") not in FUNCTION_KINDS:
+                        continue
+                    if a.get("test") and not self.include_tests:
+                        continue
+                    seen.add(caller)
+                    frontier.append((caller, level + 1))
+        for summ in self.summaries.values():
+            result.sinks.extend(h for h in summ.sinks if h.flow.origin.kind == "source")
+            result.misses.extend(h for h in summ.misses if h.flow.origin.kind == "source")
+            result.truncated += int(summ.truncated)
+        result.functions = len(self.summaries)
+        result.unmapped = sorted(set(self.unmapped))
+        return result
+
+    def _roots(self, pins: dict[str, str], git_dirs: dict[str, str]) -> set[str]:
+        """Functions holding a source expression that stand near a sink: a source reaches a sink by going
+        up through return values (to callers) and then down through arguments, so only functions below
+        an ancestor of a sink function (within the depth bounds) can matter."""
+        sources = self._grep_nodes(pins, git_dirs, source_regex(self.rules, python=True), source_tokens(self.rules))
+        sinks = self._sink_functions(pins, git_dirs)
+        self.region = self._region(sinks)
+        # a call whose arguments carry nothing matters only if its callee can return a volatile value
+        self.may_return_source = self._walk(sources, self.max_depth, backwards=True)
+        return sources & self.region
+
+    def _grep_nodes(self, pins: dict[str, str], git_dirs: dict[str, str], regex: str,
+                    tokens: list[str] | None = None) -> set[str]:
+        found: set[str] = set()
+        for repo, commit in pins.items():
+            if repo not in git_dirs or not regex:
+                continue
+            for path, line in grep_lines(git_dirs[repo], commit, regex, tokens):
+                if skip_reason(path, 0) is not None or (is_test_path(path) and not self.include_tests):
+                    continue
+                node = self.innermost(repo, path, line)
+                if node is not None:
+                    found.add(node)
+        return found
+
+    def _sink_functions(self, pins: dict[str, str], git_dirs: dict[str, str]) -> set[str]:
+        named = [s for s in self.rules.sinks if s.kind in ("returns", "property")]
+        out = set()
+        for n, a in self.g.nodes(data=True):
+            if a.get("kind") in FUNCTION_KINDS and (self.include_tests or not a.get("test")):
+                if any(glob_match(a.get("name", ""), s.functions) or glob_match(a.get("qualname", ""), s.functions)
+                       for s in named):
+                    out.add(n)
+        return out | self._grep_nodes(pins, git_dirs, sink_regex(self.rules))
+
+    def _region(self, sinks: set[str]) -> set[str]:
+        up = self._walk(sinks, self.max_depth, backwards=True)
+        self.request_side = self._walk(up, 1, backwards=False)
+        return self._walk(up, self.caller_depth, backwards=False)
+
+    def _walk(self, start: set[str], depth: int, backwards: bool) -> set[str]:
+        seen = set(start)
+        frontier = list(start)
+        for _ in range(depth):
+            nxt = []
+            for node in frontier:
+                edges = self.g.in_edges(node, data=True) if backwards else self.g.out_edges(node, data=True)
+                for u, v, d in edges:
+                    other = u if backwards else v
+                    a = self.g.nodes[other]
+                    if other in seen or d.get("kind") not in self.kinds or a.get("kind") not in FUNCTION_KINDS:
+                        continue
+                    if a.get("test") and not self.include_tests:
+                        continue
+                    seen.add(other)
+                    nxt.append(other)
+            frontier = nxt
+        return seen
+
+    def innermost(self, repo: str, path: str, line: int) -> str | None:
+        if self._by_file is None:
+            self._by_file = {}
+            for n, a in self.g.nodes(data=True):
+                if a.get("kind") in FUNCTION_KINDS:
+                    self._by_file.setdefault((a["repo"], a["path"]), []).append((a["line"], a["end_line"], n))
+        best = None
+        for start, end, n in self._by_file.get((repo, path), []):
+            if start <= line <= end and (best is None or start >= best[0]):
+                best = (start, end, n)
+        return best[2] if best else None
+
+    # ---- helpers -----------------------------------------------------------------------------------
+    def _members(self, class_node: str) -> list[str]:
+        if self._children is None:
+            self._children = {}
+            for n, a in self.g.nodes(data=True):
+                if a.get("parent") and a.get("kind") in FUNCTION_KINDS:
+                    self._children.setdefault(a["parent"], []).append(n)
+        return sorted(self._children.get(class_node, []))
+
+    def _class_syntax(self, class_node: str) -> tuple[ParsedFile, Any] | None:
+        a = self.g.nodes.get(class_node)
+        if not a:
+            return None
+        pf = self.files.get(a["repo"], a["path"])
+        if pf is None:
+            return None
+        stack = [pf.root]
+        while stack:
+            n = stack.pop()
+            if n.type in ("class_declaration", "abstract_class_declaration", "class") \
+                    and n.start_point[0] <= a["line"] - 1 <= n.end_point[0] and n.end_point[0] == a["end_line"] - 1:
+                return pf, n
+            if n.start_point[0] <= a["line"] - 1 <= n.end_point[0]:
+                stack.extend(n.children)
+        return None
+
+    def _class_text(self, class_node: str) -> str:
+        if class_node not in self._container_fields:
+            found = self._class_syntax(class_node)
+            self._container_fields[class_node] = found[0].text(found[1]) if found else ""
+        return self._container_fields[class_node]
+
+    def _field_initialiser(self, class_node: str, name: str, depth: int) -> Taints:
+        """`private readonly startedAt = Date.now()`: evaluated once per object (like the constructor)."""
+        found = self._class_syntax(class_node)
+        if found is None:
+            return {}
+        pf, cls = found
+        body = cls.child_by_field_name("body")
+        fixed = self.rules.scoped("constructor")
+        for member in body.named_children if body is not None else []:
+            if member.type != "public_field_definition":
+                continue
+            key = member.child_by_field_name("name")
+            value = member.child_by_field_name("value")
+            if key is None or value is None or pf.text(key) != name or value.type in ("arrow_function",
+                                                                                      "function_expression"):
+                continue
+            info = FunctionInfo(class_node, name, f"{self.qualname(class_node)}.{name}", class_node, True)
+            flow = FunctionFlow(self, pf, member, info, depth + 1, module_names=self._module_names(pf))
+            t = stepped(flow._eval(value), flow._step(member, f"initialises field {name}"))
+            t = {o: f for o, f in t.items() if o.kind == "source"}
+            return _neutralised(t, fixed.name) if fixed is not None else t
+        return {}
+
+    def _module_names(self, pf: ParsedFile) -> dict[str, Taints]:
+        key = (pf.repo, pf.path)
+        if key not in self._modules:
+            self._modules[key] = {}  # guard against re-entry while evaluating
+            module_node = f"{pf.repo}:{pf.path}:<module>"
+            info = FunctionInfo(module_node, "<module>", "<module>", None, False)
+            flow = FunctionFlow(self, pf, pf.root, info, self.max_depth)
+            fixed = self.rules.scoped("module")
+            for stmt in pf.root.named_children:
+                decl = stmt.child_by_field_name("declaration") if stmt.type == "export_statement" else stmt
+                if decl is None or decl.type not in ("lexical_declaration", "variable_declaration") \
+                        or not self._source_hint.search(pf.text(decl)):
+                    continue
+                if decl is not None and decl.type in ("lexical_declaration", "variable_declaration"):
+                    for d in decl.named_children:
+                        value = d.child_by_field_name("value")
+                        if d.type == "variable_declarator" and value is not None \
+                                and value.type not in ("arrow_function", "function_expression"):
+                            flow._declare(d)
+            names = {}
+            for name, t in flow.env.items():
+                sourced = {o: f for o, f in t.items() if o.kind == "source"}
+                if sourced:
+                    names[name] = _neutralised(sourced, fixed.name) if fixed is not None else sourced
+            self._modules[key] = names
+        return self._modules[key]
+
+
+def _neutralised(t: Taints, rule: str) -> Taints:
+    from dataclasses import replace
+
+    return {o: replace(f, neutralisers=(*f.neutralisers, rule)) for o, f in t.items()}
+
+
+def sink_regex(rules: HazardRules) -> str:
+    """Lines that may hold a registration-call or assignment sink (`.section(`, `.systemPrompt =`)."""
+    alts = set()
+    for s in rules.sinks:
+        if s.kind == "call_argument":
+            alts.add(rf"{re.escape(s.method)}[[:space:]]*\(")
+        elif s.kind == "assignment":
+            alts.update(rf"\.{re.escape(p)}[[:space:]]*=[^=]" for p in s.properties)
+    return "|".join(sorted(alts))
+
+
+def source_regex(rules: HazardRules, python: bool = False) -> str:
+    """One regex that finds every line a source rule could match (a cheap superset): POSIX extended for
+    `git grep`, or Python's dialect with `python=True`."""
+    text = _source_regex(rules)
+    if python:
+        for posix, py in (("[^[:alnum:]_$.]", r"[^\w$.]"), ("[^[:alnum:]_$]", r"[^\w$]"), ("[[:alnum:]_$.]", r"[\w$.]"),
+                          ("[[:alnum:]_$]", r"[\w$]"), ("[^[:space:]=(,;{]", r"[^\s=(,;{]"), ("[[:space:]]", r"\s")):
+            text = text.replace(posix, py)
+    return text
+
+
+def _source_regex(rules: HazardRules) -> str:
+    alts: set[str] = set()
+    for s in rules.sources:
+        for c in s.calls:
+            last = c.call.rsplit(".", 1)[-1]
+            alts.add(rf"{re.escape(last)}[[:space:]]*\(" if c.call.startswith("*.") or "." not in c.call
+                     else rf"{re.escape(c.call)}[[:space:]]*\(")
+        for n in s.new:
+            alts.add(rf"new[[:space:]]+{re.escape(n)}[[:space:]]*\([[:space:]]*\)")
+        for m in s.members:
+            alts.add(re.escape(m[1:] if m.startswith("*.") else m) + r"([^[:alnum:]_$]|$)")
+        for ident in s.identifiers:
+            alts.add(rf"(^|[^[:alnum:]_$.]){re.escape(ident)}([^[:alnum:]_$]|$)")
+        if s.iterators:
+            alts.add(r"\.(" + "|".join(map(re.escape, s.iterators)) + r")[[:space:]]*\([[:space:]]*\)")
+            alts.add(r"(for[[:space:]]*\(.*[[:space:]]of[[:space:]]|\.\.\.)[[:space:]]*this\.")
+        if s.updates:
+            alts.add(r"[^[:space:]=(,;{]\.[[:alnum:]_$]+[[:space:]]*(\+\+|--)|(\+\+|--)[[:space:]]*[[:alnum:]_$]+\."
+                     r"|[=(,`{][[:space:]]*[[:alnum:]_$.]+(\+\+|--)")
+    return "|".join(sorted(alts))
+
+
+def grep_lines(git_dir: str, commit: str, regex: str, tokens: list[str] | None = None) -> list[tuple[str, int]]:
+    """(path, line) of every TS/JS line at `commit` matching `regex` (git grep over objects: no checkout).
+
+    With `tokens`, git looks for those fixed strings (fast) and `regex` (Python dialect) filters the lines."""
+    if tokens:
+        pattern = ["-F", *(x for t in tokens for x in ("-e", t))]
+    else:
+        pattern = ["-E", "-e", regex]
+    cmd = ["git", "--git-dir", git_dir, "grep", "-n", "-I", *pattern, commit, "--",
+           "*.ts", "*.tsx", "*.mts", "*.cts", "*.js", "*.jsx", "*.mjs", "*.cjs"]
+    precise = re.compile(regex) if tokens else None
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"git grep failed: {proc.stderr.strip()[:200]}")
+    out = []
+    prefix = f"{commit}:"
+    readable: dict[str, bool] = {}
+    for line in proc.stdout.splitlines():
+        if not line.startswith(prefix):
+            continue
+        path, _, rest = line[len(prefix):].partition(":")
+        num, _, text = rest.partition(":")
+        if path not in readable:
+            readable[path] = language_for_path(path) is not None and not path.endswith(".d.ts")
+        if num.isdigit() and readable[path] and (precise is None or precise.search(text)):
+            out.append((path, int(num)))
+    return out
+
+
+def source_tokens(rules: HazardRules) -> list[str]:
+    """Fixed strings at least one of which is on every line `source_regex` matches."""
+    toks: set[str] = set()
+    for s in rules.sources:
+        toks.update(c.call.rsplit(".", 1)[-1] for c in s.calls)
+        toks.update(s.new)
+        toks.update(m.rsplit(".", 1)[-1] for m in s.members)
+        toks.update(s.identifiers)
+        toks.update(f".{i}(" for i in s.iterators)
+        if s.iterators:
+            toks.update(("...this.", "of this."))
+        if s.updates:
+            toks.update(("++", "--"))
+    return sorted(toks)
+
+
+def effective_neutraliser(rules: HazardRules, flow: Flow) -> str | None:
+    """The first neutraliser met on the way that applies to this flow's source kind."""
+    kind = rules.source(flow.origin.rule).kind
+    by_name = {n.name: n for n in rules.neutralisers}
+    for name in flow.neutralisers:
+        n = by_name.get(name)
+        if n is not None and kind in n.applies_to:
+            return name
+    return None

@@ -1,0 +1,872 @@
+"""Intra-procedural value flow of one function body, as a summary the call graph can compose.
+
+Parameters start as symbolic origins (`param i`), sources (rules) as concrete ones. Walking the body
+in order, every value carries the flows that may reach it — through assignments, returns, template
+literals, `+`, object/array literals and spreads, built-in carriers (analyzer/rules/hazards/carriers.toml),
+calls resolved by the graph (their summaries, via `FlowContext`) — each flow keeping the steps that
+explain it. The summary says which flows reach the return value, which reach a sink, which were
+dismissed (logging, timers, stores, unfollowed calls) and which class fields were written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from tree_sitter import Node
+
+from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_match
+from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile
+
+MAX_STEPS = 40
+_WS = re.compile(r"\s+")
+_TYPE_ARGS = re.compile(r"<[^<>()]*>")
+
+
+@dataclass(frozen=True)
+class Step:
+    repo: str
+    path: str
+    line: int
+    why: str
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: str  # source | param
+    rule: str  # source rule name ("" for params)
+    index: int  # parameter index (-1 for sources)
+    repo: str
+    path: str
+    line: int
+    text: str
+    function: str  # graph node id of the function holding the expression
+    volatility: str = ""  # the source rule's kind (time, ordering…); "" for parameters
+
+
+@dataclass(frozen=True)
+class Flow:
+    origin: Origin
+    steps: tuple[Step, ...] = ()
+    neutralisers: tuple[str, ...] = ()  # neutraliser rule names met on the way (kind checked at the end)
+    possible: bool = False  # passed a `possible` (one-of-several) call-graph edge
+    # Where the volatile value sits inside the value that carries it: `("timestamp",)` for
+    # `{ timestamp: Date.now() }`. For parameter origins, `ops` records what the function does to its
+    # parameter (read a field, wrap in a field, flatten into a string) so a call site can replay it.
+    path: tuple[str, ...] = ()
+    ops: tuple[tuple[str, str], ...] = ()
+
+    def then(self, step: Step) -> Flow:
+        if len(self.steps) >= MAX_STEPS or (self.steps and self.steps[-1] == step):
+            return self
+        return replace(self, steps=(*self.steps, step))
+
+
+Taints = dict[Origin, Flow]
+MAX_PATH = 4
+
+
+def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
+    """Replay one structural operation on a flow; None when it drops the value (another field is read)."""
+    kind, key = op
+    if flow.origin.kind == "param":
+        last = flow.ops[-1] if flow.ops else None
+        if kind == "read" and last is not None and last[0] == "wrap":
+            return replace(flow, ops=flow.ops[:-1]) if last[1] == key else None
+        return replace(flow, ops=(*flow.ops, op)[-8:])
+    if kind == "order":  # only the iteration order carries on: ordering sources, as a whole
+        return replace(flow, path=()) if flow.origin.volatility == "ordering" else None
+    if kind == "flat":
+        return replace(flow, path=()) if flow.path else flow
+    if kind == "wrap":
+        return replace(flow, path=(key, *flow.path)[:MAX_PATH])
+    if not flow.path:  # a property of a volatile plain value (`.length`) is still volatile
+        return flow
+    return replace(flow, path=flow.path[1:]) if flow.path[0] == key else None
+
+
+def apply_ops(flow: Flow, ops: tuple[tuple[str, str], ...]) -> Flow | None:
+    out: Flow | None = flow
+    for op in ops:
+        if out is None:
+            return None
+        out = apply_op(out, op)
+    return out
+
+
+def mapped(t: Taints, op: tuple[str, str]) -> Taints:
+    out: Taints = {}
+    for o, f in t.items():
+        g = apply_op(f, op)
+        if g is not None:
+            out[o] = g
+    return out
+
+
+def _rank(flow: Flow) -> tuple[int, int]:
+    """The most general shape first (the whole value over one of its fields), then the shortest chain."""
+    return (len(flow.path) + len(flow.ops), len(flow.steps))
+
+
+def union(*parts: Taints) -> Taints:
+    """Merge, keeping one flow per origin: the most general shape, then the shortest explanation."""
+    out: Taints = {}
+    for part in parts:
+        for origin, flow in part.items():
+            old = out.get(origin)
+            if old is None or _rank(flow) < _rank(old):
+                out[origin] = flow
+    return out
+
+
+def stepped(t: Taints, step: Step) -> Taints:
+    return {o: f.then(step) for o, f in t.items()}
+
+
+@dataclass(frozen=True)
+class Site:
+    rule: str
+    part: str  # request part, or the dismissal reason for misses
+    repo: str
+    path: str
+    line: int
+    text: str
+    function: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    flow: Flow
+    site: Site
+
+
+@dataclass
+class Summary:
+    returns: Taints = field(default_factory=dict)
+    sinks: list[Hit] = field(default_factory=list)
+    misses: list[Hit] = field(default_factory=list)
+    fields: dict[str, Taints] = field(default_factory=dict)  # this.<name> = … (flows with source origins)
+    truncated: bool = False  # a callee was beyond the depth bound
+
+
+class FlowContext(Protocol):
+    rules: HazardRules
+
+    def callees(self, node: str, line: int, column: int, callee: str) -> list[tuple[str, dict[str, Any]]]: ...
+    def summary(self, node: str, depth: int) -> Summary | None: ...
+    def needed(self, node: str, tainted: bool) -> bool: ...
+    def field_flows(self, class_node: str, name: str, depth: int) -> Taints: ...
+    def is_container_field(self, class_node: str, name: str) -> bool: ...
+    def qualname(self, node: str) -> str: ...
+
+
+def norm(text: str) -> str:
+    return _TYPE_ARGS.sub("", _WS.sub("", text).replace("?.", ".").replace("!.", "."))
+
+
+@dataclass
+class FunctionInfo:
+    node: str  # graph node id
+    name: str  # bare name
+    qualname: str
+    class_node: str | None  # the class whose `this` this is
+    is_constructor: bool
+
+
+class FunctionFlow:
+    """Walk one function body (closures included) and build its `Summary`."""
+
+    def __init__(self, ctx: FlowContext, pf: ParsedFile, fn: Node, info: FunctionInfo, depth: int,
+                 module_env: Taints | None = None, module_names: dict[str, Taints] | None = None) -> None:
+        self.ctx, self.pf, self.fn, self.info, self.depth = ctx, pf, fn, info, depth
+        self.rules = ctx.rules
+        self.env: dict[str, Taints] = {}
+        self.module_names = module_names or {}
+        self.containers: set[str] = set()  # local names holding a Map/Set
+        self.summary = Summary()
+        self._nesting = 0  # closures entered (their returns are not this function's)
+        self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
+        self.returns_sink = self._returns_sink()
+        self.property_sinks = [s for s in self.rules.sinks if s.kind == "property"
+                               and (glob_match(info.name, s.functions) or glob_match(info.qualname, s.functions))]
+
+    # ---- entry -------------------------------------------------------------------------------------
+    def run(self) -> Summary:
+        self._bind_params(self.fn, symbolic=True)
+        returns = self._body(self.fn)
+        self.summary.returns = union(self.summary.returns, returns)
+        return self.summary
+
+    def _returns_sink(self) -> Sink | None:
+        for s in self.rules.sinks:
+            if s.kind == "returns" and (glob_match(self.info.name, s.functions)
+                                        or glob_match(self.info.qualname, s.functions)):
+                return s
+        return None
+
+    def _body(self, fn: Node) -> Taints:
+        """Walk a function body; returns the flows reaching its return value."""
+        saved = getattr(self, "_ret", None)
+        self._ret: Taints = {}
+        body = fn.child_by_field_name("body")
+        if body is not None:
+            if body.type == "statement_block":
+                self._stmt(body)
+            else:  # concise arrow body
+                value = self._eval(body)
+                self._returned(value, body)
+                self._ret = union(self._ret, stepped(value, self._step(body, "returned")))
+        out, self._ret = self._ret, saved if saved is not None else {}
+        return out
+
+    # ---- helpers -----------------------------------------------------------------------------------
+    def _line(self, node: Node) -> int:
+        return node.start_point[0] + 1
+
+    def _step(self, node: Node, why: str) -> Step:
+        return Step(self.pf.repo, self.pf.path, self._line(node), why)
+
+    def _text(self, node: Node, limit: int = 80) -> str:
+        t = _WS.sub(" ", self.pf.text(node)).strip()
+        return t if len(t) <= limit else t[: limit - 1] + "…"
+
+    def _site(self, rule: str, part: str, node: Node) -> Site:
+        return Site(rule, part, self.pf.repo, self.pf.path, self._line(node), self._text(node),
+                    self.info.node)
+
+    def _sink(self, flow: Flow, sink: Sink, part: str, node: Node, what: str) -> None:
+        self.summary.sinks.append(Hit(flow.then(self._step(node, f"{what} → {part} ({sink.name})")),
+                                      self._site(sink.name, part, node)))
+
+    def _miss(self, t: Taints, rule: str, reason: str, node: Node) -> None:
+        for flow in t.values():
+            self.summary.misses.append(Hit(flow, self._site(rule, reason, node)))
+
+    def _origin_flow(self, src: Source, node: Node) -> Taints:
+        o = Origin("source", src.name, -1, self.pf.repo, self.pf.path, self._line(node), self._text(node),
+                   self.info.node, src.kind)
+        return {o: Flow(o, (self._step(node, f"{src.kind} source: {self._text(node, 60)}"),))}
+
+    def _neutralise(self, t: Taints, n: Neutraliser, node: Node) -> Taints:
+        step = self._step(node, f"{n.reason} ({n.name})")
+        return {o: replace(f.then(step), neutralisers=(*f.neutralisers, n.name)) for o, f in t.items()}
+
+    def _returned(self, t: Taints, node: Node) -> None:
+        if self.returns_sink is not None and self._nesting == 0:
+            for flow in t.values():
+                self._sink(flow, self.returns_sink, self.returns_sink.part, node,
+                           f"returned by {self.info.qualname}")
+
+    # ---- parameters --------------------------------------------------------------------------------
+    def _bind_params(self, fn: Node, symbolic: bool) -> None:
+        params = fn.child_by_field_name("parameters")
+        single = fn.child_by_field_name("parameter")
+        nodes = [single] if single is not None else [c for c in (params.named_children if params else [])
+                                                     if c.type not in ("comment", "decorator")]
+        for i, p in enumerate(nodes):
+            pattern = p.child_by_field_name("pattern") or p
+            default = p.child_by_field_name("value")
+            if pattern.type == "assignment_pattern":
+                default = pattern.child_by_field_name("right")
+                pattern = pattern.child_by_field_name("left") or pattern
+            t: Taints = {}
+            if symbolic:
+                o = Origin("param", "", i, self.pf.repo, self.pf.path, self._line(p), self._text(p, 40),
+                           self.info.node)
+                t = {o: Flow(o)}
+            if default is not None:
+                t = union(t, stepped(self._eval(default), self._step(default, "parameter default")))
+            self._bind(pattern, t, None)
+
+    def _bind(self, pattern: Node | None, t: Taints, step: Step | None) -> None:
+        if pattern is None:
+            return
+        names = [(pattern, None)] if pattern.type == "identifier" else _pattern_names(self.pf, pattern)
+        for n, key in names:
+            name = self.pf.text(n)
+            value = mapped(t, ("read", key)) if key else t
+            value = stepped(value, Step(step.repo, step.path, step.line, step.why.format(name=name))) if step else value
+            self.env[name] = union(self.env.get(name, {}), value) if step is None else value
+
+    # ---- statements --------------------------------------------------------------------------------
+    def _stmt(self, node: Node) -> None:
+        t = node.type
+        if t in ("lexical_declaration", "variable_declaration"):
+            for d in node.named_children:
+                if d.type == "variable_declarator":
+                    self._declare(d)
+        elif t == "return_statement" or t == "yield_expression":
+            returned = node.named_children[0] if node.named_children else None
+            if returned is not None:
+                flows = self._eval(returned)
+                self._returned(flows, node)
+                self._ret = union(self._ret, stepped(flows, self._step(node, "returned")))
+        elif t == "for_in_statement":
+            right = node.child_by_field_name("right")
+            items = self._iterate(right) if right is not None else {}
+            self._bind(node.child_by_field_name("left"), items, self._step(node, "iterated into {name}"))
+            # what the body accumulates (push, +=) comes in this iteration order
+            order = {o: replace(f, path=()) for o, f in items.items() if self._kind(o) == "ordering"}
+            order = union(order, mapped({o: f for o, f in items.items() if o.kind == "param"}, ("order", "")))
+            self._loop_order.append(stepped(order, self._step(node, "accumulated in this iteration order")))
+            try:
+                for _ in range(2):  # a second pass lets loop-carried values reach earlier statements
+                    self._stmt_child(node.child_by_field_name("body"))
+            finally:
+                self._loop_order.pop()
+        elif t in ("for_statement", "while_statement", "do_statement"):
+            for c in node.named_children:
+                self._stmt_child(c)
+            body = node.child_by_field_name("body")
+            self._stmt_child(body)
+        elif t == "function_declaration" or t == "generator_function_declaration":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                self.env[self.pf.text(name)] = self._closure(node)
+        elif t in ("class_declaration", "abstract_class_declaration", "interface_declaration",
+                   "type_alias_declaration", "import_statement", "comment", "empty_statement"):
+            return
+        elif t in ("expression_statement",):
+            for c in node.named_children:
+                self._eval(c)
+        elif t == "if_statement":
+            cond = node.child_by_field_name("condition")
+            if cond is not None:
+                self._eval(cond)
+            for branch in (node.child_by_field_name("consequence"), node.child_by_field_name("alternative")):
+                self._stmt_child(branch)
+        else:  # blocks, try/catch/finally, switch, labels, else, throw, export wrappers…
+            for c in node.named_children:
+                self._stmt_child(c)
+
+    def _stmt_child(self, node: Node | None) -> None:
+        if node is None:
+            return
+        if node.type.endswith(("statement", "declaration", "_block", "clause", "_case", "_default",
+                               "switch_body")) or node.type in ("statement_block",):
+            self._stmt(node)
+        else:
+            self._eval(node)
+
+    def _declare(self, d: Node) -> None:
+        name = d.child_by_field_name("name")
+        value = d.child_by_field_name("value")
+        if name is None:
+            return
+        if value is not None:
+            inner = _unwrap(value)
+            if name.type == "identifier" and self._is_container_expr(inner, d) \
+                    and re.search(rf"\b{re.escape(self.pf.text(name))}\s*\.\s*(?:set|add)\s*\(", self.pf.text(self.fn)):
+                self.containers.add(self.pf.text(name))  # a Map/Set filled here by registration
+            t = self._eval(value)
+        else:
+            t = {}
+        label = self.pf.text(name) if name.type == "identifier" else "destructured names"
+        self._bind(name, t, self._step(d, "assigned to {name}" if name.type == "identifier"
+                                       else f"destructured into {label}"))
+
+    def _is_container_expr(self, value: Node, decl: Node) -> bool:
+        containers = {c for s in self.rules.sources for c in s.containers}
+        if value.type == "new_expression":
+            ctor = value.child_by_field_name("constructor")
+            return ctor is not None and self.pf.text(ctor) in containers
+        ann = decl.child_by_field_name("type")
+        return ann is not None and any(re.search(rf"\b{c}\s*<", self.pf.text(ann)) for c in containers)
+
+    # ---- expressions -------------------------------------------------------------------------------
+    def _eval(self, node: Node | None) -> Taints:
+        if node is None:
+            return {}
+        t = node.type
+        if t == "identifier" or t == "shorthand_property_identifier":
+            name = self.pf.text(node)
+            if name in self.env:
+                return self.env[name]
+            if name in self.module_names:
+                return self.module_names[name]
+            src = next((s for s in self.rules.sources if name in s.identifiers), None)
+            return self._origin_flow(src, node) if src is not None else {}
+        if t == "member_expression":
+            return self._member(node)
+        if t == "subscript_expression":
+            src = self._member_source(node)
+            if src is not None:
+                return self._origin_flow(src, node)
+            self._eval(node.child_by_field_name("index"))
+            return self._eval(node.child_by_field_name("object"))
+        if t == "call_expression":
+            return self._call(node)
+        if t == "new_expression":
+            return self._new(node)
+        if t == "template_string":
+            parts = [self._eval(s.named_children[0]) for s in node.named_children
+                     if s.type == "template_substitution" and s.named_children]
+            return stepped(mapped(union(*parts), ("flat", "")), self._step(node, "template literal"))
+        if t == "binary_expression":
+            return self._binary(node)
+        if t == "ternary_expression":
+            self._eval(node.child_by_field_name("condition"))
+            return union(self._eval(node.child_by_field_name("consequence")),
+                         self._eval(node.child_by_field_name("alternative")))
+        if t in ("parenthesized_expression", "await_expression", "as_expression", "satisfies_expression",
+                 "non_null_expression", "type_assertion", "spread_element"):
+            inner = [c for c in node.named_children if not c.type.endswith("type") and c.type != "type_arguments"]
+            value = self._eval(inner[0]) if inner else {}
+            if t == "spread_element" and inner and self._is_container(inner[0]):
+                value = union(value, self._iteration_source(inner[0]))
+            return value
+        if t == "assignment_expression":
+            right = self._eval(node.child_by_field_name("right"))
+            self._assign(node.child_by_field_name("left"), right, node, augment=False)
+            return right
+        if t == "augmented_assignment_expression":
+            right = self._eval(node.child_by_field_name("right"))
+            left = node.child_by_field_name("left")
+            value = union(self._eval(left), right)
+            if self._loop_order:
+                value = union(value, self._loop_order[-1])
+            if self._is_counter_update(node):
+                value = union(value, self._counter(node))
+            self._assign(left, value, node, augment=True)
+            return value
+        if t == "update_expression":
+            return self._counter(node) if self._is_counter_update(node) else {}
+        if t == "object":
+            return self._object(node)
+        if t == "array":
+            parts = [stepped(self._eval(c), self._step(c, "array element")) for c in node.named_children]
+            return union(*parts)
+        if t in FUNCTION_NODES:
+            return self._closure(node)
+        if t == "sequence_expression":
+            out: Taints = {}
+            for c in node.named_children:
+                out = self._eval(c)
+            return out
+        if t == "yield_expression":
+            self._stmt(node)
+            return {}
+        if t in ("string", "number", "true", "false", "null", "undefined", "this", "regex", "comment",
+                 "property_identifier", "super", "template_substitution"):
+            return {}
+        for c in node.named_children:  # unknown shapes (JSX, decorators…): visit for calls and sinks only
+            self._eval(c)
+        return {}
+
+    def _member(self, node: Node) -> Taints:
+        src = self._member_source(node)
+        if src is not None:
+            return self._origin_flow(src, node)
+        obj = node.child_by_field_name("object")
+        prop = node.child_by_field_name("property")
+        pname = self.pf.text(prop) if prop is not None else ""
+        if obj is not None and obj.type == "this" and self.info.class_node:
+            own = self.summary.fields.get(pname, {})  # written earlier in this very method
+            return stepped(union(own, self.ctx.field_flows(self.info.class_node, pname, self.depth)),
+                           self._step(node, f"read from this.{pname}"))
+        value = self._eval(obj)
+        if pname in ("length", "size"):  # counts do not depend on order
+            value = {o: f for o, f in value.items() if self._kind(o) != "ordering"}
+        return mapped(value, ("read", pname)) if pname else value
+
+    def _member_source(self, node: Node) -> Source | None:
+        text = norm(self.pf.text(node))
+        for src in self.rules.sources:
+            for m in src.members:
+                if m.startswith("*."):
+                    if text.endswith(m[1:]):
+                        return src
+                elif text == m or text.startswith(m + ".") or text.startswith(m + "["):
+                    return src
+        return None
+
+    def _kind(self, origin: Origin) -> str | None:
+        if origin.kind != "source":
+            return None
+        return self.rules.source(origin.rule).kind
+
+    def _binary(self, node: Node) -> Taints:
+        op_node = node.child_by_field_name("operator")
+        op = op_node.type if op_node is not None else ""
+        left = self._eval(node.child_by_field_name("left"))
+        right = self._eval(node.child_by_field_name("right"))
+        both = union(left, right)
+        for n in self.rules.neutralisers:
+            if op in n.operators:
+                return self._neutralise(both, n, node)
+        if op in ("&&", "||", "??"):
+            return both
+        return stepped(mapped(both, ("flat", "")),
+                       self._step(node, "string concatenation" if op == "+" else f"arithmetic ({op})"))
+
+    def _is_counter_update(self, node: Node) -> bool:
+        """`id = ++this.n`, `` `call_${n++}` ``: the value of an update is used (not a bare `i++`)."""
+        if node.type != "update_expression" or not any(s.updates for s in self.rules.sources):
+            return False
+        parent = node.parent
+        return parent is not None and parent.type not in ("expression_statement", "for_statement",
+                                                          "sequence_expression")
+
+    def _counter(self, node: Node) -> Taints:
+        src = next(s for s in self.rules.sources if s.updates)
+        return self._origin_flow(src, node)
+
+    def _assign(self, left: Node | None, value: Taints, node: Node, augment: bool) -> None:
+        if left is None:
+            return
+        if left.type == "identifier":
+            name = self.pf.text(left)
+            self.env[name] = union(self.env.get(name, {}) if augment else {},
+                                   stepped(value, self._step(node, f"assigned to {name}")))
+            return
+        if left.type in ("object_pattern", "array_pattern"):
+            self._bind(left, value, self._step(node, "destructured into {name}"))
+            return
+        if left.type in ("member_expression", "subscript_expression"):
+            obj = left.child_by_field_name("object")
+            prop = left.child_by_field_name("property")
+            pname = self.pf.text(prop) if prop is not None else ""
+            for sink in self.rules.sinks:
+                if sink.kind == "assignment" and pname in sink.properties and (
+                        not sink.receivers or (obj is not None and glob_match(norm(self.pf.text(obj)),
+                                                                              sink.receivers))):
+                    for flow in value.values():
+                        self._sink(flow, sink, sink.part, node, f"assigned to {self._text(left, 40)}")
+            if obj is not None and obj.type == "this" and left.type == "member_expression":
+                old = self.summary.fields.get(pname, {})
+                self.summary.fields[pname] = union(old, stepped(value, self._step(node, f"stored in this.{pname}")))
+                return
+            base = _base_identifier(left)
+            if base is not None:  # obj.prop = v: the object now carries v (in field prop)
+                name = self.pf.text(base)
+                wrapped = mapped(value, ("wrap", pname)) if pname and obj == base else value
+                self.env[name] = union(self.env.get(name, {}),
+                                       stepped(wrapped, self._step(node, f"stored in {self._text(left, 40)}")))
+
+    def _object(self, node: Node) -> Taints:
+        parts: list[Taints] = []
+        for c in node.named_children:
+            if c.type == "pair":
+                key = c.child_by_field_name("key")
+                kname = _key_text(self.pf, key)
+                value_node = c.child_by_field_name("value")
+                v = self._eval(value_node)
+                self._property_sink(kname, v, c)
+                parts.append(stepped(mapped(v, ("wrap", kname)), self._step(c, f"object property {kname}")))
+            elif c.type == "shorthand_property_identifier":
+                kname = self.pf.text(c)
+                v = self._eval(c)
+                self._property_sink(kname, v, c)
+                parts.append(stepped(mapped(v, ("wrap", kname)), self._step(c, f"object property {kname}")))
+            elif c.type == "spread_element":
+                parts.append(stepped(self._eval(c), self._step(c, "spread into an object")))
+            elif c.type == "method_definition":
+                self._closure(c)
+        return union(*parts)
+
+    def _property_sink(self, key: str, value: Taints, node: Node) -> None:
+        if not value:
+            return
+        for sink in self.property_sinks:
+            part = sink.keys.get(key)
+            if part is not None:
+                for flow in value.values():
+                    self._sink(flow, sink, part, node, f"property {key}")
+
+    def _closure(self, node: Node) -> Taints:
+        """A function value: its calls and sinks are part of this function (as in the call graph); its
+        value is what it returns (so `text: () => \\`…${now}\\`` carries `now`)."""
+        saved = dict(self.env)
+        self._nesting += 1
+        try:
+            self._bind_params(node, symbolic=False)
+            returns = self._body(node)
+        finally:
+            self._nesting -= 1
+        self.env = {**saved, **{k: v for k, v in self.env.items() if k in saved}}
+        return stepped(returns, self._step(node, "returned by a closure"))
+
+    # ---- iteration ---------------------------------------------------------------------------------
+    def _is_container(self, node: Node) -> bool:
+        node = _unwrap(node)
+        if node.type == "identifier":
+            return self.pf.text(node) in self.containers
+        if node.type == "member_expression":
+            obj = node.child_by_field_name("object")
+            prop = node.child_by_field_name("property")
+            if obj is not None and obj.type == "this" and prop is not None and self.info.class_node:
+                return self.ctx.is_container_field(self.info.class_node, self.pf.text(prop))
+        return False
+
+    def _iteration_source(self, receiver: Node) -> Taints:
+        src = next((s for s in self.rules.sources if s.iterators), None)
+        return self._origin_flow(src, receiver) if src is not None else {}
+
+    def _iterate(self, node: Node) -> Taints:
+        value = self._eval(node)
+        if self._is_container(node):
+            value = union(value, self._iteration_source(node))
+        return value
+
+    # ---- calls -------------------------------------------------------------------------------------
+    def _call(self, node: Node) -> Taints:
+        fn = node.child_by_field_name("function")
+        args_node = node.child_by_field_name("arguments")
+        if fn is None:
+            return {}
+        callee = norm(self.pf.text(fn))
+        args = [a for a in (args_node.named_children if args_node is not None else []) if a.type != "comment"]
+        receiver = fn.child_by_field_name("object") if fn.type == "member_expression" else None
+        prop = fn.child_by_field_name("property") if fn.type == "member_expression" else None
+        method = self.pf.text(prop) if prop is not None else ""
+        recv_t = self._eval(receiver) if receiver is not None else {}
+        arg_t = [self._eval(a) for a in args]
+        result: Taints = {}
+
+        src = self._call_source(callee, method)
+        if src is not None:
+            result = self._origin_flow(src, node)
+        if receiver is not None and method in {i for s in self.rules.sources for i in s.iterators} \
+                and self._is_container(receiver):
+            result = union(result, self._iteration_source(node))
+
+        dismissed = self._dismiss(callee)
+        if dismissed is not None:
+            for t in (*arg_t, recv_t):
+                self._miss(t, dismissed.name, dismissed.reason, node)
+            return result
+
+        self._call_sinks(callee, receiver, method, args, arg_t, node)
+
+        for n in self.rules.neutralisers:
+            if receiver is not None and method in n.methods and self._args_ok(n, args_node):
+                neutral = self._neutralise(recv_t, n, node)
+                if receiver.type == "identifier" and method in ("sort",):
+                    self.env[self.pf.text(receiver)] = neutral
+                return union(result, neutral)
+            if callee in n.calls and self._args_ok(n, args_node):
+                return union(result, self._neutralise(union(*arg_t), n, node))
+
+        edges = self.ctx.callees(self.info.node, self._line(node), node.start_point[1], callee)
+        if edges:
+            return union(result, self._compose(edges, arg_t, node, callee))
+
+        if fn.type == "identifier" and self.pf.text(fn) in self.env:  # calling a local function value
+            return union(result, stepped(self.env[self.pf.text(fn)], self._step(node, f"called {callee}()")))
+        if receiver is not None and method in self.rules.mutators:
+            base = _base_identifier(receiver) if receiver.type != "identifier" else receiver
+            added = stepped(union(*arg_t), self._step(node, f"added by {self._text(fn, 40)}()"))
+            if self._loop_order and method in ("push", "unshift", "set", "add"):
+                added = union(added, self._loop_order[-1])
+            holder = receiver.child_by_field_name("object") if receiver.type == "member_expression" else None
+            field_node = receiver.child_by_field_name("property") if holder is not None else None
+            if holder is not None and holder.type == "this" and field_node is not None:
+                pname = self.pf.text(field_node)
+                self.summary.fields[pname] = union(self.summary.fields.get(pname, {}), added)
+            elif base is not None:
+                name = self.pf.text(base)
+                self.env[name] = union(self.env.get(name, {}), added)
+            return union(result, recv_t)
+        if receiver is not None and method in self.rules.carry_methods:
+            carried = union(recv_t, *arg_t) if method in self.rules.carry_with_args or method in (
+                "map", "flatMap", "filter", "then", "find", "replace", "replaceAll", "join") else recv_t
+            if method == "join":
+                carried = union(recv_t, *arg_t)
+            if method in self.rules.flattening:
+                carried = mapped(carried, ("flat", ""))
+            return union(result, stepped(carried, self._step(node, f".{method}()")))
+        if callee in self.rules.carry_calls:
+            carried = union(*arg_t)
+            if callee in self.rules.flattening:
+                carried = mapped(carried, ("flat", ""))
+            return union(result, stepped(carried, self._step(node, f"{callee}()")))
+        for t in arg_t:  # an unresolved call: say so, never guess
+            sourced = {o: f for o, f in t.items() if o.kind == "source"}
+            if sourced:
+                self._miss(sourced, "not-followed", f"passed to {callee}() — no call-graph edge, not followed",
+                           node)
+        return result
+
+    def _args_ok(self, n: Neutraliser, args_node: Node | None) -> bool:
+        if n.args is None:
+            return True
+        text = self.pf.text(args_node)[1:-1] if args_node is not None else ""
+        return bool(n.args.search(text.strip()))
+
+    def _call_source(self, callee: str, method: str) -> Source | None:
+        head = callee.rsplit(".", 1)[-1]
+        if head not in self.rules.call_heads and method not in self.rules.call_heads:
+            return None  # no rule names this call (the common case: answered by one set lookup)
+        for src in self.rules.sources:
+            for pat in src.calls:
+                p = pat.call
+                if p.startswith("*."):
+                    if method and method == p[2:]:
+                        return src
+                elif callee == p:
+                    if "." in p or not pat.modules:
+                        return src
+                    if self.pf.imports.get(callee) in pat.modules:
+                        return src
+                elif pat.modules and "." in callee:  # `crypto.randomUUID` with `import * as crypto`
+                    head, _, last = callee.rpartition(".")
+                    if last == p and self.pf.imports.get(head) in pat.modules:
+                        return src
+        return None
+
+    def _dismiss(self, callee: str) -> Any:
+        for d in self.rules.dismissals:
+            if glob_match(callee, d.calls):
+                return d
+        return None
+
+    def _call_sinks(self, callee: str, receiver: Node | None, method: str, args: list[Node],
+                    arg_t: list[Taints], node: Node) -> None:
+        recv_text = norm(self.pf.text(receiver)) if receiver is not None else ""
+        bare = callee if receiver is None else method
+        for sink in self.rules.sinks:
+            if sink.kind != "call_argument" or bare != sink.method \
+                    or not glob_match(recv_text or "*", (sink.receiver,)):
+                continue
+            if receiver is None and sink.receiver not in ("*", ""):
+                continue
+            if sink.arg >= len(args):
+                continue
+            value = arg_t[sink.arg]
+            arg = _unwrap(args[sink.arg])
+            if sink.property is not None and arg.type != "object":
+                value = mapped(value, ("read", sink.property))  # an object built elsewhere: its field
+            elif sink.property is not None:
+                value = {}
+                for c in arg.named_children:
+                    if c.type == "pair" and _key_text(self.pf, c.child_by_field_name("key")) == sink.property:
+                        value = self._eval(c.child_by_field_name("value"))
+                    elif c.type == "shorthand_property_identifier" and self.pf.text(c) == sink.property:
+                        value = self._eval(c)
+            for flow in value.values():
+                self._sink(flow, sink, sink.part, node, f"argument of {callee}()")
+
+    def _compose(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], node: Node,
+                 callee: str) -> Taints:
+        out: Taints = {}
+        tainted = any(arg_t)
+        for target, attrs in edges:
+            if not self.ctx.needed(target, tainted):
+                continue
+            summ = self.ctx.summary(target, self.depth + 1)
+            if summ is None:
+                self.summary.truncated = True
+                continue
+            if summ.truncated:
+                self.summary.truncated = True
+            qual = self.ctx.qualname(target)
+            kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
+            possible = bool(attrs.get("possible"))
+            line = self._line(node)
+
+            def through(flow: Flow, inner: Flow, i: int, qual: str = qual, kind: str = kind,
+                        possible: bool = possible, line: int = line) -> Flow | None:
+                shaped = apply_ops(flow, inner.ops)
+                if shaped is None:
+                    return None
+                call = Step(self.pf.repo, self.pf.path, line, f"argument {i + 1} of {callee}() → {qual} ({kind})")
+                steps = (*flow.steps, call, *inner.steps)[:MAX_STEPS]
+                return replace(shaped, steps=steps, neutralisers=(*flow.neutralisers, *inner.neutralisers),
+                               possible=flow.possible or inner.possible or possible)
+
+            back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call")
+            for origin, rf in summ.returns.items():
+                if origin.kind == "param":
+                    if origin.index < len(arg_t):
+                        for flow in arg_t[origin.index].values():
+                            composed = through(flow, rf, origin.index)
+                            if composed is not None:
+                                out = union(out, {flow.origin: composed.then(back)})
+                else:
+                    out = union(out, {origin: replace(rf, possible=rf.possible or possible).then(back)})
+            for hits, into in ((summ.sinks, self.summary.sinks), (summ.misses, self.summary.misses)):
+                for hit in hits:
+                    o = hit.flow.origin
+                    if o.kind == "param" and o.index < len(arg_t):
+                        for flow in arg_t[o.index].values():
+                            composed = through(flow, hit.flow, o.index)
+                            if composed is not None:
+                                into.append(Hit(composed, hit.site))
+        return out
+
+    def _new(self, node: Node) -> Taints:
+        ctor = node.child_by_field_name("constructor")
+        args_node = node.child_by_field_name("arguments")
+        name = norm(self.pf.text(ctor)) if ctor is not None else ""
+        args = [a for a in (args_node.named_children if args_node is not None else []) if a.type != "comment"]
+        arg_t = [self._eval(a) for a in args]
+        for src in self.rules.sources:
+            if name in src.new and not args:
+                return self._origin_flow(src, node)
+        dismissed = self._dismiss(name)
+        if dismissed is not None:
+            for t in arg_t:
+                self._miss(t, dismissed.name, dismissed.reason, node)
+            return {}
+        if name in self.rules.carry_new:
+            carried = union(*arg_t)
+            if name in self.rules.flattening:
+                carried = mapped(carried, ("flat", ""))
+            return stepped(carried, self._step(node, f"new {name}()"))
+        return {}
+
+
+def _unwrap(node: Node) -> Node:
+    while node.type in ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression",
+                        "await_expression") and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def _base_identifier(node: Node) -> Node | None:
+    while node.type in ("member_expression", "subscript_expression"):
+        obj = node.child_by_field_name("object")
+        if obj is None:
+            return None
+        node = obj
+    return node if node.type == "identifier" else None
+
+
+def _key_text(pf: ParsedFile, key: Node | None) -> str:
+    if key is None:
+        return ""
+    text = pf.text(key)
+    return text[1:-1] if key.type == "string" else text
+
+
+def _pattern_names(pf: ParsedFile, pattern: Node) -> Iterable[tuple[Node, str | None]]:
+    """Identifiers a destructuring pattern binds (`{ a, b: c, ...rest }`, `[x, y]`), each with the field
+    of the top-level object it reads (None for array elements, rest and nested patterns)."""
+    out: list[tuple[Node, str | None]] = []
+    stack: list[tuple[Node, str | None]] = [(c, None) for c in pattern.named_children] \
+        if pattern.type in ("object_pattern", "array_pattern") else [(pattern, None)]
+    top = pattern.type == "object_pattern"
+    while stack:
+        n, key = stack.pop()
+        if n.type == "shorthand_property_identifier_pattern":
+            out.append((n, pf.text(n) if top and n.parent == pattern else key))
+            continue
+        if n.type == "identifier":
+            out.append((n, key))
+            continue
+        if n.type == "pair_pattern":
+            value = n.child_by_field_name("value")
+            k = n.child_by_field_name("key")
+            if value is not None:
+                stack.append((value, _key_text(pf, k) if top and n.parent == pattern else None))
+            continue
+        if n.type in ("assignment_pattern", "object_assignment_pattern"):
+            left = n.child_by_field_name("left")
+            if left is not None:
+                field_key = pf.text(left) if top and n.parent == pattern and left.type.startswith("shorthand") else key
+                stack.append((left, field_key))
+            continue
+        stack.extend((c, None) for c in n.named_children if not c.type.endswith("type_annotation"))
+    return out

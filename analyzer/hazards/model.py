@@ -1,0 +1,177 @@
+"""The hazards result as plain data: the one structure text, JSON, re-checks and reports read.
+
+JSON schema `analyzer.hazards/1` (stable; additions only):
+{
+  "schema": "analyzer.hazards/1",
+  "pins": {repo: {"commit": sha, "ref": ref|null, "url": url}},
+  "rules": {"files": [path, …], "hash": str},
+  "max_depth": int,
+  "findings": [finding, …],          # value flows that reach a request part, then structural hazards
+  "near_misses": [near_miss, …],     # only with --all (else []): flows dismissed, with the reason
+  "near_miss_count": int,
+  "stats": {"roots": int, "functions": int, "files_parsed": int, "truncated": int, "unmapped": int},
+  "limits": [str, …]                 # what the analysis cannot see (always printed with -v)
+}
+finding   = {"id": str,                                  # stable across line shifts (rule, symbols, part)
+             "category": "value" | "structural",
+             "kind": str, "granularity": str, "neutralised_by": str,   # from the source rule (value)
+             "possible": bool,                           # the chain passes a one-of-several edge
+             "source": place + {"rule": str},
+             "steps": [{"repo", "path", "line", "why"}, …],            # in order, source first
+             "sink": place + {"rule": str, "part": str},
+             "rule", "description", "evidence": [str, …]}             # structural only
+near_miss = finding (category "value") + {"reason": str, "dismissed_by": str}
+place     = {"repo", "path", "line", "text", "function"}   # function: the graph node id
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import networkx as nx
+
+from analyzer.hazards.engine import EngineResult, effective_neutraliser
+from analyzer.hazards.flow import Hit
+from analyzer.hazards.rules import HazardRules
+
+SCHEMA = "analyzer.hazards/1"
+LIMITS = [
+    "values that travel through storage, events or the network (a session log, a cache, an emitted event "
+    "read elsewhere) are not followed; a stored value is treated as replayed unchanged",
+    "calls without a call-graph edge stop a flow (listed with --all as 'not followed'); dynamic dispatch the "
+    "graph does not resolve is invisible",
+    "objects are tracked one field path deep (`{ timestamp: … }` read as `.content` drops it); arrays are "
+    "element-insensitive; class fields are tracked per class, not per instance",
+    "structural hazards are matched by shape (rewrite of history-named lists, tool collections changed "
+    "by connect/refresh functions) inside request-side functions; aliasing of the history is not followed",
+    "ordering hazards are seen only for Map/Set iteration, directory listings and globs; Object.keys of a "
+    "run-time-filled plain object and Promise.race/async completion order are not",
+    "a value appended to the stored history (through a session or log store) is replayed unchanged and is "
+    "not reported; a value put into messages while the request is built is reported, even when it lands "
+    "at the end where it costs only its own tokens",
+    "control dependence (a prompt chosen by `if (Date.now() > t)`) is not a value flow and is not reported",
+]
+
+
+def _place(g: nx.MultiDiGraph, repo: str, path: str, line: int, text: str, function: str) -> dict[str, Any]:
+    return {"repo": repo, "path": path, "line": line, "text": text, "function": function}
+
+
+def _qual(g: nx.MultiDiGraph, node: str) -> str:
+    return g.nodes[node].get("qualname", node) if node in g else node.rsplit(":", 1)[-1]
+
+
+def finding_id(*parts: str) -> str:
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
+
+
+def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, Any]:
+    o, site = hit.flow.origin, hit.site
+    src = rules.source(o.rule)
+    return {
+        "id": finding_id(o.rule, o.repo, _qual(g, o.function), o.text, site.part),
+        "category": "value", "kind": src.kind, "granularity": src.granularity, "neutralised_by": src.neutralised,
+        "possible": hit.flow.possible,
+        "source": {**_place(g, o.repo, o.path, o.line, o.text, o.function), "rule": o.rule},
+        "steps": [{"repo": s.repo, "path": s.path, "line": s.line, "why": s.why} for s in hit.flow.steps],
+        "sink": {**_place(g, site.repo, site.path, site.line, site.text, site.function), "rule": site.rule,
+                 "part": site.part},
+    }
+
+
+def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, structural: list[dict[str, Any]],
+                 pins: dict[str, dict[str, Any]], *, max_depth: int, files_parsed: int,
+                 include_near_misses: bool) -> dict[str, Any]:
+    findings: dict[str, dict[str, Any]] = {}
+    misses: dict[str, dict[str, Any]] = {}
+    for hit in res.sinks:
+        entry = _value_entry(g, rules, hit)
+        neutral = effective_neutraliser(rules, hit.flow)
+        off_wire = _off_wire(rules, hit)
+        if off_wire is not None and neutral is None:
+            entry.update(reason=off_wire, dismissed_by="wire-fields")
+            entry["id"] = finding_id(entry["id"], "wire")
+            _keep(misses, entry)
+        elif neutral is not None:
+            n = next(x for x in rules.neutralisers if x.name == neutral)
+            entry.update(reason=n.reason, dismissed_by=neutral)
+            _keep(misses, entry)
+        else:
+            _keep(findings, entry)
+    for hit in res.misses:
+        entry = _value_entry(g, rules, hit)
+        entry["sink"]["part"] = None
+        entry.update(reason=hit.site.part, dismissed_by=hit.site.rule)
+        entry["id"] = finding_id(entry["id"], hit.site.rule)
+        _keep(misses, entry)
+    # a flow that is a finding somewhere is not also a near-miss for the same source
+    found_sources = {(f["source"]["repo"], f["source"]["path"], f["source"]["line"]) for f in findings.values()}
+    near = [m for m in misses.values()
+            if (m["source"]["repo"], m["source"]["path"], m["source"]["line"]) not in found_sources]
+    ordered = sorted(findings.values(), key=_order) + sorted(structural, key=_order)
+    return {
+        "schema": SCHEMA, "pins": pins, "rules": {"files": rules.files, "hash": rules.text_hash},
+        "max_depth": max_depth, "findings": ordered,
+        "near_misses": sorted(near, key=_order) if include_near_misses else [], "near_miss_count": len(near),
+        "stats": {"roots": res.roots, "functions": res.functions, "files_parsed": files_parsed,
+                  "truncated": res.truncated, "unmapped": len(res.unmapped)},
+        "limits": LIMITS,
+    }
+
+
+def _off_wire(rules: HazardRules, hit: Hit) -> str | None:
+    """Why a flow that reached a sink inside a field is not sent, or None when it is (see [[wire]])."""
+    path = hit.flow.path
+    if not path:
+        return None
+    sent = rules.wire_fields.get(hit.site.part, set())
+    off = [p for p in path if p not in sent]
+    if not off:
+        return None
+    return (f"only inside field {'.'.join(path)} of the value; {off[0]!r} is not among the fields sent for "
+            f"{hit.site.part} (rule [[wire]])")
+
+
+def _keep(into: dict[str, dict[str, Any]], entry: dict[str, Any]) -> None:
+    """One entry per id: the shortest chain explains it best."""
+    old = into.get(entry["id"])
+    if old is None or len(entry["steps"]) < len(old["steps"]):
+        into[entry["id"]] = entry
+
+
+def _order(e: dict[str, Any]) -> tuple[Any, ...]:
+    place = e.get("source") or e.get("sink") or {}
+    return (e["category"], place.get("repo", ""), place.get("path", ""), place.get("line", 0), e["id"])
+
+
+def validate_hazards_json(data: dict[str, Any]) -> list[str]:
+    """Structural check of a hazards document (used by tests and by readers of saved JSON)."""
+    problems = []
+    for key, kind in (("schema", str), ("pins", dict), ("findings", list), ("near_misses", list),
+                      ("stats", dict), ("limits", list), ("near_miss_count", int)):
+        if not isinstance(data.get(key), kind):
+            problems.append(f"{key}: expected {kind.__name__}")
+    if data.get("schema") != SCHEMA:
+        problems.append(f"schema: expected {SCHEMA}")
+    for group in ("findings", "near_misses"):
+        for i, f in enumerate(data.get(group, [])):
+            for key in ("id", "category"):
+                if key not in f:
+                    problems.append(f"{group}[{i}].{key}: missing")
+            if f.get("category") == "value":
+                for key in ("kind", "granularity", "source", "steps", "sink"):
+                    if key not in f:
+                        problems.append(f"{group}[{i}].{key}: missing")
+                for key in ("repo", "path", "line", "rule"):
+                    if key not in f.get("source", {}):
+                        problems.append(f"{group}[{i}].source.{key}: missing")
+            elif f.get("category") == "structural":
+                for key in ("rule", "description", "evidence", "sink"):
+                    if key not in f:
+                        problems.append(f"{group}[{i}].{key}: missing")
+            else:
+                problems.append(f"{group}[{i}].category: expected value or structural")
+            if group == "near_misses" and "reason" not in f:
+                problems.append(f"{group}[{i}].reason: missing")
+    return problems

@@ -1,0 +1,151 @@
+"""Structural hazards: history shapes that invalidate the cached prefix whatever the values are.
+
+Candidates are found with one `git grep` per repository (method names of the rules); each candidate
+line is confirmed on the tree-sitter tree of its function and kept only when that function stands on
+the request side (the engine's region: it reaches a request part through the call graph).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tree_sitter import Node
+
+from analyzer.graph.build import is_test_path
+from analyzer.hazards.engine import Engine, EngineResult, grep_lines
+from analyzer.hazards.flow import norm
+from analyzer.hazards.model import finding_id
+from analyzer.hazards.rules import HazardRules, Structural, glob_match
+
+
+def structural_hazards(engine: Engine, rules: HazardRules, res: EngineResult, pins: dict[str, str],
+                       git_dirs: dict[str, str]) -> list[dict[str, Any]]:
+    if not rules.structural:
+        return []
+    methods = sorted({m for s in rules.structural for m in s.methods})
+    regex = r"\.(" + "|".join(map(re.escape, methods)) + r")[[:space:]]*\("
+    if any(s.index_assignment for s in rules.structural):
+        regex += r"|\][[:space:]]*(\.[[:alnum:]_$]+[[:space:]]*)?=[^=>]"
+    out: dict[str, dict[str, Any]] = {}
+    for repo, commit in pins.items():
+        if repo not in git_dirs:
+            continue
+        for path, line in grep_lines(git_dirs[repo], commit, regex):
+            if is_test_path(path) and not engine.include_tests:
+                continue
+            node = engine.innermost(repo, path, line)
+            if node is None or not any(_request_side(engine, node, siblings=r.kind == "runtime_tools")
+                                       for r in rules.structural):
+                continue
+            pf = engine.files.get(repo, path)
+            if pf is None:
+                continue
+            a = engine.g.nodes[node]
+            for rule in rules.structural:
+                if not _request_side(engine, node, siblings=rule.kind == "runtime_tools"):
+                    continue
+                for hit in _matches(pf, rule, line, a):
+                    entry = _entry(engine, rule, node, a, repo, path, line, hit)
+                    out.setdefault(entry["id"], entry)
+    return list(out.values())
+
+
+def _request_side(engine: Engine, node: str, siblings: bool) -> bool:
+    """Reaches a request part (or is called by a function that does), or is a method of a class whose other
+    methods are (a registry written here, read there)."""
+    if node in engine.request_side:
+        return True
+    parent = engine.g.nodes[node].get("parent")
+    return siblings and bool(parent) and any(m in engine.request_side for m in engine._members(parent))
+
+
+def _line_nodes(pf: Any, line: int) -> list[Node]:
+    found = []
+    stack = [pf.root]
+    while stack:
+        n = stack.pop()
+        if n.start_point[0] > line - 1 or n.end_point[0] < line - 1:
+            continue
+        if n.start_point[0] == line - 1 and n.type in ("call_expression", "assignment_expression"):
+            found.append(n)
+        stack.extend(n.children)
+    return found
+
+
+def _local(pf: Any, fn_node: Node | None, receiver: Node) -> bool:
+    """The receiver's base is a `const`/`let` of this function: a list being built, not the history."""
+    base = receiver
+    while base.type in ("member_expression", "subscript_expression"):
+        nxt = base.child_by_field_name("object")
+        if nxt is None:
+            break
+        base = nxt
+    if base.type != "identifier" or fn_node is None:
+        return False
+    name = pf.text(base)
+    stack = [fn_node]
+    while stack:
+        n = stack.pop()
+        if n.type == "variable_declarator":
+            target = n.child_by_field_name("name")
+            if target is not None and target.type == "identifier" and pf.text(target) == name:
+                return True
+        stack.extend(n.children)
+    return False
+
+
+def _matches(pf: Any, rule: Structural, line: int, attrs: dict[str, Any]) -> list[str]:
+    fn_node = pf.function_at(attrs["line"], attrs["end_line"])
+    if rule.in_functions and not (glob_match(attrs.get("name", ""), rule.in_functions)
+                                  or glob_match(attrs.get("qualname", ""), rule.in_functions)):
+        return []
+    hits = []
+    for n in _line_nodes(pf, line):
+        if n.type == "call_expression":
+            fn = n.child_by_field_name("function")
+            if fn is None or fn.type != "member_expression":
+                continue
+            obj, prop = fn.child_by_field_name("object"), fn.child_by_field_name("property")
+            if obj is None or prop is None or pf.text(prop) not in rule.methods:
+                continue
+            receiver = norm(pf.text(obj))
+            if not glob_match(receiver, rule.receivers) or _local(pf, fn_node, obj):
+                continue
+            args = n.child_by_field_name("arguments")
+            first = args.named_children[0] if args is not None and args.named_children else None
+            if pf.text(prop) == "splice" and first is not None and norm(pf.text(first)).endswith(".length"):
+                continue  # splice at the end is an append
+            hits.append(_text(pf, n))
+        elif rule.index_assignment:
+            left = n.child_by_field_name("left")
+            target = left
+            if target is not None and target.type == "member_expression":
+                target = target.child_by_field_name("object")
+            if target is None or target.type != "subscript_expression":
+                continue
+            obj, index = target.child_by_field_name("object"), target.child_by_field_name("index")
+            if obj is None or not glob_match(norm(pf.text(obj)), rule.receivers) or _local(pf, fn_node, obj):
+                continue
+            if index is not None and re.search(r"\.length(-1)?$", norm(pf.text(index))):
+                continue  # list[list.length] = x appends; list[list.length - 1] = partial updates the stream
+            hits.append(_text(pf, n))
+    return hits
+
+
+def _text(pf: Any, n: Node) -> str:
+    t = " ".join(pf.text(n).split())
+    return t if len(t) <= 100 else t[:99] + "…"
+
+
+def _entry(engine: Engine, rule: Structural, node: str, a: dict[str, Any], repo: str, path: str, line: int,
+           text: str) -> dict[str, Any]:
+    part = "tool definitions" if rule.kind == "runtime_tools" else "message history"
+    return {
+        "id": finding_id(rule.name, repo, a.get("qualname", ""), text),
+        "category": "structural", "rule": rule.name, "description": rule.description, "possible": False,
+        "sink": {"repo": repo, "path": path, "line": line, "text": text, "function": node, "part": part,
+                 "rule": rule.name},
+        "evidence": [f"{path}:{line}: {text} (in {a.get('qualname', '')}, which reaches a request part "
+                     "through the call graph)"],
+    }

@@ -1,0 +1,133 @@
+"""Source text and tree-sitter trees of the files `analyze hazards` reads, straight from git objects.
+
+Only files holding a function the analysis visits are parsed (on demand, cached per run). A graph node
+(`repo:path:qualname`, with its `line`/`end_line`) is mapped back to its function-like syntax node here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+from tree_sitter import Node, Query, QueryCursor
+
+from analyzer.index.source import BlobReader
+from analyzer.parse.languages import get_language, language_for_path, parse_bytes
+
+FUNCTION_NODES = frozenset({"function_declaration", "generator_function_declaration", "method_definition",
+                            "arrow_function", "function_expression", "function"})
+
+
+@cache
+def _query(name: str, language: str) -> Query:
+    text = resources.files("analyzer.hazards").joinpath(name).read_text(encoding="utf-8")
+    return Query(get_language(language), text)
+
+
+def captures(name: str, language: str, node: Node) -> dict[str, list[Node]]:
+    return QueryCursor(_query(name, language)).captures(node)
+
+
+@dataclass
+class ParsedFile:
+    repo: str
+    path: str
+    source: bytes
+    root: Node
+    language: str
+    imports: dict[str, str] = field(default_factory=dict)  # local name → module specifier
+    imported_as: dict[str, str] = field(default_factory=dict)  # local name → exported name
+    _by_row: dict[int, list[Node]] = field(default_factory=dict)
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+    def function_at(self, line: int, end_line: int) -> Node | None:
+        """The function-like node of a definition starting at `line` (1-based), preferring the one that
+        also ends at `end_line` (a declaration's value, a method, a field arrow)."""
+        if not self._by_row:
+            for fn in captures("functions.scm", self.language, self.root).get("fn", []):
+                rows = {fn.start_point[0]}
+                up = fn.parent
+                for _ in range(3):  # declarator → declaration → export; pair; field definition
+                    if up is None:
+                        break
+                    rows.add(up.start_point[0])
+                    up = up.parent
+                for row in rows:
+                    self._by_row.setdefault(row, []).append(fn)
+        found = self._by_row.get(line - 1, [])
+        if not found:
+            return None
+        exact = [f for f in found if f.end_point[0] == end_line - 1]
+        pool = exact or found
+        return max(pool, key=lambda f: f.end_byte - f.start_byte)
+
+
+class SourceFiles:
+    """Parsed files at the analysed commits; one `git cat-file --batch` per repository."""
+
+    def __init__(self, git_dirs: dict[str, str], commits: dict[str, str]) -> None:
+        self.commits = commits
+        self._readers = {name: BlobReader(d) for name, d in git_dirs.items()}
+        self._files: dict[tuple[str, str], ParsedFile | None] = {}
+        self.unreadable: list[str] = []
+
+    def get(self, repo: str, path: str) -> ParsedFile | None:
+        key = (repo, path)
+        if key not in self._files:
+            self._files[key] = self._load(repo, path)
+        return self._files[key]
+
+    def _load(self, repo: str, path: str) -> ParsedFile | None:
+        language = language_for_path(path)
+        reader = self._readers.get(repo)
+        if language is None or reader is None:
+            return None
+        try:
+            data = reader.read(f"{self.commits[repo]}:{path}")
+        except Exception:  # noqa: BLE001 - a missing blob is reported, not fatal
+            self.unreadable.append(f"{repo}:{path}")
+            return None
+        root = parse_bytes(data, language).root_node
+        pf = ParsedFile(repo, path, data, root, language)
+        _read_imports(pf)
+        return pf
+
+    def close(self) -> None:
+        for r in self._readers.values():
+            r.close()
+
+
+def _read_imports(pf: ParsedFile) -> None:
+    for stmt in pf.root.children:
+        if stmt.type != "import_statement":
+            continue
+        got = captures("imports.scm", pf.language, stmt)
+        modules = got.get("module", [])
+        if not modules:
+            continue
+        module = pf.text(modules[0])
+        for spec in _descendants(stmt, "import_specifier"):
+            name = spec.child_by_field_name("name")
+            alias = spec.child_by_field_name("alias")
+            if name is not None:
+                local = pf.text(alias or name)
+                pf.imports[local] = module
+                pf.imported_as[local] = pf.text(name)
+        for binding in got.get("local", []):
+            if binding.parent is not None and binding.parent.type != "import_specifier":
+                pf.imports[pf.text(binding)] = module
+                pf.imported_as[pf.text(binding)] = "*" if binding.parent.type == "namespace_import" else "default"
+
+
+def _descendants(node: Node, kind: str) -> list[Node]:
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == kind:
+            out.append(n)
+        stack.extend(n.children)
+    return out

@@ -1,0 +1,1 @@
+"""Data for `analyze hazards`: sources of volatility, request-part sinks, structural patterns (TOML)."""

@@ -1,0 +1,22 @@
+"""Turn the hazard fixture folders (tests/fixtures/hazards/*) into git repos and a lock, like upstreams."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphfixtures import FixtureWorld, repo_from_folder, write_fixture_lock
+
+from analyzer.cli.context import CliContext
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hazards"
+REPOS = {"app": "mini-app", "ai": "mini-ai"}
+
+
+def build_hazard_world(tmp: Path) -> FixtureWorld:
+    repos: dict[str, tuple[Path, str]] = {}
+    for name, folder in REPOS.items():
+        dest = tmp / "upstreams" / folder
+        repos[name] = (dest, repo_from_folder(FIXTURES / folder, dest))
+    lock = write_fixture_lock(tmp / "repos.lock", repos, ("Agent.buildRequest", "buildParams"))
+    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})

@@ -1,0 +1,215 @@
+"""`analyze hazards` on fixture monorepos with known hazards and known non-hazards side by side."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hazardfixtures import FIXTURES, build_hazard_world
+
+from analyzer.cli import main
+from analyzer.errors import AnalyzerError
+from analyzer.hazards.model import validate_hazards_json
+from analyzer.hazards.rules import load_hazard_rules
+from analyzer.hazards.run import compute_hazards, git_dirs_for
+
+EXPECTED = tomllib.loads((FIXTURES / "expected.toml").read_text())
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory):
+    return build_hazard_world(tmp_path_factory.mktemp("hazards"))
+
+
+@pytest.fixture(scope="module")
+def result(world) -> dict[str, Any]:
+    analysis = world.analysis()
+    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), include_near_misses=True)
+
+
+def _value(result: dict[str, Any], path: str, line: int) -> dict[str, Any]:
+    found = [f for f in result["findings"] if f["category"] == "value" and f["source"]["path"] == path
+             and f["source"]["line"] == line]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_exact_value_findings(result: dict[str, Any]) -> None:
+    got = {(f["kind"], f["sink"]["part"], f["source"]["path"], f["source"]["line"], f["source"]["text"])
+           for f in result["findings"] if f["category"] == "value"}
+    want = {(e["kind"], e["part"], e["path"], e["line"], e["text"]) for e in EXPECTED["finding"]}
+    assert got == want
+
+
+def test_exact_structural_findings(result: dict[str, Any]) -> None:
+    got = {(f["rule"], f["sink"]["part"], f["sink"]["path"], f["sink"]["line"])
+           for f in result["findings"] if f["category"] == "structural"}
+    want = {(e["rule"], e["part"], e["path"], e["line"]) for e in EXPECTED["structural"]}
+    assert got == want
+    for f in result["findings"]:
+        if f["category"] == "structural":
+            assert f["evidence"] and f["sink"]["path"] in f["evidence"][0]
+
+
+def test_known_non_hazards_are_dismissed_with_their_reason(result: dict[str, Any]) -> None:
+    got = {(m["source"]["path"], m["source"]["line"], m["dismissed_by"]) for m in result["near_misses"]}
+    want = {(e["path"], e["line"], e["dismissed_by"]) for e in EXPECTED["near_miss"]}
+    assert got == want
+    assert result["near_miss_count"] == len(result["near_misses"])
+    reported = {(f["source"]["path"], f["source"]["line"]) for f in result["findings"] if f["category"] == "value"}
+    assert not reported & {(e["path"], e["line"]) for e in EXPECTED["near_miss"]}
+    assert all(m["reason"] for m in result["near_misses"])
+
+
+def test_chain_crosses_functions_with_lines_and_reasons(result: dict[str, Any]) -> None:
+    """new Date() in stamp() → returned to buildSystemPrompt → template → join → returned (a request part)."""
+    f = _value(result, "packages/prompt/src/index.ts", 12)
+    steps = f["steps"]
+    assert steps[0]["line"] == 12 and "time source" in steps[0]["why"]
+    whys = [s["why"] for s in steps]
+    assert any(s["line"] == 21 and "returned by stamp" in s["why"] for s in steps)
+    assert "template literal" in whys and ".join()" in whys
+    assert f["sink"]["rule"] == "rendered-system-prompt" and f["sink"]["line"] == 27
+    assert f["granularity"] == "per request" and "round it to the day" in f["neutralised_by"]
+    assert f["source"]["function"] == "app:packages/prompt/src/index.ts:stamp"
+
+
+def test_chain_through_a_method_return_to_the_tools_field(result: dict[str, Any]) -> None:
+    f = _value(result, "packages/tools/src/index.ts", 31)
+    assert f["sink"]["path"] == "packages/agent/src/index.ts" and f["sink"]["line"] == 28
+    assert any("returned by ToolRegistry.definitions (method)" in s["why"] for s in f["steps"])
+
+
+def test_iteration_order_survives_accumulation_but_code_order_is_no_source(result: dict[str, Any]) -> None:
+    f = _value(result, "packages/tools/src/index.ts", 37)  # `text += …` inside `for (… of map.values())`
+    assert f["sink"]["part"] == "system prompt"
+    assert any("accumulated in this iteration order" in s["why"] for s in f["steps"])
+    places = [(e["source"]["path"], e["source"]["line"]) for e in result["findings"] + result["near_misses"]
+              if e["category"] == "value"]
+    assert ("packages/tools/src/index.ts", 17) not in places  # Builtins: a Map built whole from a literal
+
+
+def test_cross_repo_sink_in_the_provider_repo(result: dict[str, Any]) -> None:
+    f = _value(result, "packages/ai/src/params.ts", 21)
+    assert f["source"]["repo"] == "ai" and f["sink"]["part"] == "cache key"
+
+
+def test_json_schema_and_ids_are_stable(result: dict[str, Any], world) -> None:
+    assert validate_hazards_json(result) == []
+    again = compute_hazards(world.analysis(), git_dirs_for(world.ctx, world.analysis()), include_near_misses=True)
+    assert [f["id"] for f in again["findings"]] == [f["id"] for f in result["findings"]]
+    broken = json.loads(json.dumps(result))
+    del broken["findings"][0]["source"]
+    assert validate_hazards_json(broken)
+
+
+def test_cli_exit_codes_and_output(world, capsys: pytest.CaptureFixture[str]) -> None:
+    lock = str(world.lock_path)
+    cache = str(world.ctx.cache_dir)
+    assert main(["--lock", lock, "--cache-dir", cache, "hazards"]) == 1
+    out = capsys.readouterr().out
+    assert "7 value hazard(s), 2 structural" in out
+    assert "app:packages/prompt/src/index.ts:12" in out and "near-misses" not in out
+    assert main(["--lock", lock, "--cache-dir", cache, "hazards", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert "near-misses" in out and "only logged" in out
+    assert main(["--lock", lock, "--cache-dir", cache, "--json", "hazards"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert validate_hazards_json(data) == [] and data["near_misses"] == [] and data["near_miss_count"] == 10
+
+
+def test_cli_bad_input_is_one_error_line(world, capsys: pytest.CaptureFixture[str]) -> None:
+    lock = str(world.lock_path)
+    assert main(["--lock", lock, "--cache-dir", str(world.ctx.cache_dir), "hazards", "--at", "app=xyz"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: --at") and err.count("\n") == 1 and "Traceback" not in err
+    assert main(["--lock", lock, "hazards", "--max-depth", "0"]) == 3
+    assert "error: --max-depth" in capsys.readouterr().err
+
+
+def test_clean_repos_exit_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import git
+    from graphfixtures import write_fixture_lock
+
+    src = tmp_path / "clean"
+    (src / "src").mkdir(parents=True)
+    (src / "src" / "index.ts").write_text(
+        "export function buildParams(model: string) {\n  const at = Date.now()\n  console.log(at)\n"
+        "  return { model, system: 'You are helpful.', messages: [] }\n}\n")
+    repo = git.Repo.init(src, initial_branch="main")
+    repo.git.add("-A")
+    actor = git.Actor("Fixture Author", "fixture@example.invalid")
+    sha = repo.index.commit("clean", author=actor, committer=actor).hexsha
+    lock = write_fixture_lock(tmp_path / "repos.lock", {"clean": (src, sha)})
+    assert main(["--lock", str(lock), "--cache-dir", str(tmp_path / "cache"), "hazards", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "0 value hazard(s), 0 structural; 1 near-miss" in out and "only logged" in out
+
+
+def test_rule_files_are_validated(tmp_path: Path) -> None:
+    rules = load_hazard_rules()
+    assert {s.kind for s in rules.sources} >= {"time", "random", "environment", "filesystem", "ordering",
+                                              "counter", "locale"}
+    assert all(s.granularity and s.neutralised for s in rules.sources)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[returns]]\nname = 'x'\npart = 'the moon'\nfunctions = ['f']\n")
+    with pytest.raises(AnalyzerError, match="part 'the moon' is not one of"):
+        load_hazard_rules([bad])
+    bad.write_text("[[sourc]]\nname = 'x'\n")
+    with pytest.raises(AnalyzerError, match=r"unknown hazard rule table \[\[sourc\]\]"):
+        load_hazard_rules([bad])
+    bad.write_text("[[source]\n")
+    with pytest.raises(AnalyzerError, match="malformed hazard rule file"):
+        load_hazard_rules([bad])
+
+
+def test_recheck_reports_new_and_gone_hazards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second app commit swaps the host name in the prompt for the working directory: one hazard gone,
+    one new, so the re-check exits 1 and its report has both; the same pins twice exit 0."""
+    import git
+    from graphfixtures import ACTOR, write_fixture_lock
+
+    world = build_hazard_world(tmp_path)
+    app = tmp_path / "upstreams" / "mini-app"
+    prompt = app / "packages" / "prompt" / "src" / "index.ts"
+    prompt.write_text(prompt.read_text().replace("`Host: ${hostname()}`", "`Dir: ${process.cwd()}`"))
+    repo = git.Repo(app)
+    repo.git.add("-A")
+    new_sha = repo.index.commit("cwd instead of host", author=ACTOR, committer=ACTOR).hexsha
+    ai = (tmp_path / "upstreams" / "mini-ai", world.commits["ai"])
+    lock = write_fixture_lock(tmp_path / "repos.lock", {"app": (app, new_sha), "ai": ai})
+    base = ["--lock", str(lock), "--cache-dir", str(tmp_path / "cache"), "--json", "recheck", "Agent.send",
+            "buildParams", "--out", str(tmp_path / "reports")]
+    assert main([*base, "--from-commit", f"app={new_sha}"]) == 0
+    same = json.loads(capsys.readouterr().out)
+    assert same["hazards"]["available"] and same["hazards"]["new"] == [] and same["hazards"]["gone"] == []
+    code = main([*base, "--from-commit", f"app={world.commits['app']}"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["exit_code"] == 1
+    h = data["hazards"]
+    assert [(f["kind"], f["source"]["text"]) for f in h["new"]] == [("environment", "process.cwd()")]
+    assert [(f["kind"], f["source"]["text"]) for f in h["gone"]] == [("environment", "hostname()")]
+    assert any(r.startswith("new hazard ") and "process.cwd()" in r for r in data["reasons"])
+    text = Path(data["report"]).read_text()
+    assert "## Hazards" in text and "**new**" in text and "gone" in text and "hostname()" in text
+
+
+def test_report_marks_the_hops_where_a_hazard_enters(world, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report"
+    assert main(["--lock", str(world.lock_path), "--cache-dir", str(world.ctx.cache_dir), "report", "Agent.send",
+                 "buildParams", "--out", str(out)]) == 0
+    data = json.loads((out / "trace.json").read_text())
+    marked = {h["symbol"]: [m["summary"] for m in h["hazards"]] for h in data["hops"]}
+    assert data["hazards"]["available"] and data["hazards"]["findings"] == 9
+    # the random cache key enters in buildParams; the in-place history rewrite is in Agent.compact (not a hop)
+    assert any("random → cache key" in s for s in marked["buildParams"]), marked
+    assert marked["Agent.send"] == []
+    assert "Hazard enters here" in (out / "trace.md").read_text()
+    assert "Hazard enters here" in (out / "trace.html").read_text()
+    assert main(["--lock", str(world.lock_path), "--cache-dir", str(world.ctx.cache_dir), "report", "Agent.send",
+                 "buildParams", "--out", str(tmp_path / "plain"), "--no-hazards"]) == 0
+    assert "Hazard enters here" not in (tmp_path / "plain" / "trace.md").read_text()

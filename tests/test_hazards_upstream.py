@@ -1,0 +1,62 @@
+"""`analyze hazards` on the real snapshots: dsh rc.2 + Pi v0.82.1 (skips cleanly when they are absent)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from typing import Any
+
+import pytest
+from conftest import DSH_RC2, PI_V0_82_1, snapshot
+
+from analyzer.cli import main
+from analyzer.graph.build import is_test_path
+from analyzer.hazards.model import validate_hazards_json
+
+pytestmark = pytest.mark.upstream
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any]]:
+    dsh = snapshot("deepseek-ai+deepseek-harness", DSH_RC2)
+    pi = snapshot("at-inc+pi", PI_V0_82_1)
+    where = tmp_path_factory.mktemp("hazards-upstream")
+    lock = where / "repos.lock"
+    lock.write_text(f'[repos.dsh]\nurl = "{dsh}"\ncommit = "{DSH_RC2}"\n\n'
+                    f'[repos.pi]\nurl = "{pi}"\ncommit = "{PI_V0_82_1}"\naliases = ["@mariozechner/pi-ai"]\n')
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["--lock", str(lock), "--cache-dir", str(where / "cache"), "--json", "hazards", "--all"])
+    return code, json.loads(buf.getvalue())
+
+
+def test_findings_have_traceable_chains(result: tuple[int, dict[str, Any]]) -> None:
+    code, data = result
+    assert validate_hazards_json(data) == []
+    assert code == (1 if data["findings"] else 0)
+    for f in data["findings"]:
+        if f["category"] != "value":
+            continue
+        assert f["source"]["repo"] in ("dsh", "pi") and not is_test_path(f["source"]["path"])
+        assert (f["steps"][0]["path"], f["steps"][0]["line"]) == (f["source"]["path"], f["source"]["line"])
+        assert f["steps"][-1]["line"] == f["sink"]["line"]
+
+
+def test_pi_package_dir_reaches_the_coding_agent_system_prompt(result: tuple[int, dict[str, Any]]) -> None:
+    """Pi's buildSystemPrompt embeds the docs path, which PI_PACKAGE_DIR (or the install path) decides."""
+    _, data = result
+    hits = [f for f in data["findings"]
+            if f["category"] == "value" and f["source"]["text"] == "process.env.PI_PACKAGE_DIR"]
+    assert len(hits) == 1
+    f = hits[0]
+    assert f["kind"] == "environment" and f["sink"]["part"] == "system prompt"
+    assert f["sink"]["function"].endswith(":buildSystemPrompt")
+    assert any("returned by getReadmePath" in s["why"] for s in f["steps"])
+
+
+def test_appended_time_context_is_not_a_prefix_hazard(result: tuple[int, dict[str, Any]]) -> None:
+    """dsh's time-context plugin appends a new user message per step: its Date.now() is not reported."""
+    _, data = result
+    assert not [f for f in data["findings"] if f["category"] == "value"
+                and f["source"]["path"].startswith("packages/context/time-context/")]
