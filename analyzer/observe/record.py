@@ -37,6 +37,10 @@ def _v(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
+def _t(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
 def _median(stats: dict[str, float] | None) -> str:
     return "–" if not stats else f"{stats['median']:.3f} s"
 
@@ -102,8 +106,8 @@ def _observations(s: dict[str, Any], summary: dict[str, Any], planned: int | Non
         status = r["status"] if r["outcome"] == "ok" else f"{r['outcome']} {r['status'] or ''}".strip()
         lines.append(o["request"].format(series=r["series"], index=r["index"] if r["measured"] else "warm-up",
                                          value=_v(r["value"]), status=status, prompt=_v(r["prompt_tokens"]),
-                                         cached=_v(r["cached_tokens"]), gap=_v(r["since_previous_s"]),
-                                         ttft=_v(r["ttft_s"]), total=_v(r["total_s"])))
+                                         cached=_v(r["cached_tokens"]), gap=_t(r["since_previous_s"]),
+                                         ttft=_t(r["ttft_s"]), total=_t(r["total_s"])))
     d = summary.get("drop")
     if d:
         lines.append(o["drop"].format(index=d["index"], cached=_v(d["cached_tokens"]),

@@ -98,7 +98,7 @@ def _num(v: Any) -> str:
 
 
 def _short(v: Any, width: int = 28) -> str:
-    text = "–" if v is None else (",".join(map(str, v)) if isinstance(v, list) else str(v))
+    text = "–" if v is None else (",".join(map(str, v)) if isinstance(v, list) else str(v) or '""')
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
