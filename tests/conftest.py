@@ -40,3 +40,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if key.startswith("ANALYZER_SOURCE_"):
             monkeypatch.delenv(key)
     return d
+
+
+# the real local engine (llama-server): `local_engine`, `local_engine_with_key`
+from enginefixtures import local_engine, local_engine_with_key  # noqa: E402, F401

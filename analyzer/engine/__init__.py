@@ -1,0 +1,45 @@
+"""A real local inference engine (llama.cpp's llama-server) for Round 3 observations.
+
+Built once per machine from the llama.cpp vendored in the llama-cpp-python sdist and run with a tiny
+generated model, so prompt-cache reuse can be observed for real without an API key.
+Heavy imports (gguf, numpy, filelock) happen inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from analyzer.engine.build import Progress, build_engine, engine_available
+from analyzer.engine.paths import EnginePaths
+from analyzer.engine.process import EngineHandle
+
+__all__ = ["EngineHandle", "build_engine", "engine_available", "start_engine"]
+
+
+def start_engine(cache_dir: Path, *, api_key: str | None = None, port: int | None = None,
+                 progress: Progress | None = None, say: Callable[[str], None] | None = None) -> EngineHandle:
+    """Build llama-server if needed, generate the model if needed, start it on 127.0.0.1, wait for /health.
+
+    The returned handle owns the process: `.stop()` ends exactly it. Nothing about the run is written to
+    the state file here (the CLI does that), so tests and the CLI never overwrite each other's engine.
+    """
+    from analyzer.engine.model import ensure_model
+    from analyzer.engine.process import launch
+
+    say = say or (lambda line: None)
+    paths = EnginePaths(Path(cache_dir))
+    result = build_engine(paths.cache_dir, progress=progress, say=say)
+    model = ensure_model(paths.cache_dir, say=say)
+    version = str(result.info.get("llama_server_version", "")) if result.info else ""
+    return launch(result.binary, model, paths.logs, api_key=api_key, port=port, version=version, progress=say)
+
+
+def build_info(cache_dir: Path) -> dict:
+    """build.json of the cached engine ({} when it is not built)."""
+    paths = EnginePaths(Path(cache_dir))
+    try:
+        return json.loads(paths.build_info.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
