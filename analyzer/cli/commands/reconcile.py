@@ -29,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
                         help="a shipped scenario name or a TOML path (default: deepseek-10k; --list shows them)")
     parser.add_argument("--list", action="store_true", help="list the shipped scenarios and exit")
+    parser.add_argument("--from-log", default=None, metavar="FILE.jsonl",
+                        help="replay the raw usage of an `analyze observe` log, one request per row")
     parser.add_argument("--at", action="append", default=[], metavar="NAME=SHA",
                         help="replay NAME at another commit (or tag) without editing the lock (repeatable)")
     parser.add_argument("--repo-dir", action="append", default=[], metavar="NAME=GITDIR",
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             for name in names:
                 ctx.out.print(name, markup=False)
         return 0
-    scenario = load_scenario(args.scenario)
+    scenario = _from_log(args, ctx) if args.from_log else load_scenario(args.scenario)
     at = parse_assignments(args.at, "--at", "pi=b4f293684bba718d59cc1157679bcf6157b3a7f5")
     dirs = parse_assignments(args.repo_dir, "--repo-dir", "pi=/srv/mirrors/pi.git")
     for name in [*at, *dirs]:
@@ -57,6 +59,19 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     else:
         render_ledger(ledger, ctx.out)
     return 0 if ledger["ok"] else 1
+
+
+def _from_log(args: argparse.Namespace, ctx: CliContext) -> Any:
+    from pathlib import Path
+
+    from analyzer.usage.fromlog import scenario_from_log
+
+    if args.scenario:
+        raise AnalyzerError("give a SCENARIO or --from-log FILE.jsonl, not both")
+    scenario, notes = scenario_from_log(Path(args.from_log))
+    for note in notes:
+        ctx.warn(note)
+    return scenario
 
 
 def _locator(ctx: CliContext, name: str, rev: str | None, git_dir: str | None) -> Any:
