@@ -247,3 +247,26 @@ def _no_env_overrides(monkeypatch) -> None:
     for key in ("ANALYZER_OBSERVE_BASE_URL", "ANALYZER_OBSERVE_MODEL"):
         monkeypatch.delenv(key, raising=False)
     os.environ.pop("OBSERVE_TEST_KEY", None)
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from analyzer.cli import build_parser
+    from analyzer.cli.commands import observe
+    from analyzer.cli.context import CliContext
+
+    with fake_engine(delay_s=0.05) as engine:
+        p = write(tmp_path / "exp.toml", experiment("system-prefix", endpoint={"base_url": engine.base_url}))
+        seen = {}
+        for terminal in (True, False):
+            err = io.StringIO()
+            ctx = CliContext(out=Console(file=io.StringIO()), err=Console(file=err, force_terminal=terminal,
+                                                                           width=100))
+            args = build_parser()[0].parse_args(["observe", str(p), "--out", str(tmp_path / "obs")])
+            assert observe.run(args, ctx) == 0
+            seen[terminal] = err.getvalue()
+    assert "observe" in seen[True] and "6/6" in seen[True]
+    assert seen[False] == ""

@@ -10,7 +10,10 @@ import datetime as _dt
 import json
 import os
 import re
-from collections.abc import Iterable
+import signal
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +58,11 @@ class RowWriter:
 
     def write(self, row: dict[str, Any]) -> None:
         line = scrub(json.dumps(row, ensure_ascii=False, separators=(",", ":")), self.secrets)
-        self._fh.write(line + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self.rows += 1
+        with _sigint_deferred():  # Ctrl-C lands after the line is complete and synced, never inside it
+            self._fh.write(line + "\n")
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self.rows += 1
 
     def close(self) -> None:
         self._fh.close()
@@ -68,6 +72,19 @@ class RowWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold SIGINT (delivered when the block ends) where the platform allows it and we are the main thread."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
