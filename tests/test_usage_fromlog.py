@@ -73,8 +73,8 @@ def _cached(row: dict) -> int:
 def test_cli_replays_an_observe_log_through_fixture_upstreams(tmp_path: Path, capsys, repos) -> None:  # noqa: F811
     log = _observe_log(tmp_path, capsys)
     rows = read_rows(log)
-    code = main(["--json", *args(tmp_path, repos, "--from-log", str(log))])
-    ledger = json.loads(capsys.readouterr().out)
+    code = main(["--json", *args(tmp_path, repos, "--from-log", str(log), "--route", "pi-ai")])
+    ledger = json.loads(capsys.readouterr().out)["routes"]["pi-ai"]
     assert code == 0 and ledger["scenario"]["name"] == f"log:{log.name}"
     assert len(ledger["requests"]) == len(rows)
     for req, row in zip(ledger["requests"], rows, strict=True):
@@ -97,8 +97,8 @@ def test_observed_usage_through_the_pinned_upstreams(tmp_path: Path, capsys, cac
     log = _observe_log(tmp_path, capsys)
     rows = read_rows(log)
     code = main(["--json", "reconcile", "--from-log", str(log), "--repo-dir", f"pi={pi}", "--repo-dir",
-                 f"dsh={dsh}", "--at", f"pi={PI_V0_82_1}", "--at", f"dsh={DSH_RC2}"])
-    ledger = json.loads(capsys.readouterr().out)
+                 f"dsh={dsh}", "--at", f"pi={PI_V0_82_1}", "--at", f"dsh={DSH_RC2}", "--route", "pi-ai"])
+    ledger = json.loads(capsys.readouterr().out)["routes"]["pi-ai"]
     assert code == 0 and ledger["ok"] is True
     assert ledger["functions"]["parse"]["site"].startswith("pi:packages/ai/src/api/openai-completions.ts:")
     for req, row in zip(ledger["requests"], rows, strict=True):

@@ -102,7 +102,7 @@ def _dry_run(exp: Any, ctx: CliContext) -> int:
 def _observe(exp: Any, api_key: str | None, args: argparse.Namespace, ctx: CliContext) -> int:
     from analyzer.atomic import write_text_atomic
     from analyzer.observe.jsonl import RowWriter, log_path, scrub
-    from analyzer.observe.record import build_record, record_markdown
+    from analyzer.observe.record import build_record
     from analyzer.observe.runner import run_experiment
     from analyzer.observe.summary import summarise, summary_lines
 
@@ -116,7 +116,7 @@ def _observe(exp: Any, api_key: str | None, args: argparse.Namespace, ctx: CliCo
     if args.record:
         record = build_record(exp, summary, result.rows, lang=args.lang, planned=result.planned,
                               interrupted=result.interrupted)
-        text = scrub(record_markdown(record), secrets)
+        text = scrub(record.to_markdown(args.lang), secrets)
         if args.record == "-":
             ctx.out.print(text, markup=False)
         else:
