@@ -118,9 +118,16 @@ def _observe(exp: Any, api_key: str | None, args: argparse.Namespace, ctx: CliCo
                               interrupted=result.interrupted)
         text = scrub(record.to_markdown(args.lang), secrets)
         if args.record == "-":
-            ctx.out.print(text, markup=False)
+            if ctx.json:
+                summary["record_markdown"] = text
+            else:
+                ctx.out.print(text, markup=False)
         else:
-            write_text_atomic(args.record, text)
+            try:
+                write_text_atomic(args.record, text)
+            except OSError as exc:
+                raise AnalyzerError(f"cannot write the record {args.record} ({exc.strerror}); the observations are "
+                                    f"in {path}; choose a writable path") from None
         summary["record"] = args.record
     if ctx.json:
         ctx.emit_json(_scrubbed(summary, secrets))
