@@ -270,3 +270,22 @@ def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
             seen[terminal] = err.getvalue()
     assert "observe" in seen[True] and "6/6" in seen[True]
     assert seen[False] == ""
+
+
+def test_record_to_stdout_with_json_stays_valid_json(tmp_path: Path, capsys) -> None:
+    with fake_engine() as engine:
+        _, summary, _, _ = _run(tmp_path, capsys, experiment("none", endpoint={"base_url": engine.base_url}),
+                                "--record", "-", "--lang", "zh")
+    assert summary["record"] == "-" and "**问题" in summary["record_markdown"]
+
+
+def test_unwritable_record_path_is_one_error_and_the_log_is_kept(tmp_path: Path, capsys) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with fake_engine() as engine:
+        p = write(tmp_path / "exp.toml", experiment("none", endpoint={"base_url": engine.base_url}))
+        code = main(["observe", str(p), "--out", str(tmp_path / "obs"), "--record", str(blocker / "rec.md")])
+    err = capsys.readouterr().err
+    assert code == 3 and err.startswith("error: cannot write the record") and err.count("\n") == 1
+    logs = list((tmp_path / "obs").glob("*.jsonl"))
+    assert len(logs) == 1 and len(read_rows(logs[0])) == 3
