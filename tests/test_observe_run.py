@@ -289,3 +289,17 @@ def test_unwritable_record_path_is_one_error_and_the_log_is_kept(tmp_path: Path,
     assert code == 3 and err.startswith("error: cannot write the record") and err.count("\n") == 1
     logs = list((tmp_path / "obs").glob("*.jsonl"))
     assert len(logs) == 1 and len(read_rows(logs[0])) == 3
+
+
+def test_shipped_deepseek_example_reads_its_key_from_the_environment(tmp_path: Path, capsys, monkeypatch) -> None:
+    key = "sk-deepseek-sentinel-00000000000000"
+    monkeypatch.setenv("DEEPSEEK_API_KEY", key)
+    with fake_engine(api_key=key, usage_style="deepseek") as engine:
+        code = main(["--json", "observe", "deepseek-system-prefix", "--base-url", engine.base_url,
+                     "--out", str(tmp_path / "obs"), "--record", str(tmp_path / "rec.md")])
+        out = capsys.readouterr().out
+        assert engine.received[0]["body"]["model"] == "deepseek-chat"
+    summary = json.loads(out)
+    assert code == 0 and summary["cached_field"] == "usage.prompt_cache_hit_tokens"
+    assert summary["drop"]["changed_parts"] == ["system"]
+    assert key not in out and key not in _all_text(list((tmp_path / "obs").iterdir()) + [tmp_path / "rec.md"])

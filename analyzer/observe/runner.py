@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlparse
 
 import httpx
 
@@ -21,6 +22,7 @@ from analyzer.observe.jsonl import RowWriter
 from analyzer.observe.plan import PlannedRequest, plan
 
 SCHEMA = "analyzer.observe/1"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclass
@@ -45,8 +47,10 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
     headers = headers_for(api_key)
     timeout = httpx.Timeout(exp.endpoint.timeout_s, connect=min(10.0, exp.endpoint.timeout_s))
     previous_start: float | None = None
+    # proxies from the environment apply to remote APIs, never to a local engine (a proxy would answer instead)
+    trust_env = urlparse(exp.endpoint.base_url).hostname not in LOOPBACK
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+        with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=trust_env) as client:
             result.server_version = _server_version(client, exp, headers)
             for planned in requests:
                 if planned.wait_s > 0:

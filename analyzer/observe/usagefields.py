@@ -28,7 +28,8 @@ def counts(usage: dict[str, Any] | None, timings: dict[str, Any] | None = None) 
     """Prompt tokens and cached tokens, first field found wins (DeepSeek, OpenAI, Anthropic, llama.cpp timings)."""
     u = usage or {}
     t = timings or {}
-    details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    raw_details = u.get("prompt_tokens_details")
+    details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
     prompt, prompt_field = _int(u.get("prompt_tokens")), "usage.prompt_tokens"
     if _int(u.get("prompt_cache_hit_tokens")) is not None:
         return Counts(prompt, _int(u["prompt_cache_hit_tokens"]), prompt_field, "usage.prompt_cache_hit_tokens")
