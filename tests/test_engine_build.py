@@ -43,13 +43,30 @@ int main(int argc, char **argv) {
 """
 
 
+CHANGELOG = """# Changelog
+
+## [Unreleased]
+
+## [{version}]
+
+- feat: update llama.cpp to ggml-org/llama.cpp@abc1234
+
+## [0.0.0-older]
+
+- feat: update llama.cpp to ggml-org/llama.cpp@deadbee
+"""
+
+
 def fake_sdist(path: Path, version: str = VERSION, cmakelists: str = CMAKELISTS) -> Path:
-    """A tarball shaped like the llama-cpp-python sdist: <name>/vendor/llama.cpp/{CMakeLists.txt,server.c}."""
-    prefix = f"llama_cpp_python-{version}/vendor/llama.cpp"
+    """A tarball shaped like the llama-cpp-python sdist: CHANGELOG.md, vendor/llama.cpp/{CMakeLists.txt,server.c}."""
+    root = f"llama_cpp_python-{version}"
+    prefix = f"{root}/vendor/llama.cpp"
+    files = {f"{prefix}/CMakeLists.txt": cmakelists, f"{prefix}/server.c": SERVER_C,
+             f"{root}/CHANGELOG.md": CHANGELOG.format(version=version)}
     with tarfile.open(path, "w:gz") as tar:
-        for name, text in {"CMakeLists.txt": cmakelists, "server.c": SERVER_C}.items():
+        for name, text in files.items():
             data = text.encode()
-            info = tarfile.TarInfo(f"{prefix}/{name}")
+            info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return path
@@ -71,6 +88,8 @@ def test_build_installs_only_the_server_and_reuses_the_cache(tmp_path: Path, sdi
     paths = EnginePaths(cache, VERSION)
     assert not first.reused and first.binary == paths.binary and paths.binary.is_file()
     assert first.info["llama_server_version"] == "4242 (fixture)"
+    assert first.info["llama_cpp_commit"] == "abc1234", "the commit of this version's CHANGELOG section"
+    assert paths.install.stat().st_mode & 0o777 == 0o755
     assert json.loads(paths.build_info.read_text())["llama_cpp_python"] == VERSION
     assert "-DGGML_NATIVE=OFF" in first.info["cmake_options"] and "-DLLAMA_USE_PREBUILT_UI=OFF" in first.info[
         "cmake_options"]
@@ -202,3 +221,33 @@ def test_build_progress_lines_without_a_terminal(capsys: pytest.CaptureFixture) 
     assert lines[0] == "engine: configure" and lines.count("engine: configure") == 1
     assert lines[-1] == "engine: compile 100% (200/200)"
     assert len([x for x in lines if x.startswith("engine: compile")]) == 11  # 0%, 10%, …, 100%
+
+
+def test_build_progress_bar_on_a_terminal() -> None:
+    from rich.console import Console
+
+    from analyzer.engine.progress import build_progress
+
+    class Ctx:
+        interactive = True
+        err = Console(file=io.StringIO(), force_terminal=True, width=100)
+
+    with build_progress(Ctx()) as progress:
+        progress("configure", 0, None)
+        for i in range(1, 11):
+            progress("compile", i, 10)
+        progress("install", 0, None)
+    text = Ctx.err.file.getvalue()
+    assert "engine: compile" in text and "10/10" in text
+
+
+def test_kept_build_tree_of_another_generator_is_dropped(tmp_path: Path) -> None:
+    from analyzer.engine.build import _drop_if_other_generator
+
+    tree = tmp_path / "build"
+    tree.mkdir()
+    (tree / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE:STRING=Release\nCMAKE_GENERATOR:INTERNAL=Ninja\n")
+    _drop_if_other_generator(tree, "Ninja")
+    assert tree.is_dir(), "same generator: the objects are reused"
+    _drop_if_other_generator(tree, "Unix Makefiles")
+    assert not tree.exists(), "CMake refuses to switch generators in place"

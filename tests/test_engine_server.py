@@ -62,6 +62,36 @@ def test_changed_first_line_is_a_cache_miss(local_engine) -> None:
     assert usage["prompt_tokens_details"]["cached_tokens"] < usage["prompt_tokens"] * 0.1
 
 
+def test_reordered_tools_reuse_only_what_comes_before_them(local_engine) -> None:
+    """The model's chat template renders system, then tools, then messages: a tools-order change keeps the
+    system prompt cached and recomputes from the tools on (what `observe` reports as the tools part)."""
+    tools = [{"type": "function", "function": {"name": f"tool_{n}", "description": f"Does {n}. " * 30,
+                                                "parameters": {"type": "object", "properties": {}}}}
+             for n in ("alpha", "beta", "gamma")]
+    messages = [{"role": "system", "content": system_prompt(uuid.uuid4().hex)}, {"role": "user", "content": "Hi"}]
+    only_system = usage_of(chat(local_engine.base_url, {"model": "local", "max_tokens": 2,
+                                                        "messages": messages[:1]})[1])["usage"]["prompt_tokens"]
+    chat(local_engine.base_url, {"model": "local", "max_tokens": 2, "messages": messages, "tools": tools})
+    status, chunks = chat(local_engine.base_url, {"model": "local", "max_tokens": 2, "messages": messages,
+                                                  "tools": tools[::-1]})
+    assert status == 200
+    usage = usage_of(chunks)["usage"]
+    cached = usage["prompt_tokens_details"]["cached_tokens"]
+    assert only_system * 0.9 < cached < usage["prompt_tokens"] * 0.95
+
+
+def test_cached_build_is_reused_without_a_toolchain(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from analyzer.engine.build import build_engine
+
+    shared = require_engine()
+    binary = shared / "engine" / "llama-server-0.3.36" / "bin" / "llama-server"
+    before = binary.stat()
+    monkeypatch.setenv("PATH", str(tmp_path))  # no cmake, no compiler: only the cache can answer
+    result = build_engine(shared, say=lambda s: None)
+    assert result.reused and result.binary == binary
+    assert binary.stat().st_mtime_ns == before.st_mtime_ns and result.info["llama_cpp_python"] == "0.3.36"
+
+
 def test_engine_with_key_refuses_requests_without_it(local_engine_with_key) -> None:
     handle = local_engine_with_key
     assert handle.api_key == SENTINEL_API_KEY

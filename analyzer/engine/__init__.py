@@ -32,14 +32,22 @@ def start_engine(cache_dir: Path, *, api_key: str | None = None, port: int | Non
     paths = EnginePaths(Path(cache_dir))
     result = build_engine(paths.cache_dir, progress=progress, say=say)
     model = ensure_model(paths.cache_dir, say=say)
-    version = str(result.info.get("llama_server_version", "")) if result.info else ""
-    return launch(result.binary, model, paths.logs, api_key=api_key, port=port, version=version, progress=say)
+    info = build_info(paths.cache_dir)
+    handle = launch(result.binary, model, paths.logs, api_key=api_key, port=port,
+                    version=str(info.get("llama_server_version", "")), progress=say)
+    handle.llama_cpp_commit = str(info.get("llama_cpp_commit", ""))
+    return handle
 
 
 def build_info(cache_dir: Path) -> dict:
-    """build.json of the cached engine ({} when it is not built)."""
+    """build.json of the cached engine ({} when it is not built), with the vendored llama.cpp commit."""
+    from analyzer.engine.sdist import vendored_llama_cpp_commit
+
     paths = EnginePaths(Path(cache_dir))
     try:
-        return json.loads(paths.build_info.read_text(encoding="utf-8"))
+        info = json.loads(paths.build_info.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    if not info.get("llama_cpp_commit") and paths.sdist.is_file():  # builds made before the field existed
+        info["llama_cpp_commit"] = vendored_llama_cpp_commit(paths)
+    return info

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.engine.paths import LLAMA_CPP_PYTHON_VERSION, EnginePaths, build_jobs
-from analyzer.engine.sdist import ensure_sdist, extract_source
+from analyzer.engine.sdist import ensure_sdist, extract_source, vendored_llama_cpp_commit
 from analyzer.errors import AnalyzerError
 
 # progress(stage, done, total): total None for stages without a count.
@@ -132,6 +132,19 @@ def _generator() -> list[str]:
     return ["-G", "Ninja"] if shutil.which("ninja") else []
 
 
+def _drop_if_other_generator(build_dir: Path, generator: str) -> None:
+    """A kept build tree configured with another generator (ninja installed since) cannot be reused by CMake."""
+    cache = build_dir / "CMakeCache.txt"
+    try:
+        text = cache.read_text(errors="replace")
+    except OSError:
+        return
+    for line in text.splitlines():
+        if line.startswith("CMAKE_GENERATOR:") and line.split("=", 1)[-1] != generator:
+            shutil.rmtree(build_dir, ignore_errors=True)
+            return
+
+
 def build_engine(cache_dir: Path, *, progress: Progress | None = None, say: Callable[[str], None] = print,
                  force: bool = False, version: str = LLAMA_CPP_PYTHON_VERSION) -> BuildResult:
     """Build and install llama-server unless it is already cached; returns where the binary is."""
@@ -156,8 +169,10 @@ def build_engine(cache_dir: Path, *, progress: Progress | None = None, say: Call
         paths.logs.mkdir(parents=True, exist_ok=True)
         log = paths.logs / f"build-{paths.version}.log"
         options = cmake_options()
+        generator = _generator()
+        _drop_if_other_generator(build_dir, "Ninja" if generator else "Unix Makefiles")
         progress("configure", 0, None)
-        _run_logged(["cmake", "-S", str(src), "-B", str(build_dir), *_generator(), *options], log)
+        _run_logged(["cmake", "-S", str(src), "-B", str(build_dir), *generator, *options], log)
 
         def on_line(line: str) -> None:
             m = _NINJA_STEP.match(line)
@@ -175,7 +190,8 @@ def build_engine(cache_dir: Path, *, progress: Progress | None = None, say: Call
             raise AnalyzerError(f"the build finished but {built} is missing; see {log}")
         progress("install", 0, None)
         version = _binary_version(built)
-        info = {"llama_cpp_python": paths.version, "llama_server_version": version, "cmake_options": options,
+        info = {"llama_cpp_python": paths.version, "llama_server_version": version,
+                "llama_cpp_commit": vendored_llama_cpp_commit(paths), "cmake_options": options,
                 "jobs": jobs, "build_seconds": round(time.monotonic() - started, 1),
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         _install(paths, built, info)
@@ -199,6 +215,7 @@ def _install(paths: EnginePaths, built: Path, info: dict) -> None:
     """Copy the binary and build.json into a temporary sibling, then rename it into place in one step."""
     tmp = Path(tempfile.mkdtemp(dir=paths.root, prefix=f".install-{paths.version}-"))
     try:
+        tmp.chmod(0o755)  # mkdtemp makes it private; the installed engine is readable like any cache entry
         (tmp / "bin").mkdir()
         shutil.copy2(built, tmp / "bin" / TARGET)
         (tmp / "build.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")

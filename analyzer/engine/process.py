@@ -75,6 +75,7 @@ class EngineHandle:
     log: Path
     start_ticks: int | None
     version: str = ""
+    llama_cpp_commit: str = ""  # from the sdist's CHANGELOG; the binary itself says "commit unknown"
     api_key: str | None = field(default=None, repr=False)
     _process: subprocess.Popen | None = field(default=None, repr=False, compare=False)
 
@@ -97,7 +98,8 @@ class EngineHandle:
         """What the state file keeps: never the key, only whether one is required."""
         return {"pid": self.pid, "port": self.port, "base_url": self.base_url, "binary": str(self.binary),
                 "model": str(self.model), "log": str(self.log), "start_ticks": self.start_ticks,
-                "version": self.version, "api_key_required": self.api_key is not None}
+                "version": self.version, "llama_cpp_commit": self.llama_cpp_commit,
+                "api_key_required": self.api_key is not None}
 
 
 def stop_process(pid: int, start_ticks: int | None, *, timeout: float = 15.0,
@@ -156,7 +158,11 @@ def launch(binary: Path, model: Path, log_dir: Path, *, api_key: str | None = No
                               _process=proc)
         if progress:
             progress(f"engine: started llama-server pid {proc.pid} on port {chosen}; waiting for /health")
-        ok, last_error = _wait_healthy(handle, proc, wait_s)
+        try:
+            ok, last_error = _wait_healthy(handle, proc, wait_s)
+        except BaseException:  # Ctrl-C while loading: leave no orphan server behind
+            handle.stop()
+            raise
         if ok:
             return handle
         handle.stop()

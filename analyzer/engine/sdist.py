@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -88,3 +89,24 @@ def read_member(paths: EnginePaths, relative: str) -> bytes:
             raise AnalyzerError(f"{relative} is not in {paths.sdist.name}; delete {paths.sdist} and run "
                                 "`analyze engine build` again")
         return handle.read()
+
+
+def vendored_llama_cpp_commit(paths: EnginePaths) -> str:
+    """The llama.cpp commit the sdist's CHANGELOG names for this version ('' when it names none).
+
+    The vendored tree has no git metadata, so llama-server itself reports `commit unknown`; the changelog
+    line (`update llama.cpp to ggml-org/llama.cpp@<hash>`) is the traceable source.
+    """
+    name = f"llama_cpp_python-{paths.version}/CHANGELOG.md"
+    try:
+        with tarfile.open(paths.sdist, "r:gz") as tar:
+            handle = tar.extractfile(name)
+            text = handle.read().decode("utf-8", "replace") if handle else ""
+    except (KeyError, OSError, tarfile.TarError):
+        return ""
+    section = re.split(rf"^## \[{re.escape(paths.version)}\]\s*$", text, maxsplit=1, flags=re.M)
+    if len(section) < 2:
+        return ""
+    body = re.split(r"^## ", section[1], maxsplit=1, flags=re.M)[0]
+    found = re.search(r"ggml-org/llama\.cpp@([0-9a-f]{7,40})", body)
+    return found.group(1) if found else ""

@@ -21,7 +21,7 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="engine_action", metavar="ACTION", required=True)
-    build = sub.add_parser("build", help="build and cache llama-server (about 20 minutes on 2 cores, once)")
+    build = sub.add_parser("build", help="build and cache llama-server (8–20 minutes on 2 cores, once per machine)")
     build.add_argument("--force", action="store_true", help="rebuild even if a cached build exists")
     start = sub.add_parser("start", help="start llama-server on a free port and print its base URL")
     start.add_argument("--port", type=int, default=None, help="listen on this port instead of a free one")
@@ -146,6 +146,7 @@ def _status(ctx: CliContext, engine_dir) -> int:
         "model": state.get("model") if running and state else None,
         "version": info.get("llama_server_version") or None,
         "llama_cpp_python": info.get("llama_cpp_python") or paths.version,
+        "llama_cpp_commit": info.get("llama_cpp_commit") or None,
         "api_key_required": bool(state.get("api_key_required")) if running and state else None,
         "log": state.get("log") if running and state else None,
     }
@@ -156,9 +157,11 @@ def _status(ctx: CliContext, engine_dir) -> int:
         ctx.out.print(f"engine: running ({'healthy' if healthy else 'not answering /health'})", markup=False)
         for key in ("pid", "base_url", "binary", "model", "version", "api_key_required", "log"):
             ctx.out.print(f"  {key}: {report[key]}", markup=False)
+        ctx.out.print(f"  source: llama-cpp-python {report['llama_cpp_python']} sdist, vendored llama.cpp "
+                      f"{report['llama_cpp_commit'] or '(commit not stated)'} per its CHANGELOG", markup=False)
     else:
         ctx.out.print("engine: not running", markup=False)
         built = (f"built, llama-server {report['version'] or '(version unknown)'} at {paths.binary}" if info else
-                 "not built yet (`analyze engine build`, about 20 minutes once)")
+                 "not built yet (`analyze engine build`, 8–20 minutes once per machine)")
         ctx.out.print(f"  binary: {built}", markup=False)
     return 0 if running else 1
