@@ -162,3 +162,53 @@ def test_a_missing_layer_in_json(tmp_path: Path, capsys) -> None:
         assert values(ledger["requests"][0]["dsh_usage"])["cacheReadTokens"] == 8960
     assert not any(r["scope"] == "meter" for r in doc["comparison"]["rows"])  # nothing folded on either side
     assert row(doc, "dsh stats line cache-hit %")["reason"] == "not_replayed"
+
+
+# ---- the pinned upstreams (snapshots) ------------------------------------------------------------------------
+
+# A dsh commit (2026-07-21) before packages/client existed: the stats line's function is not in the tree.
+DSH_NO_CLIENT = "73ccb67469ca4136a74c69f9e3b31954a126f3cd"
+
+
+def upstream_locators(dsh_commit: str) -> dict:
+    from conftest import PI_V0_82_1, snapshot
+
+    from analyzer.usage.locate import GitFunctionLocator
+    from analyzer.usage.repos import open_git_dir
+
+    return {"pi": GitFunctionLocator(open_git_dir(snapshot("at-inc+pi", PI_V0_82_1)), PI_V0_82_1, "pi"),
+            "dsh": GitFunctionLocator(open_git_dir(snapshot("deepseek-ai+deepseek-harness", dsh_commit)),
+                                      dsh_commit, "dsh")}
+
+
+@pytest.mark.upstream
+def test_both_routes_at_rc2_and_pi_0_82_1() -> None:
+    from conftest import DSH_RC2
+
+    locs = upstream_locators(DSH_RC2)
+    doc = reconcile_routes(load_scenario("deepseek-10k"), locs, routes_for("both"))
+    native = doc["routes"]["deepseek-native"]
+    assert native["functions"]["native_map"]["site"] == "dsh:packages/llm/llm-deepseek/src/translate.ts:53"
+    assert values(native["requests"][0]["dsh_usage"]) == {"inputTokens": 1040, "outputTokens": 500,
+                                                         "cacheReadTokens": 8960, "reasoningTokens": 200}
+    assert [r["number"] for r in doc["comparison"]["rows"] if r["agree"] is False] == [
+        "turn 1 step 0 · dsh TokenUsage.reasoningTokens", "turn 1 step 0 · cost.total (USD)"]
+    assert doc["ok"] is True
+    both = reconcile_routes(load_scenario("both-fields-10k"), locs, routes_for("both"))
+    reads = row(both, "provider cache fields read")
+    assert reads["agree"] is True and reads["values"]["deepseek-native"] == "prompt_tokens_details.cached_tokens = 8960"
+    differ = reconcile_routes(load_scenario("both-fields-differ-10k"), locs, routes_for("both"))
+    assert row(differ, "dsh stats line cache-hit %")["values"] == {"pi-ai": "87", "deepseek-native": "87"}
+    assert differ["ok"] is False
+
+
+@pytest.mark.upstream
+def test_a_tree_without_packages_client_still_gives_the_numbers() -> None:
+    doc = reconcile_routes(load_scenario("deepseek-10k"), upstream_locators(DSH_NO_CLIENT), routes_for("both"))
+    assert "hit" in {m["hop"] for m in doc["missing"]}
+    hit = next(m for m in doc["missing"] if m["hop"] == "hit")
+    assert hit["looked_in"] == ["packages/client"] and "no top-level declaration of cacheHitPercent" in hit["reason"]
+    pi = doc["routes"]["pi-ai"]
+    assert values(pi["requests"][0]["pi_usage"])["cacheRead"] == 8960
+    assert values(doc["routes"]["deepseek-native"]["requests"][0]["dsh_usage"])["cacheReadTokens"] == 8960
+    assert doc["ok"] is False and row(doc, "dsh stats line cache-hit %")["agree"] is None

@@ -19,7 +19,9 @@ def _by_name(fields: list[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
 
 def _row(number: str, scope: str, values: dict[str, Any], sites: dict[str, Any], reason: str | None,
          **facts: Any) -> dict[str, Any]:
-    agree = len({repr(v) for v in values.values()}) == 1 and reason is None
+    agree: bool | None = len({repr(v) for v in values.values()}) == 1 and reason is None
+    if reason == "not_replayed":
+        agree = None  # unknown, not a disagreement
     return {"number": number, "scope": scope, "values": values, "sites": sites, "agree": agree,
             "reason": None if agree else (reason or "differs"), "facts": facts}
 
@@ -64,13 +66,16 @@ def _request_rows(names: list[str], reqs: dict[str, dict[str, Any]]) -> list[dic
 
 
 def compare_routes(ledgers: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Rows for every per-request dsh number, the cost, the meter buckets and the stats line of two routes."""
+    """Rows for every per-request dsh number, the cost, the meter buckets and the stats line of two routes.
+
+    A row's `agree` is True, False, or None when one side could not be replayed (then it is not counted as a
+    difference)."""
     names = list(ledgers)
     a, b = names
     rows: list[dict[str, Any]] = []
     for ra, rb in zip(ledgers[a]["requests"], ledgers[b]["requests"], strict=True):
         rows += _request_rows(names, {a: ra, b: rb})
-    request_diffs = [r["number"] for r in rows if not r["agree"] and r["reason"] != "cost_only_pi"]
+    request_diffs = [r["number"] for r in rows if r["agree"] is False and r["reason"] != "cost_only_pi"]
     meters = {n: _by_name(ledgers[n]["meter"]) for n in names}
     for name in dict.fromkeys([*meters[a], *meters[b]]):
         values = {n: meters[n].get(name, {}).get("value") for n in names}
@@ -84,4 +89,5 @@ def compare_routes(ledgers: dict[str, dict[str, Any]]) -> dict[str, Any]:
     reason = "not_replayed" if missing else ("follows" if values[a] != values[b] else None)
     rows.append(_row("dsh stats line cache-hit %", "hit", values, {n: (hits[n] or {}).get("site") for n in names},
                      reason, causes=request_diffs))
-    return {"routes": names, "rows": rows, "differences": sum(not r["agree"] for r in rows)}
+    return {"routes": names, "rows": rows, "differences": sum(r["agree"] is False for r in rows),
+            "unknown": sum(r["agree"] is None for r in rows)}

@@ -173,7 +173,7 @@ def reconcile_routes(scenario: Scenario, locators: Mapping[str, FunctionLocator]
     session = session or ReplaySession(locators, [h for r in routes for h in r.hops])
     ledgers = {r.name: replay_route(scenario, locators, r, session) for r in routes}
     missing = list({m["hop"]: m for led in ledgers.values() for m in led["missing"]}.values())
-    doc = {
+    doc: dict[str, Any] = {
         "schema": "analyzer.reconcile/2",
         "scenario": {"name": scenario.name, "title": scenario.title, "path": scenario.path},
         "upstreams": {name: {"commit": loc.commit} for name, loc in locators.items()},

@@ -14,15 +14,24 @@ from analyzer import __version__
 from analyzer.errors import AnalyzerError
 from analyzer.records import Record, render_markdown, sentences
 from analyzer.records.provenance import analyzer_git
-from analyzer.usage.wording import FEATURE, comparison_lines, missing_line, value_text, why
+from analyzer.usage.wording import FEATURE, comparison_lines, comparison_summary, missing_line, value_text, why
 
 
-def request_path(ctx: Any, at: list[str] | None, commits: dict[str, str]) -> dict[str, Any]:
-    """The trace (lock `[trace]` from/to) at the replayed commits, or why it could not be computed."""
+def request_path(ctx: Any, commits: dict[str, str], repo_dirs: dict[str, str]) -> dict[str, Any]:
+    """The trace (lock `[trace]` from/to) at the replayed commits, or why it could not be computed.
+
+    Repos given with `--repo-dir` are also the sources the graph is synced from, so the trace reads the same
+    objects as the replay (and needs no network)."""
+    from dataclasses import replace
+
     from analyzer.analysis import analyze, apply_at
     from analyzer.cli.commands.trace import compute_trace
 
     try:
+        if not (ctx.lock.trace_from and ctx.lock.trace_to):
+            raise AnalyzerError("trace needs FROM and TO: add a [trace] table with from/to to repos.lock")
+        if repo_dirs:
+            ctx = replace(ctx, source_options=[*ctx.source_options, *(f"{n}={d}" for n, d in repo_dirs.items())])
         pins = apply_at(ctx.lock, [f"{name}={sha}" for name, sha in commits.items()
                                    if ctx.lock.get(name).commit != sha])
         analysis = analyze(ctx, pins=pins)
@@ -73,9 +82,22 @@ def path_summary(trace: dict[str, Any], lang: str) -> str:
         if len(e["alternatives"]) > 3:
             others.append(f"+{len(e['alternatives']) - 3}")
         kind = e["kind"] + (f":{e['rule']}" if e.get("rule") else "")
-        parts.append(s.format("record.path.seam", site=f"{e['call_path']}:{e['call_line']}", kind=kind,
+        parts.append(s.format("record.path.seam", site=seam_site(e), kind=kind,
                               symbol=_node_name(e["target"]), others=", ".join(others)))
-    return s.format("record.inputs.path", spec_from=trace["from"], spec_to=trace["to"], summary="; ".join(parts))
+    return s.format("record.inputs.path", spec_from=trace["from"], spec_to=trace["to"], summary=s["sep"].join(parts))
+
+
+def seam_site(edge: dict[str, Any]) -> str:
+    """repo:path:line of a seam's call site (the call is in the source node's repo)."""
+    return f"{edge['source'].split(':', 1)[0]}:{edge['call_path']}:{edge['call_line']}"
+
+
+def first_seam(trace: dict[str, Any]) -> str | None:
+    """The first dynamic seam on the way to TO: where the runtime picks the adapter."""
+    for e in trace.get("edges", []):
+        if e["possible"] and e["alternatives"]:
+            return seam_site(e)
+    return None
 
 
 def _tags(locator: Any) -> list[str]:
@@ -97,18 +119,21 @@ def _sources(doc: dict[str, Any], locators: dict[str, Any], ctx: Any, lang: str,
     out = []
     for name, loc in locators.items():
         tags = _tags(loc)
-        tag_text = s.format("record.source.tags", tags=", ".join(tags)) if tags else s["record.source.notags"]
         try:
-            url = ctx.lock.get(name).url
+            pin = ctx.lock.get(name)
+            url = pin.url
         except Exception:  # no lock entry (a test double): say where the objects were read from instead
-            url = getattr(getattr(loc, "repo", None), "git_dir", name)
+            pin, url = None, getattr(getattr(loc, "repo", None), "git_dir", name)
+        if pin is not None and pin.commit == loc.commit and pin.ref and pin.ref not in tags:
+            tags.append(f"{pin.ref} (repos.lock ref)")
+        tag_text = s.format("record.source.tags", tags=", ".join(tags)) if tags else s["record.source.notags"]
         out.append(s.format("record.source.repo", repo=name, commit=loc.commit, tags=tag_text, url=url))
     seen = set()
     for ledger in doc["routes"].values():
         for key, f in ledger["functions"].items():
             if key not in seen:
                 seen.add(key)
-                out.append(s.format("record.source.function", name=f["name"], role=f["role"], site=f["site"]))
+                out.append(s.format("record.source.function", name=f["name"], role=s[f"role.{key}"], site=f["site"]))
     today = _dt.datetime.now(_dt.UTC).date().isoformat()
     out.append(s.format("record.source.tool", version=__version__, git=analyzer_git(lang), command=command,
                         today=today))
@@ -126,9 +151,10 @@ def _inputs(doc: dict[str, Any], trace: dict[str, Any], lang: str) -> list[str]:
     for ledger in doc["routes"].values():
         p = ledger.get("prices")
         if p:
-            out.append(s.format("record.inputs.prices", source=p["source"], hit=p["cache_hit"], miss=p["cache_miss"],
-                                output=p["output"], as_of=p["as_of"], where=p.get("reference") or p["site"]))
-    out.append(s.format("record.inputs.routes", routes="; ".join(s[f"route.{r}"] for r in doc["routes"])))
+            out.append(s.format("record.inputs.prices", source=s[f"prices.{p['source']}"], hit=p["cache_hit"],
+                                miss=p["cache_miss"], output=p["output"], as_of=p["as_of"],
+                                where=p.get("reference") or p["site"]))
+    out.append(s.format("record.inputs.routes", routes=s["sep"].join(s[f"route.{r}"] for r in doc["routes"])))
     out.append(path_summary(trace, lang))
     return out
 
@@ -152,13 +178,12 @@ def _observations(doc: dict[str, Any], lang: str) -> list[str]:
             out.append(s.format("record.obs.meter_none", route=name))
         checks = [c for r in ledger["requests"] for c in r["checks"]] + ledger["checks"]
         failed = [c["name"] for c in checks if c["holds"] is False]
-        out.append(s.format("record.obs.checks_failed", route=name, names="; ".join(failed)) if failed else
+        out.append(s.format("record.obs.checks_failed", route=name, names=s["sep"].join(failed)) if failed else
                    s.format("record.obs.checks_ok", route=name, n=sum(c["holds"] is True for c in checks)))
     if doc.get("comparison"):
         cmp = doc["comparison"]
-        out.append(s.format("compare.title", a=cmp["routes"][0], b=cmp["routes"][1]) + ": "
-                   + (s["compare.agree"] if not cmp["differences"] else s.format("compare.count",
-                                                                                  n=cmp["differences"])))
+        title = s.format("compare.title", a=cmp["routes"][0], b=cmp["routes"][1])
+        out.append(s.format("compare.headline", title=title, summary=comparison_summary(cmp, lang)))
         out += [line for _, line in comparison_lines(cmp, lang, all_rows=False)]
     out += [missing_line(m, lang) for m in doc["missing"]]
     return out
@@ -172,13 +197,13 @@ def _interpretation(doc: dict[str, Any], lang: str) -> str:
     cmp = doc.get("comparison")
     if not cmp:
         return s.format("record.interp.one", route=next(iter(doc["routes"])))
-    differing = [r for r in cmp["rows"] if not r["agree"]]
+    differing = [r for r in cmp["rows"] if r["agree"] is False]
     counted = [r for r in differing if r["scope"] != "request" or r["number"].rsplit(".", 1)[-1] in COUNTED]
     if not counted:
-        kept = "; ".join(dict.fromkeys(why(r, lang) for r in differing)) or s["record.interp.kept_none"]
+        kept = s["sep"].join(dict.fromkeys(why(r, lang) for r in differing)) or s["record.interp.kept_none"]
         return s.format("record.interp.agree", kept=kept)
     return s.format("record.interp.differ", numbers=", ".join(r["number"] for r in counted),
-                    reasons="; ".join(dict.fromkeys(why(r, lang) for r in counted)))
+                    reasons=s["sep"].join(dict.fromkeys(why(r, lang) for r in counted)))
 
 
 def reconcile_record(doc: dict[str, Any], locators: dict[str, Any], ctx: Any, trace: dict[str, Any], lang: str,
@@ -187,7 +212,10 @@ def reconcile_record(doc: dict[str, Any], locators: dict[str, Any], ctx: Any, tr
     s = sentences(FEATURE, lang)
     names = list(doc["routes"])
     prices = next((led["prices"] for led in doc["routes"].values() if led.get("prices")), None)
-    not_ruled_out = s.format("record.not_ruled_out", as_of=(prices or {}).get("as_of", "?"),
+    seam = first_seam(trace)
+    seam_clause = s.format("record.seam.known", seam=seam) if seam else s["record.seam.unknown"]
+    not_ruled_out = s.format("record.not_ruled_out", seam_clause=seam_clause,
+                             as_of=(prices or {}).get("as_of", "?"),
                              source=(prices or {}).get("reference") or (prices or {}).get("site", "?"))
     if doc["missing"]:
         not_ruled_out += " " + s.format("record.not_ruled_out.missing",

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from analyzer.records import sentences
-from analyzer.usage.wording import FEATURE, comparison_lines, missing_line, value_text
+from analyzer.usage.wording import FEATURE, comparison_lines, comparison_summary, missing_line, value_text
 
 MARK = {True: "[green]✓[/green]", False: "[red]✗[/red]", None: "[dim]–[/dim]"}
 _value = value_text
@@ -31,9 +31,9 @@ def render_document(doc: dict[str, Any], out: Console) -> None:
         out.print()
         out.print(f"[bold]{escape(s.format('compare.title', a=cmp['routes'][0], b=cmp['routes'][1]))}[/bold]")
         for agree, line in comparison_lines(cmp):
-            out.print(f"  {'=' if agree else '[yellow]≠[/yellow]'} {escape(line)}")
-        out.print("  " + (s["compare.agree"] if not cmp["differences"] else s.format("compare.count",
-                                                                                      n=cmp["differences"])))
+            mark = "=" if agree else ("?" if agree is None else "[yellow]≠[/yellow]")
+            out.print(f"  {mark} {escape(line)}")
+        out.print("  " + comparison_summary(cmp))
     if doc.get("missing"):
         out.print()
         out.print(f"[bold red]{escape(s['missing.title'])}[/bold red]")

@@ -32,7 +32,7 @@ def why(row: dict[str, Any], lang: str = "en") -> str:
     facts = row.get("facts", {})
     reason = row["reason"]
     if reason == "cache_source":
-        reads = "; ".join(f"{route}: {', '.join(fields) or s['none']}" for route, fields in facts["reads"].items())
+        reads = s["sep"].join(f"{route}: {', '.join(fields) or s['none']}" for route, fields in facts["reads"].items())
         return s.format("why.cache_source", reads=reads)
     if reason == "cost_only_pi":
         return s.format("why.cost_only_pi", route=facts["route"], other=facts["other"],
@@ -42,23 +42,23 @@ def why(row: dict[str, Any], lang: str = "en") -> str:
                         site=facts.get("site") or s["none"])
     if reason == "follows":
         causes = facts.get("causes") or []
-        return s.format("why.follows", causes="; ".join(causes)) if causes else s["why.follows_none"]
+        return s.format("why.follows", causes=s["sep"].join(causes)) if causes else s["why.follows_none"]
     return s[f"why.{reason}"]
 
 
 def comparison_lines(comparison: dict[str, Any], lang: str = "en", *,
-                     all_rows: bool = True) -> list[tuple[bool, str]]:
+                     all_rows: bool = True) -> list[tuple[bool | None, str]]:
     """(agree, line) per compared number (`all_rows=False`: only the disagreeing ones)."""
     s = sentences(FEATURE, lang)
     a, b = comparison["routes"]
-    lines = []
+    lines: list[tuple[bool | None, str]] = []
     for row in comparison["rows"]:
         if row["agree"]:
             if all_rows:
                 lines.append((True, s.format("compare.same", number=row["number"],
                                              value=row_value(row["values"][a], lang, row["scope"]))))
             continue
-        lines.append((False, s.format("compare.row", number=row["number"], a=a, b=b,
+        lines.append((row["agree"], s.format("compare.row", number=row["number"], a=a, b=b,
                                       va=row_value(row["values"][a], lang, row["scope"]),
                                       vb=row_value(row["values"][b], lang, row["scope"]),
                                       why=why(row, lang))))
@@ -66,6 +66,16 @@ def comparison_lines(comparison: dict[str, Any], lang: str = "en", *,
 
 
 def missing_line(m: dict[str, Any], lang: str = "en") -> str:
-    return sentences(FEATURE, lang).format("missing.line", name=m["name"], role=m["role"], repo=m["repo"],
+    s = sentences(FEATURE, lang)
+    return s.format("missing.line", name=m["name"], role=s[f"role.{m['hop']}"], repo=m["repo"],
                                            commit=m["commit"][:10], looked_in=", ".join(m["looked_in"]) or "/",
                                            reason=m["reason"])
+
+
+def comparison_summary(comparison: dict[str, Any], lang: str = "en") -> str:
+    """"n numbers differ" / "agree on every number", plus how many could not be compared."""
+    s = sentences(FEATURE, lang)
+    n = comparison["differences"]
+    text = s.format("compare.count", n=n) if n else s["compare.agree"]
+    unknown = comparison.get("unknown", 0)
+    return text + (s.format("compare.unknown", n=unknown) if unknown else "")

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             raise AnalyzerError(f"unknown upstream {name!r} in --at/--repo-dir; reconcile reads pi, dsh")
     locators = {name: locator_for(ctx, ctx.lock.get(name), at.get(name), dirs.get(name)) for name in repos}
     doc = reconcile_routes(scenario, locators, routes)
-    record = _record(args, ctx, doc, locators) if args.record else None
+    record = _record(args, ctx, doc, locators, dirs) if args.record else None
     if ctx.json:
         if record is not None and args.record == "-":
             doc["record"] = record
@@ -101,11 +101,12 @@ def _from_log(args: argparse.Namespace, ctx: CliContext) -> Any:
     return scenario
 
 
-def _record(args: argparse.Namespace, ctx: CliContext, doc: dict[str, Any], locators: dict[str, Any]) -> str:
-    """The Round 2 record; the request path comes from the trace at the same pins when it can be computed."""
+def _record(args: argparse.Namespace, ctx: CliContext, doc: dict[str, Any], locators: dict[str, Any],
+            dirs: dict[str, str]) -> str:
+    """The Round 2 record; the request path comes from the trace at the same commits when it can be computed."""
     from analyzer.usage.record import reconcile_record, request_path
 
-    path = request_path(ctx, args.at, {name: loc.commit for name, loc in locators.items()})
+    path = request_path(ctx, {name: loc.commit for name, loc in locators.items()}, dirs)
     target = args.scenario or (f"--from-log {args.from_log}" if args.from_log else "")
     command = " ".join(a for a in ("--route " + args.route, target) if a)
     return reconcile_record(doc, locators, ctx, path, args.lang, command)
