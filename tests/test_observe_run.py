@@ -303,3 +303,20 @@ def test_shipped_deepseek_example_reads_its_key_from_the_environment(tmp_path: P
     assert code == 0 and summary["cached_field"] == "usage.prompt_cache_hit_tokens"
     assert summary["drop"]["changed_parts"] == ["system"]
     assert key not in out and key not in _all_text(list((tmp_path / "obs").iterdir()) + [tmp_path / "rec.md"])
+
+
+def test_record_numbers_are_the_same_in_both_languages(tmp_path: Path, capsys) -> None:
+    import re
+
+    from analyzer.observe.experiment import load_experiment
+    from analyzer.observe.record import build_record
+    from analyzer.observe.summary import summarise
+
+    with fake_engine() as engine:
+        p = write(tmp_path / "exp.toml", experiment("tools-order", endpoint={"base_url": engine.base_url}))
+        _, summary, rows, _ = _run(tmp_path, capsys, experiment("tools-order", endpoint={"base_url": engine.base_url}))
+    exp = load_experiment(str(p))
+    texts = {lang: build_record(exp, summarise(rows, summary["log"]), rows, lang=lang).to_markdown(lang)
+             for lang in ("en", "zh")}
+    numbers = {lang: sorted(re.findall(r"\d+(?:[,.]\d+)*", text)) for lang, text in texts.items()}
+    assert numbers["en"] == numbers["zh"] and len(numbers["en"]) > 50
