@@ -320,3 +320,16 @@ def test_record_numbers_are_the_same_in_both_languages(tmp_path: Path, capsys) -
              for lang in ("en", "zh")}
     numbers = {lang: sorted(re.findall(r"\d+(?:[,.]\d+)*", text)) for lang, text in texts.items()}
     assert numbers["en"] == numbers["zh"] and len(numbers["en"]) > 50
+
+
+def test_summarize_recomputes_the_summary_from_a_log(tmp_path: Path, capsys) -> None:
+    with fake_engine() as engine:
+        _, summary, _, _ = _run(tmp_path, capsys, experiment("tools-order", endpoint={"base_url": engine.base_url}))
+        sent = len(engine.received)
+        assert main(["--json", "observe", "--summarize", summary["log"]]) == 0
+        again = json.loads(capsys.readouterr().out)
+        assert len(engine.received) == sent
+    assert again["series"] == summary["series"] and again["drop"] == summary["drop"]
+    (tmp_path / "empty.jsonl").write_text("")
+    assert main(["observe", "--summarize", str(tmp_path / "empty.jsonl")]) == 3
+    assert "holds no rows" in capsys.readouterr().err

@@ -31,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("experiment", nargs="?", metavar="EXPERIMENT",
                         help="a shipped experiment name or a path to an experiment TOML file")
     parser.add_argument("--list", action="store_true", help="list the shipped experiments and exit")
+    parser.add_argument("--summarize", default=None, metavar="LOG.jsonl",
+                        help="print the summary of a log an earlier run wrote (nothing is sent)")
     parser.add_argument("--out", type=Path, default=Path("observations"), metavar="DIR",
                         help="directory for the JSONL log (default: observations/)")
     parser.add_argument("--record", default=None, metavar="FILE",
@@ -56,6 +58,8 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             for name in names:
                 ctx.out.print(name, markup=False)
         return 0
+    if args.summarize:
+        return _summarize(Path(args.summarize), ctx)
     if not args.experiment:
         raise AnalyzerError("name an experiment: analyze observe EXPERIMENT.toml (analyze observe --list shows the "
                             "shipped ones)", exit_code=2)
@@ -68,6 +72,22 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     if args.dry_run:
         return _dry_run(exp, ctx)
     return _observe(exp, _api_key(exp.endpoint.api_key_env), args, ctx)
+
+
+def _summarize(path: Path, ctx: CliContext) -> int:
+    from analyzer.observe.jsonl import read_rows
+    from analyzer.observe.summary import summarise, summary_lines
+
+    rows = read_rows(path)
+    if not rows:
+        raise AnalyzerError(f"{path} holds no rows; pass a log written by `analyze observe`")
+    summary = summarise(rows, log=str(path))
+    if ctx.json:
+        ctx.emit_json(summary)
+    else:
+        for line in summary_lines(summary):
+            ctx.out.print(line, markup=False)
+    return 0
 
 
 def _api_key(name: str | None) -> str | None:

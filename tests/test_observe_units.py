@@ -1,0 +1,51 @@
+"""Small units of `analyze observe`: usage-field normalisation, Retry-After parsing, scrubbing, log names."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import email.utils
+import time
+from pathlib import Path
+
+from analyzer.observe.client import _retry_after
+from analyzer.observe.jsonl import log_path, scrub
+from analyzer.observe.usagefields import counts
+
+
+def test_each_provider_shape_is_read_from_its_own_field() -> None:
+    deepseek = counts({"prompt_tokens": 100, "prompt_cache_hit_tokens": 64, "prompt_cache_miss_tokens": 36,
+                       "prompt_tokens_details": {"cached_tokens": 1}})
+    assert (deepseek.prompt, deepseek.cached, deepseek.cached_field) == (100, 64, "usage.prompt_cache_hit_tokens")
+    openai = counts({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 80}})
+    assert (openai.cached, openai.cached_field) == (80, "usage.prompt_tokens_details.cached_tokens")
+    anthropic = counts({"input_tokens": 10, "cache_read_input_tokens": 80, "cache_creation_input_tokens": 5})
+    assert (anthropic.prompt, anthropic.cached) == (95, 80)
+    timings = counts({"prompt_tokens": 100}, {"cache_n": 90, "prompt_n": 10})
+    assert (timings.prompt, timings.cached, timings.cached_field) == (100, 90, "timings.cache_n")
+    only_timings = counts(None, {"cache_n": 7, "prompt_n": 3})
+    assert (only_timings.prompt, only_timings.prompt_field) == (10, "timings.cache_n + timings.prompt_n")
+    none = counts({"prompt_tokens": 5})
+    assert (none.prompt, none.cached, none.cached_field) == (5, None, None)
+
+
+def test_retry_after_seconds_date_missing_and_cap() -> None:
+    assert _retry_after("2", 0, 60) == (2.0, "2")
+    assert _retry_after("120", 0, 30)[0] == 30.0
+    future = email.utils.formatdate(time.time() + 100, usegmt=True)
+    assert 90 <= _retry_after(future, 0, 1000)[0] <= 101
+    assert _retry_after(None, 0, 60)[0] == 1.0 and _retry_after(None, 3, 60)[0] == 8.0
+    assert _retry_after("soon", 1, 60)[0] == 2.0
+
+
+def test_scrub_removes_the_key_and_bearer_credentials() -> None:
+    text = 'error: {"Authorization": "Bearer sk-abc123"} key sk-secret-42 again sk-secret-42'
+    out = scrub(text, ["sk-secret-42"])
+    assert "sk-abc123" not in out and "sk-secret-42" not in out and out.count("[redacted]") == 3
+
+
+def test_log_names_are_safe_and_never_collide(tmp_path: Path) -> None:
+    now = _dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=_dt.UTC)
+    first = log_path(tmp_path, "my exp/../x", now)
+    assert first.parent == tmp_path and first.name == "my-exp-..-x-20260102T030405Z.jsonl"
+    first.write_text("")
+    assert log_path(tmp_path, "my exp/../x", now).name.endswith("-2.jsonl")
