@@ -83,14 +83,15 @@ def _observations(s: Sentences, summary: dict[str, Any], planned: int | None, in
     field = summary.get("cached_field")
     lines = [s.format("observations.field", field=field) if field else s["observations.no_field"]]
     for se in summary["series"]:
-        lines.append(s.format("observations.series", series=se["name"], ok=se["ok"], requests=se["requests"],
+        lines.append(s.format("observations.series", series=_label(s, se["name"]), ok=se["ok"], requests=se["requests"],
                               prompt=_v(se["prompt_tokens"]), cached=_v(se["cached_tokens"]),
                               hit=_v(se["hit_percent"]), hit_later=_v(se["hit_percent_after_first"]),
                               ttft=_median(se["ttft_s"]), total=_median(se["total_s"])))
     for r in summary["requests"]:
         status = r["status"] if r["outcome"] == "ok" else f"{r['outcome']} {r['status'] or ''}".strip()
-        lines.append(s.format("observations.request", series=r["series"],
-                              index=r["index"] if r["measured"] else "warm-up", value=_v(r["value"]), status=status,
+        lines.append(s.format("observations.request", series=_label(s, r["series"]),
+                              index=r["index"] if r["measured"] else s["label.warmup"], value=_v(r["value"]),
+                              status=status,
                               prompt=_v(r["prompt_tokens"]), cached=_v(r["cached_tokens"]),
                               gap=_t(r["since_previous_s"]), ttft=_t(r["ttft_s"]), total=_t(r["total_s"])))
     d = summary.get("drop")
@@ -105,6 +106,11 @@ def _observations(s: Sentences, summary: dict[str, Any], planned: int | None, in
     if interrupted:
         lines.append(s.format("observations.interrupted", done=len(summary["requests"]), planned=planned or "?"))
     return lines
+
+
+def _label(s: Sentences, series: str) -> str:
+    """The series name in the record's language (the rows keep the identifiers `control` / `treatment`)."""
+    return s[f"label.{series}"] if series in ("control", "treatment") else series
 
 
 def _interpretation(s: Sentences, summary: dict[str, Any]) -> str:
