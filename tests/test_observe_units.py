@@ -49,3 +49,14 @@ def test_log_names_are_safe_and_never_collide(tmp_path: Path) -> None:
     assert first.parent == tmp_path and first.name == "my-exp-..-x-20260102T030405Z.jsonl"
     first.write_text("")
     assert log_path(tmp_path, "my exp/../x", now).name.endswith("-2.jsonl")
+
+
+def test_the_command_module_imports_no_heavy_library() -> None:
+    import subprocess
+    import sys
+    code = ("import sys, analyzer.cli.commands.observe, analyzer.cli.commands.reconcile; "
+            "heavy = [m for m in ('httpx', 'numpy', 'networkx', 'git', 'analyzer.observe.runner') "
+            "if m in sys.modules]; "
+            "print(heavy); sys.exit(1 if heavy else 0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
