@@ -68,7 +68,8 @@ def _attempt(client: httpx.Client, url: str, headers: dict[str, str], body: dict
                 text = _read_limited(response)
                 return Outcome("http-error", response.status_code, total_s=time.monotonic() - start, server=server,
                                error=f"HTTP {response.status_code}: {_error_text(text)}")
-            if body.get("stream"):
+            is_json = response.headers.get("content-type", "").startswith("application/json")
+            if body.get("stream") and not is_json:  # a server that ignores `stream` answers with one JSON object
                 out = _read_stream(response, start)
             else:
                 out = _read_json(response, start)
