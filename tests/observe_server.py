@@ -123,7 +123,7 @@ class FakeEngine:
                 if engine.delay_s:
                     time.sleep(engine.delay_s)
                 usage, timings = engine.usage_for(body)
-                if body.get("stream"):
+                if body.get("stream") and kind != "json":
                     self._stream(body, usage, timings)
                 else:
                     self._json(200, {"id": "chatcmpl-fake", "model": "fake-model", "system_fingerprint": "fp_fake",

@@ -333,3 +333,11 @@ def test_summarize_recomputes_the_summary_from_a_log(tmp_path: Path, capsys) -> 
     (tmp_path / "empty.jsonl").write_text("")
     assert main(["observe", "--summarize", str(tmp_path / "empty.jsonl")]) == 3
     assert "holds no rows" in capsys.readouterr().err
+
+
+def test_a_server_that_ignores_stream_is_read_as_json(tmp_path: Path, capsys) -> None:
+    with fake_engine() as engine:
+        engine.script = {2: ("json",)}
+        code, _, rows, _ = _run(tmp_path, capsys, experiment("none", endpoint={"base_url": engine.base_url}))
+        assert code == 0 and rows[1]["usage"] == engine.sent_usage[1] and rows[1]["ttft_s"] is None
+    assert rows[1]["outcome"] == "ok" and rows[0]["ttft_s"] is not None
