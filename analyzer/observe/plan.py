@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from analyzer.observe.experiment import Experiment
@@ -107,7 +107,7 @@ def plan(exp: Experiment) -> list[PlannedRequest]:
         out = [variant("control", i, first) for i in range(n)]
         out += [variant("treatment", i, _cycle(vary.values, i)) for i in range(n)]
     if out:  # nothing to wait for before the very first request
-        out[0] = PlannedRequest(**{**out[0].__dict__, "wait_s": 0.0})
+        out[0] = replace(out[0], wait_s=0.0)
     return out
 
 

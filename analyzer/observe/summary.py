@@ -48,7 +48,7 @@ def summarise(rows: list[dict[str, Any]], log: str | None = None) -> dict[str, A
         mine = [r for r in requests if r["series"] == name and r["measured"]]
         ok = [r for r in mine if r["outcome"] == "ok"]
         counted = [r for r in ok if r["prompt_tokens"] is not None and r["cached_tokens"] is not None]
-        later = [r for r in counted if r is not (counted[0] if counted else None)]
+        later = [r for r in counted if r["index"] > 1]  # "requests 2+": the first one is cold by design
         prompt = sum(r["prompt_tokens"] for r in counted)
         cached = sum(r["cached_tokens"] for r in counted)
         series.append({
@@ -60,11 +60,12 @@ def summarise(rows: list[dict[str, Any]], log: str | None = None) -> dict[str, A
             "total_s": _stats([r["total_s"] for r in ok if r["total_s"] is not None]),
         })
     first = rows[0] if rows else {}
+    answered = next((r for r in rows if r.get("server")), first)
     return {
         "schema": "analyzer.observe.summary/1",
         "experiment": first.get("experiment"), "factor": first.get("factor"), "log": log,
         "endpoint": (first.get("config") or {}).get("endpoint"), "model": (first.get("config") or {}).get("model"),
-        "server": first.get("server") or {},
+        "server": answered.get("server") or {},
         "prompt_field": " / ".join(sorted(fields["prompt"])) or None,
         "cached_field": " / ".join(sorted(fields["cached"])) or None,
         "series": series, "requests": requests, "drop": find_drop(requests),
