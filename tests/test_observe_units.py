@@ -60,3 +60,28 @@ def test_the_command_module_imports_no_heavy_library() -> None:
             "print(heavy); sys.exit(1 if heavy else 0)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _row(series: str, index: int, cached: int | None, *, prompt: int = 100, outcome: str = "ok",
+         system: str = "s") -> dict:
+    usage = None if cached is None else {"prompt_tokens": prompt, "prompt_tokens_details": {"cached_tokens": cached}}
+    return {"experiment": "e", "factor": "system-prefix", "series": series, "index": index, "measured": True,
+            "outcome": outcome, "status": 200 if outcome == "ok" else None, "usage": usage, "ttft_s": 0.1,
+            "total_s": 0.2, "config": {"endpoint": "http://x/v1", "model": "m"},
+            "server": {} if outcome != "ok" else {"model": "m1"},
+            "parts": {"system": {"sha256": system}, "tools": {"sha256": "t"}, "messages": {"sha256": "m"}}}
+
+
+def test_summary_figures_and_drop_from_rows() -> None:
+    from analyzer.observe.summary import summarise
+
+    rows = [_row("control", 1, None, outcome="connection-error"), _row("control", 2, 90), _row("control", 3, 90),
+            _row("treatment", 1, 90), _row("treatment", 2, 95, system="s2"), _row("treatment", 3, 10, system="s3")]
+    s = summarise(rows)
+    control, treatment = s["series"]
+    assert (control["requests"], control["ok"], control["failed"]) == (3, 2, 1)
+    assert control["hit_percent_after_first"] == 90.0 and control["prompt_tokens"] == 200
+    assert treatment["hit_percent"] == round(100 * 195 / 300, 1)
+    assert s["server"] == {"model": "m1"}  # from the first answered row
+    assert s["drop"] == {"series": "treatment", "index": 3, "value": None, "cached_tokens": 10,
+                         "control_cached_tokens": 90, "prompt_tokens": 100, "changed_parts": ["system"]}
