@@ -44,7 +44,15 @@ class FakeEngine:
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
+        self.server.handle_error = self._quiet_disconnects  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def _quiet_disconnects(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-stream (Ctrl-C, timeouts) is what some tests do; anything else is shown."""
+        import sys
+        import traceback
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            traceback.print_exc()
 
     @property
     def base_url(self) -> str:

@@ -341,3 +341,23 @@ def test_a_server_that_ignores_stream_is_read_as_json(tmp_path: Path, capsys) ->
         code, _, rows, _ = _run(tmp_path, capsys, experiment("none", endpoint={"base_url": engine.base_url}))
         assert code == 0 and rows[1]["usage"] == engine.sent_usage[1] and rows[1]["ttft_s"] is None
     assert rows[1]["outcome"] == "ok" and rows[0]["ttft_s"] is not None
+
+
+def test_ctrl_c_landing_right_after_a_write_still_counts_that_row(tmp_path: Path) -> None:
+    from analyzer.observe.experiment import load_experiment
+    from analyzer.observe.jsonl import RowWriter
+    from analyzer.observe.runner import run_experiment
+
+    class InterruptedAfterSecondRow(RowWriter):
+        def write(self, row: dict) -> None:
+            super().write(row)
+            if self.rows == 2:  # where a held SIGINT is delivered: the line is complete and synced
+                raise KeyboardInterrupt
+
+    with fake_engine() as engine:
+        exp = load_experiment(str(write(tmp_path / "e.toml", experiment("none", endpoint={
+            "base_url": engine.base_url}))))
+        with InterruptedAfterSecondRow(tmp_path / "log.jsonl") as writer:
+            result = run_experiment(exp, writer)
+    assert result.interrupted and len(result.rows) == writer.rows == 2
+    assert len(read_rows(tmp_path / "log.jsonl")) == 2
