@@ -34,7 +34,7 @@ def require_engine() -> Path:
     cache = shared_engine_cache()
     if not engine_available(cache):
         reason = (f"llama-server is not built under {cache}/engine; run `analyze engine build` "
-                  "(8–20 minutes, once per machine) or set ANALYZER_ENGINE_CACHE")
+                  "(8–30 minutes, once per machine) or set ANALYZER_ENGINE_CACHE")
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{REQUIRE_ENV}=1 but {reason}")
         pytest.skip(reason)

@@ -1,6 +1,6 @@
 """Build llama.cpp's `llama-server` from the vendored sdist source, once per machine and version.
 
-Why this shape: a build takes ~20 minutes on two cores, so it is cached under the analyzer cache dir by
+Why this shape: a build takes 8–30 minutes on two cores, so it is cached under the analyzer cache dir by
 llama-cpp-python version, guarded by a file lock (two processes never build at once; the second waits and
 reuses), kept incremental across interruptions (the work tree survives a failure), and installed by one
 rename so a reader sees either no engine or a complete one.

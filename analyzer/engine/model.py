@@ -41,7 +41,7 @@ class ModelSpec:
 
 
 def chat_template() -> str:
-    return resources.files("analyzer.engine").joinpath("chat_template.jinja").read_text(encoding="utf-8")
+    return resources.files("analyzer.engine").joinpath("chat_template.j2").read_text(encoding="utf-8")
 
 
 def model_path(paths: EnginePaths, spec: ModelSpec = ModelSpec()) -> Path:

@@ -35,7 +35,18 @@ def free_port() -> int:
 
 
 def process_start_ticks(pid: int) -> int | None:
-    """Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot; None if it is gone."""
+    """Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot; None if it is gone.
+
+    Without /proc (macOS) only liveness can be checked: 0 for a live pid, so identity is weaker there.
+    """
+    if not Path("/proc/self/stat").exists():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            return 0
+        return 0
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:

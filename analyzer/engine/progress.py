@@ -27,6 +27,6 @@ def build_progress(ctx) -> Iterator[Progress]:
                     bar.update(other, visible=False)
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
-            bar.refresh()  # a few hundred steps in 20 minutes: draw each one, not on rich's timer
+            bar.refresh()  # a few hundred steps in many minutes: draw each one, not on rich's timer
 
         yield progress

@@ -21,7 +21,7 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="engine_action", metavar="ACTION", required=True)
-    build = sub.add_parser("build", help="build and cache llama-server (8–20 minutes on 2 cores, once per machine)")
+    build = sub.add_parser("build", help="build and cache llama-server (8–30 minutes on 2 cores, once per machine)")
     build.add_argument("--force", action="store_true", help="rebuild even if a cached build exists")
     start = sub.add_parser("start", help="start llama-server on a free port and print its base URL")
     start.add_argument("--port", type=int, default=None, help="listen on this port instead of a free one")
@@ -162,6 +162,6 @@ def _status(ctx: CliContext, engine_dir) -> int:
     else:
         ctx.out.print("engine: not running", markup=False)
         built = (f"built, llama-server {report['version'] or '(version unknown)'} at {paths.binary}" if info else
-                 "not built yet (`analyze engine build`, 8–20 minutes once per machine)")
+                 "not built yet (`analyze engine build`, 8–30 minutes once per machine)")
         ctx.out.print(f"  binary: {built}", markup=False)
     return 0 if running else 1
