@@ -36,7 +36,8 @@ def test_record_in_both_languages(tmp_path: Path, repos: dict, capsys) -> None:
     for head in ZH_HEADINGS:
         assert f"**{head}:**" in zh_text and f"({head}):**" in en_text
     for name, (_, shas) in repos.items():
-        assert f"{name} {shas[-1]}" in en_text and f"{name} {shas[-1]}" in zh_text
+        assert f"{name} {shas[-1]}, no tag at this commit, commit “tree 0” of " in en_text
+        assert f"{name} {shas[-1]}" in zh_text
     for site in ("pi:packages/ai/src/api/completions.ts:7", "dsh:packages/llm/llm-pi-ai/src/stream.ts:3",
                  "dsh:packages/llm/llm-deepseek/src/translate.ts:4", "dsh:packages/client/ui/src/stats.ts:1",
                  "dsh:packages/llm/token-meter/src/usage-projection.ts:22"):
@@ -77,6 +78,8 @@ def test_record_to_stdout_and_json(tmp_path: Path, repos: dict, capsys) -> None:
     assert main(args(tmp_path, repos, "--json", "--record", "-", "--lang", "zh")) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["record"].startswith("# 第 2 轮研究记录") and "**直接观察:**" in doc["record"]
+    assert main(args(tmp_path, repos, "--json", "--record", str(tmp_path / "r.md"))) == 0
+    assert json.loads(capsys.readouterr().out)["record_file"] == str(tmp_path / "r.md")
 
 
 def test_record_names_a_missing_layer(tmp_path: Path, capsys) -> None:

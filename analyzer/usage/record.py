@@ -108,6 +108,15 @@ def _tags(locator: Any) -> list[str]:
     return sorted(t for t in out.splitlines() if t)
 
 
+def _about(locator: Any, s: Any) -> str:
+    """The commit's subject and date: a release commit names its version even where the tag was not fetched."""
+    try:
+        c = locator.repo.commit(locator.commit)
+        return s.format("record.source.commit", subject=c.summary, date=c.committed_datetime.date().isoformat())
+    except Exception:  # a locator without a git repo (fixtures): nothing to add
+        return ""
+
+
 def _fields_text(fields: list[dict[str, Any]] | None, lang: str) -> str:
     if fields is None:
         return sentences(FEATURE, lang)["absent"]
@@ -127,7 +136,8 @@ def _sources(doc: dict[str, Any], locators: dict[str, Any], ctx: Any, lang: str,
         if pin is not None and pin.commit == loc.commit and pin.ref and pin.ref not in tags:
             tags.append(f"{pin.ref} (repos.lock ref)")
         tag_text = s.format("record.source.tags", tags=", ".join(tags)) if tags else s["record.source.notags"]
-        out.append(s.format("record.source.repo", repo=name, commit=loc.commit, tags=tag_text, url=url))
+        out.append(s.format("record.source.repo", repo=name, commit=loc.commit, tags=tag_text, about=_about(loc, s),
+                            url=url))
     seen = set()
     for ledger in doc["routes"].values():
         for key, f in ledger["functions"].items():

@@ -66,6 +66,15 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     locators = {name: locator_for(ctx, ctx.lock.get(name), at.get(name), dirs.get(name)) for name in repos}
     doc = reconcile_routes(scenario, locators, routes)
     record = _record(args, ctx, doc, locators, dirs) if args.record else None
+    if record is not None and args.record != "-":
+        from analyzer.atomic import write_text_atomic
+
+        try:
+            write_text_atomic(args.record, record)
+        except OSError as exc:
+            raise AnalyzerError(f"cannot write {exc.filename or args.record}: {exc.strerror or exc}; "
+                                "choose a writable path") from exc
+        doc["record_file"] = args.record
     if ctx.json:
         if record is not None and args.record == "-":
             doc["record"] = record
@@ -75,15 +84,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         if record is not None and args.record == "-":
             ctx.out.print()
             ctx.out.print(record, markup=False, highlight=False)
-    if record is not None and args.record != "-":
-        from analyzer.atomic import write_text_atomic
-
-        try:
-            write_text_atomic(args.record, record)
-        except OSError as exc:
-            raise AnalyzerError(f"cannot write {exc.filename or args.record}: {exc.strerror or exc}; "
-                                "choose a writable path") from exc
-        if not ctx.json:
+        elif record is not None:
             ctx.out.print(f"wrote {args.record}", markup=False)
     return 0 if doc["ok"] else 1
 
