@@ -26,6 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
                         help="a shipped scenario name or a TOML path (default: deepseek-10k; --list shows them)")
     parser.add_argument("--list", action="store_true", help="list the shipped scenarios and exit")
+    parser.add_argument("--from-log", default=None, metavar="FILE.jsonl",
+                        help="replay the raw usage of an `analyze observe` log, one request per row")
     parser.add_argument("--route", choices=ROUTE_CHOICES, default="both",
                         help="pi-ai (llm-pi-ai → Pi), deepseek-native (llm-deepseek), or both and compare (both)")
     parser.add_argument("--at", action="append", default=[], metavar="NAME=SHA",
@@ -53,7 +55,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             for name in names:
                 ctx.out.print(name, markup=False)
         return 0
-    scenario = load_scenario(args.scenario)
+    scenario = _from_log(args, ctx) if args.from_log else load_scenario(args.scenario)
     routes = routes_for(args.route)
     repos = sorted({name for r in routes for name in r.repos})
     at = parse_assignments(args.at, "--at", "pi=b4f293684bba718d59cc1157679bcf6157b3a7f5")
@@ -87,11 +89,25 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0 if doc["ok"] else 1
 
 
+def _from_log(args: argparse.Namespace, ctx: CliContext) -> Any:
+    from pathlib import Path
+
+    from analyzer.usage.fromlog import scenario_from_log
+
+    if args.scenario:
+        raise AnalyzerError("give a SCENARIO or --from-log FILE.jsonl, not both")
+    scenario, notes = scenario_from_log(Path(args.from_log))
+    for note in notes:
+        ctx.warn(note)
+    return scenario
+
+
 def _record(args: argparse.Namespace, ctx: CliContext, doc: dict[str, Any], locators: dict[str, Any],
             dirs: dict[str, str]) -> str:
     """The Round 2 record; the request path comes from the trace at the same commits when it can be computed."""
     from analyzer.usage.record import reconcile_record, request_path
 
     path = request_path(ctx, {name: loc.commit for name, loc in locators.items()}, dirs)
-    command = " ".join(a for a in ("--route " + args.route, args.scenario or "") if a)
+    target = args.scenario or (f"--from-log {args.from_log}" if args.from_log else "")
+    command = " ".join(a for a in ("--route " + args.route, target) if a)
     return reconcile_record(doc, locators, ctx, path, args.lang, command)

@@ -1,0 +1,196 @@
+"""Send one chat-completions request and measure it: time to first token, total time, the raw usage verbatim.
+
+Faults are results, not exceptions: a refused connection, a timeout, a 4xx/5xx or a broken stream becomes an
+`Outcome` with `outcome` and `error` set, so the run writes a row for it and goes on. Only Ctrl-C propagates.
+The Authorization header is built here and never returned, logged or put in an error message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+ERROR_BODY_CHARS = 300
+
+
+@dataclass
+class Outcome:
+    outcome: str                       # ok | http-error | connection-error | timeout | protocol-error
+    status: int | None = None
+    ttft_s: float | None = None        # first content or reasoning delta (streaming only)
+    total_s: float | None = None
+    usage: dict[str, Any] | None = None
+    timings: dict[str, Any] | None = None
+    server: dict[str, Any] = field(default_factory=dict)
+    finish_reason: str | None = None
+    output_chars: int = 0
+    error: str | None = None
+    retries: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+
+def headers_for(api_key: str | None) -> dict[str, str]:
+    headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
+
+
+def send(client: httpx.Client, url: str, headers: dict[str, str], body: dict[str, Any], *, retries_429: int = 3,
+         max_retry_wait_s: float = 60.0, sleep: Callable[[float], None] = time.sleep) -> Outcome:
+    """POST `body`, honouring 429 `Retry-After` up to `retries_429` times (each wait is kept in `retries`)."""
+    retries: list[dict[str, Any]] = []
+    while True:
+        result = _attempt(client, url, headers, body)
+        if result.status != 429 or len(retries) >= retries_429:
+            result.retries = retries
+            return result
+        wait, header = _retry_after(result.server.get("retry_after"), len(retries), max_retry_wait_s)
+        retries.append({"status": 429, "retry_after": header, "waited_s": round(wait, 3)})
+        sleep(wait)
+
+
+def _attempt(client: httpx.Client, url: str, headers: dict[str, str], body: dict[str, Any]) -> Outcome:
+    start = time.monotonic()
+    try:
+        with client.stream("POST", url, headers=headers, json=body) as response:
+            server = _server_headers(response)
+            if response.status_code >= 400:
+                text = _read_limited(response)
+                return Outcome("http-error", response.status_code, total_s=time.monotonic() - start, server=server,
+                               error=f"HTTP {response.status_code}: {_error_text(text)}")
+            is_json = response.headers.get("content-type", "").startswith("application/json")
+            if body.get("stream") and not is_json:  # a server that ignores `stream` answers with one JSON object
+                out = _read_stream(response, start)
+            else:
+                out = _read_json(response, start)
+            out.status = response.status_code
+            out.server = {**server, **out.server}
+            return out
+    except httpx.TimeoutException as exc:
+        return Outcome("timeout", total_s=time.monotonic() - start, error=f"timed out ({type(exc).__name__})")
+    except httpx.TransportError as exc:
+        return Outcome("connection-error", total_s=time.monotonic() - start,
+                       error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+
+def _read_stream(response: httpx.Response, start: float) -> Outcome:
+    """Server-sent events: `data: {chunk}` lines until `data: [DONE]`; usage arrives in the last chunk."""
+    out = Outcome("ok")
+    done = False
+    for line in response.iter_lines():
+        if not line.startswith("data:"):
+            continue
+        payload = line[5:].strip()
+        if payload == "[DONE]":
+            done = True
+            break
+        try:
+            chunk = json.loads(payload)
+        except json.JSONDecodeError:
+            out.outcome, out.error = "protocol-error", f"unparseable stream chunk: {payload[:80]!r}"
+            break
+        if not isinstance(chunk, dict):
+            continue
+        if "error" in chunk:
+            out.outcome, out.error = "http-error", f"error in stream: {_error_text(json.dumps(chunk['error']))}"
+            break
+        _take_server(out, chunk)
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            text = "".join(str(delta.get(k) or "") for k in ("content", "reasoning_content", "reasoning"))
+            if text and out.ttft_s is None:
+                out.ttft_s = time.monotonic() - start
+            out.output_chars += len(text)
+            if choice.get("finish_reason"):
+                out.finish_reason = choice["finish_reason"]
+        if isinstance(chunk.get("usage"), dict):
+            out.usage = chunk["usage"]
+        if isinstance(chunk.get("timings"), dict):
+            out.timings = chunk["timings"]
+    out.total_s = time.monotonic() - start
+    if out.ok and not done:
+        out.outcome, out.error = "protocol-error", "the stream ended without data: [DONE]"
+    return out
+
+
+def _read_json(response: httpx.Response, start: float) -> Outcome:
+    out = Outcome("ok")
+    try:
+        data = json.loads(response.read())
+    except json.JSONDecodeError:
+        return Outcome("protocol-error", total_s=time.monotonic() - start, error="the response is not JSON")
+    out.total_s = time.monotonic() - start
+    if isinstance(data, dict):
+        _take_server(out, data)
+        choice = (data.get("choices") or [{}])[0]
+        message = choice.get("message") or {}
+        out.output_chars = len(str(message.get("content") or "")) + len(str(message.get("reasoning_content") or ""))
+        out.finish_reason = choice.get("finish_reason")
+        out.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+        out.timings = data.get("timings") if isinstance(data.get("timings"), dict) else None
+    return out
+
+
+def _take_server(out: Outcome, chunk: dict[str, Any]) -> None:
+    for key in ("model", "system_fingerprint", "id"):
+        if chunk.get(key):
+            out.server[key] = chunk[key]
+
+
+def _server_headers(response: httpx.Response) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    if response.headers.get("server"):
+        found["header"] = response.headers["server"]
+    if response.headers.get("retry-after") is not None:
+        found["retry_after"] = response.headers["retry-after"]
+    return found
+
+
+def _read_limited(response: httpx.Response) -> str:
+    data = b""
+    for piece in response.iter_bytes():
+        data += piece
+        if len(data) > 4096:
+            break
+    return data.decode("utf-8", "replace")
+
+
+def _error_text(text: str) -> str:
+    """The server's own message when it sends OpenAI-style JSON errors, else the start of the body."""
+    try:
+        data = json.loads(text)
+        err = data.get("error", data) if isinstance(data, dict) else data
+        message = err.get("message") if isinstance(err, dict) else None
+        if isinstance(message, str):
+            text = message
+    except (json.JSONDecodeError, AttributeError):
+        pass
+    text = " ".join(text.split())
+    return text[:ERROR_BODY_CHARS] + ("…" if len(text) > ERROR_BODY_CHARS else "")
+
+
+def _retry_after(header: str | None, attempt: int, cap: float) -> tuple[float, str | None]:
+    """Seconds to wait: the Retry-After header (seconds or an HTTP date), else exponential backoff; capped."""
+    wait: float | None = None
+    if header:
+        try:
+            wait = float(header)
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(header)
+                wait = when.timestamp() - time.time()
+            except (TypeError, ValueError):
+                wait = None
+    if wait is None:
+        wait = float(2 ** attempt)
+    return max(0.0, min(wait, cap)), header

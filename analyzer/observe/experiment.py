@@ -1,0 +1,338 @@
+"""Experiment files: one controlled comparison against a real engine, validated before anything is sent.
+
+An experiment changes exactly one factor between a control and a treatment series (the research route's rule:
+never change the model, the tools and the history summary in the same comparison). Anything that would change a
+second thing is refused here, with one line naming both changes, so a run can never mix causes.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from analyzer.errors import AnalyzerError
+
+FACTORS = ("none", "system-prefix", "system-suffix", "tools-order", "tool-added", "history-compacted", "interval",
+           "warmup")
+# the factors whose values are strings / numbers / tool-name lists; the others take no values
+_STRING_FACTORS = ("system-prefix", "system-suffix", "history-compacted")
+_TOP_KEYS = {"name", "question", "description", "endpoint", "run", "base", "vary"}
+_ENDPOINT_KEYS = {"base_url", "model", "api_key_env", "timeout_s"}
+_RUN_KEYS = {"requests", "interval_s", "max_tokens", "stream", "temperature", "retries_429", "max_retry_wait_s"}
+_BASE_KEYS = {"system", "system_file", "tools", "tools_file", "messages"}
+_VARY_KEYS = {"factor", "values", "tool"}
+# keys that, inside [vary] or a per-series table, would be a second change; what each one changes
+_SECOND_CHANGES = {
+    "model": "the model", "base_url": "the endpoint", "endpoint": "the endpoint", "api_key_env": "the endpoint",
+    "system": "the system prompt", "system_file": "the system prompt", "tools": "the tools",
+    "tools_file": "the tools", "messages": "the messages", "max_tokens": "max_tokens", "stream": "streaming",
+    "temperature": "the temperature", "factors": "a second factor",
+}
+_SERIES_TABLES = ("control", "treatment", "series")
+ROUTE_RULE = "keep one change per comparison (不要在同一组对照中同时换模型、改工具和摘要历史)"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    timeout_s: float = 120.0
+
+    @property
+    def url(self) -> str:
+        """The chat-completions URL (OpenAI-compatible servers all take `/chat/completions` under the base)."""
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    requests: int = 3
+    interval_s: float = 1.0
+    max_tokens: int = 16
+    stream: bool = True
+    temperature: float | None = None
+    retries_429: int = 3
+    max_retry_wait_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class Base:
+    system: str | None
+    tools: tuple[dict[str, Any], ...]
+    messages: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Vary:
+    factor: str
+    values: tuple[Any, ...] = ()
+    tool: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    question: str
+    endpoint: Endpoint
+    run: RunConfig
+    base: Base
+    vary: Vary
+    path: str
+    description: str = ""
+    overrides: dict[str, str] = field(default_factory=dict)
+
+    def with_endpoint(self, *, base_url: str | None = None, model: str | None = None,
+                      api_key_env: str | None = None) -> Experiment:
+        """The same experiment against another server (command-line or env overrides, recorded in every row)."""
+        ep = self.endpoint
+        overrides = dict(self.overrides)
+        for key, value in (("base_url", base_url), ("model", model), ("api_key_env", api_key_env)):
+            if value:
+                overrides[key] = value
+        new = Endpoint(base_url=base_url or ep.base_url, model=model or ep.model,
+                       api_key_env=api_key_env or ep.api_key_env, timeout_s=ep.timeout_s)
+        _check_url(new.base_url, self.path)
+        return Experiment(self.name, self.question, new, self.run, self.base, self.vary, self.path, self.description,
+                          overrides)
+
+
+def shipped_dir() -> Path:
+    return Path(str(resources.files("analyzer.observe") / "experiments"))
+
+
+def shipped_names() -> list[str]:
+    """Names of the example experiments shipped with the package."""
+    return sorted(p.name[:-5] for p in shipped_dir().iterdir() if p.name.endswith(".toml"))
+
+
+def load_experiment(name_or_path: str) -> Experiment:
+    """A shipped example by name, or a TOML file by path; one `AnalyzerError` line for anything wrong."""
+    if name_or_path.endswith(".toml") or "/" in name_or_path:
+        path = Path(name_or_path)
+    else:
+        path = shipped_dir() / f"{name_or_path}.toml"
+        if not path.is_file():
+            raise AnalyzerError(f"no experiment named {name_or_path!r}; shipped: {', '.join(shipped_names())} "
+                                "(or pass a path to a TOML file)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AnalyzerError(f"experiment {path}: cannot read ({exc.strerror}); pass an experiment TOML file") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise AnalyzerError(f"experiment {path}: malformed TOML ({exc}); fix the syntax") from None
+    return parse_experiment(data, path)
+
+
+def parse_experiment(data: dict[str, Any], path: Path) -> Experiment:
+    """Validate the parsed TOML. Two-change files are refused before any other check, so the message is about that."""
+    label = str(path)
+    _refuse_second_change(data, label)
+    _known(data, _TOP_KEYS, "", label)
+    name = _need(data, "name", str, "", label)
+    question = _need(data, "question", str, "", label)
+    ep_t = _need(data, "endpoint", dict, "", label)
+    _known(ep_t, _ENDPOINT_KEYS, "endpoint.", label)
+    api_key_env = ep_t.get("api_key_env")
+    if api_key_env is not None and (not isinstance(api_key_env, str) or not api_key_env.isidentifier()):
+        raise AnalyzerError(f"experiment {label}: endpoint.api_key_env must be the NAME of an environment variable "
+                            "(e.g. \"DEEPSEEK_API_KEY\"), never the key itself")
+    endpoint = Endpoint(base_url=_need(ep_t, "base_url", str, "endpoint.", label),
+                        model=_need(ep_t, "model", str, "endpoint.", label), api_key_env=api_key_env,
+                        timeout_s=float(_opt(ep_t, "timeout_s", (int, float), 120.0, "endpoint.", label)))
+    _check_url(endpoint.base_url, label)
+    run_t = _opt(data, "run", dict, {}, "", label)
+    _known(run_t, _RUN_KEYS, "run.", label)
+    run = RunConfig(
+        requests=int(_opt(run_t, "requests", int, 3, "run.", label)),
+        interval_s=float(_opt(run_t, "interval_s", (int, float), 1.0, "run.", label)),
+        max_tokens=int(_opt(run_t, "max_tokens", int, 16, "run.", label)),
+        stream=bool(_opt(run_t, "stream", bool, True, "run.", label)),
+        temperature=_opt(run_t, "temperature", (int, float), None, "run.", label),
+        retries_429=int(_opt(run_t, "retries_429", int, 3, "run.", label)),
+        max_retry_wait_s=float(_opt(run_t, "max_retry_wait_s", (int, float), 60.0, "run.", label)),
+    )
+    if not 1 <= run.requests <= 1000:
+        raise AnalyzerError(f"experiment {label}: run.requests must be between 1 and 1000 (got {run.requests})")
+    if run.interval_s < 0 or run.max_tokens < 1 or run.retries_429 < 0 or run.max_retry_wait_s < 0:
+        raise AnalyzerError(f"experiment {label}: run.interval_s, run.retries_429 and run.max_retry_wait_s must be "
+                            "≥ 0 and run.max_tokens ≥ 1")
+    base = _parse_base(_need(data, "base", dict, "", label), path, label)
+    vary = _parse_vary(_need(data, "vary", dict, "", label), base, label)
+    return Experiment(name=name, question=question, endpoint=endpoint, run=run, base=base, vary=vary, path=label,
+                      description=str(data.get("description", "")))
+
+
+# ---- sections ---------------------------------------------------------------------------------------------
+
+
+def _parse_base(t: dict[str, Any], path: Path, label: str) -> Base:
+    _known(t, _BASE_KEYS, "base.", label)
+    for a, b in (("system", "system_file"), ("tools", "tools_file")):
+        if a in t and b in t:
+            raise AnalyzerError(f"experiment {label}: base.{a} and base.{b} both given; keep one")
+    system = _opt(t, "system", str, None, "base.", label)
+    if "system_file" in t:
+        system = _read_beside(path, _need(t, "system_file", str, "base.", label), label)
+    tools: Any = _opt(t, "tools", list, [], "base.", label)
+    if "tools_file" in t:
+        raw = _read_beside(path, _need(t, "tools_file", str, "base.", label), label)
+        try:
+            tools = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise AnalyzerError(f"experiment {label}: base.tools_file is not JSON ({exc}); give a list of OpenAI "
+                                "tool objects") from None
+    if not isinstance(tools, list):
+        raise AnalyzerError(f"experiment {label}: base.tools must be a list of OpenAI tool objects")
+    for i, tool in enumerate(tools, 1):
+        _tool_name(tool, f"base.tools[{i}]", label)
+    names = [_tool_name(tool, "", label) for tool in tools]
+    if len(set(names)) != len(names):
+        raise AnalyzerError(f"experiment {label}: base.tools has two tools with the same name; names must be unique")
+    messages = _need(t, "messages", list, "base.", label)
+    if not messages:
+        raise AnalyzerError(f"experiment {label}: base.messages is empty; add at least one user message")
+    for i, m in enumerate(messages, 1):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+            raise AnalyzerError(f"experiment {label}: base.messages[{i}] needs a role and a string content")
+        if m["role"] == "system":
+            raise AnalyzerError(f"experiment {label}: base.messages[{i}] is a system message; put it in base.system")
+    return Base(system=system, tools=tuple(tools), messages=tuple(messages))
+
+
+def _parse_vary(t: dict[str, Any], base: Base, label: str) -> Vary:
+    _known(t, _VARY_KEYS, "vary.", label)
+    factor = t.get("factor")
+    if not isinstance(factor, str):
+        raise AnalyzerError(f"experiment {label}: vary.factor is missing; set exactly one of: {', '.join(FACTORS)}")
+    if factor not in FACTORS:
+        raise AnalyzerError(f"experiment {label}: unknown factor {factor!r}; use one of: {', '.join(FACTORS)}")
+    values = t.get("values", [])
+    if not isinstance(values, list):
+        raise AnalyzerError(f"experiment {label}: vary.values must be a list")
+    tool = t.get("tool")
+    if tool is not None and factor != "tool-added":
+        raise AnalyzerError(f"experiment {label}: vary.tool is only for factor \"tool-added\" (here: {factor!r})")
+    if factor in _STRING_FACTORS:
+        if not values or not all(isinstance(v, str) for v in values):
+            raise AnalyzerError(f"experiment {label}: factor {factor!r} needs vary.values, a list of strings")
+        if factor.startswith("system-") and base.system is None:
+            raise AnalyzerError(f"experiment {label}: factor {factor!r} changes the system prompt; set base.system")
+        if factor == "history-compacted" and len(base.messages) < 2:
+            raise AnalyzerError(f"experiment {label}: factor \"history-compacted\" needs at least two base.messages "
+                                "(earlier ones are replaced by the summary)")
+    elif factor == "interval":
+        if not values or not all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in values):
+            raise AnalyzerError(f"experiment {label}: factor \"interval\" needs vary.values, gaps in seconds (≥ 0)")
+    elif factor == "tools-order":
+        names = sorted(_tool_name(x, "", label) for x in base.tools)
+        if len(names) < 2:
+            raise AnalyzerError(f"experiment {label}: factor \"tools-order\" needs at least two base.tools")
+        if not values:
+            raise AnalyzerError(f"experiment {label}: factor \"tools-order\" needs vary.values, lists of tool names")
+        for i, order in enumerate(values, 1):
+            if not isinstance(order, list) or sorted(order) != names:
+                raise AnalyzerError(f"experiment {label}: vary.values[{i}] must list every base tool once, in some "
+                                    f"order ({', '.join(names)})")
+    elif factor == "tool-added":
+        if not isinstance(tool, dict):
+            raise AnalyzerError(f"experiment {label}: factor \"tool-added\" needs vary.tool, one OpenAI tool object")
+        name = _tool_name(tool, "vary.tool", label)
+        if name in {_tool_name(x, "", label) for x in base.tools}:
+            raise AnalyzerError(f"experiment {label}: vary.tool {name!r} is already in base.tools; add a new tool")
+        if values:
+            raise AnalyzerError(f"experiment {label}: factor \"tool-added\" takes vary.tool, not vary.values")
+    elif values:
+        raise AnalyzerError(f"experiment {label}: factor {factor!r} takes no vary.values")
+    return Vary(factor=factor, values=tuple(values), tool=tool)
+
+
+def _refuse_second_change(data: dict[str, Any], label: str) -> None:
+    vary = data.get("vary")
+    if isinstance(vary, list):  # [[vary]]: several comparisons in one
+        names = [str(v.get("factor", "?")) for v in vary if isinstance(v, dict)]
+        raise AnalyzerError(f"experiment {label}: changes two things: {' and '.join(names[:2]) or 'two [[vary]]'} "
+                            f"([[vary]] given {len(vary)} times); {ROUTE_RULE}")
+    if not isinstance(vary, dict):
+        return
+    factor = vary.get("factor")
+    if isinstance(factor, list):
+        names = [str(f) for f in factor]
+        if len(names) > 1:
+            raise AnalyzerError(f"experiment {label}: changes two things: factor {names[0]!r} and factor "
+                                f"{names[1]!r} (vary.factor is a list); {ROUTE_RULE}")
+        raise AnalyzerError(f"experiment {label}: vary.factor must be one name, not a list")
+    first = f"factor {factor!r}" if isinstance(factor, str) else "the factor"
+    for key in vary:
+        if key in _SECOND_CHANGES:
+            raise AnalyzerError(f"experiment {label}: changes two things: {first} and {_SECOND_CHANGES[key]} "
+                                f"(vary.{key}); {ROUTE_RULE}")
+    for table in _SERIES_TABLES:
+        sub = data.get(table)
+        if not isinstance(sub, dict):
+            continue
+        for where, t in ([(f"{table}.{k}", v) for k, v in sub.items() if isinstance(v, dict)]
+                         if table == "series" else [(table, sub)]):
+            for key in t:
+                if key in _SECOND_CHANGES:
+                    raise AnalyzerError(f"experiment {label}: changes two things: {first} and "
+                                        f"{_SECOND_CHANGES[key]} per series ({where}.{key}); {ROUTE_RULE}")
+
+
+# ---- small helpers ----------------------------------------------------------------------------------------
+
+
+def _tool_name(tool: Any, where: str, label: str) -> str:
+    fn = tool.get("function") if isinstance(tool, dict) else None
+    name = fn.get("name") if isinstance(fn, dict) else None
+    if not isinstance(name, str) or not name:
+        raise AnalyzerError(f"experiment {label}: {where or 'a tool'} is not an OpenAI tool object "
+                            "({type = \"function\", function = {name = …, parameters = {…}}})")
+    return name
+
+
+def _read_beside(path: Path, rel: str, label: str) -> str:
+    target = (path.parent / rel) if not Path(rel).is_absolute() else Path(rel)
+    try:
+        return target.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AnalyzerError(f"experiment {label}: cannot read {rel} ({exc.strerror}); paths are relative to the "
+                            "experiment file") from None
+
+
+def _check_url(url: str, label: str) -> None:
+    if not url.startswith(("http://", "https://")):
+        raise AnalyzerError(f"experiment {label}: base_url {url!r} must start with http:// or https:// "
+                            "(e.g. http://127.0.0.1:8080/v1)")
+
+
+def _known(t: dict[str, Any], keys: set[str], prefix: str, label: str) -> None:
+    unknown = sorted(set(t) - keys)
+    if unknown:
+        raise AnalyzerError(f"experiment {label}: unknown key {prefix}{unknown[0]}; known here: "
+                            f"{', '.join(sorted(keys))}")
+
+
+def _need(t: dict[str, Any], key: str, kind: type | tuple[type, ...], prefix: str, label: str) -> Any:
+    if key not in t:
+        raise AnalyzerError(f"experiment {label}: {prefix}{key} is missing; add it")
+    return _opt(t, key, kind, None, prefix, label)
+
+
+def _opt(t: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any, prefix: str, label: str) -> Any:
+    if key not in t:
+        return default
+    value = t[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = {"dict": "table", "str": "string", "int": "integer", "float": "number", "list": "list",
+                 "bool": "boolean"}
+        raise AnalyzerError(f"experiment {label}: {prefix}{key} must be a "
+                            f"{' or '.join(dict.fromkeys(names[k.__name__] for k in kinds))}")
+    return value

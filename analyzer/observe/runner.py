@@ -1,0 +1,145 @@
+"""Run an experiment: send the planned requests in order, timing the real gaps, and write one row per request.
+
+A row is written (and synced) as soon as its request finishes, before the next one starts. Ctrl-C stops the run
+between or during requests; the request in flight is dropped and every finished one is already on disk.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+
+from analyzer import __version__
+from analyzer.observe.client import Outcome, headers_for, send
+from analyzer.observe.experiment import Experiment
+from analyzer.observe.jsonl import RowWriter
+from analyzer.observe.plan import PlannedRequest, plan
+
+SCHEMA = "analyzer.observe/1"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass
+class RunResult:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    planned: int = 0
+    interrupted: bool = False
+    stopped_on_error: bool = False
+    server_version: str | None = None
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.rows if r["outcome"] != "ok")
+
+
+def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = None, stop_on_error: bool = False,
+                   on_row: Callable[[dict[str, Any], int, int], None] | None = None,
+                   sleep: Callable[[float], None] = time.sleep) -> RunResult:
+    """Send every planned request; `on_row(row, done, total)` is called after each row is on disk."""
+    requests = plan(exp)
+    result = RunResult(planned=len(requests))
+    headers = headers_for(api_key)
+    timeout = httpx.Timeout(exp.endpoint.timeout_s, connect=min(10.0, exp.endpoint.timeout_s))
+    previous_start: float | None = None
+    pending: dict[str, Any] | None = None  # a row handed to the writer but not yet counted here
+    # proxies from the environment apply to remote APIs, never to a local engine (a proxy would answer instead)
+    trust_env = urlparse(exp.endpoint.base_url).hostname not in LOOPBACK
+    try:
+        with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=trust_env) as client:
+            result.server_version = _server_version(client, exp, headers)
+            for planned in requests:
+                if planned.wait_s > 0:
+                    sleep(planned.wait_s)
+                started_at = _dt.datetime.now(_dt.UTC)
+                start = time.monotonic()
+                outcome = send(client, exp.endpoint.url, headers, planned.body(exp),
+                               retries_429=exp.run.retries_429, max_retry_wait_s=exp.run.max_retry_wait_s,
+                               sleep=sleep)
+                gap = None if previous_start is None else round(start - previous_start, 6)
+                previous_start = start
+                pending = build_row(exp, planned, outcome, started_at, gap, result.server_version)
+                writer.write(pending)
+                result.rows.append(pending)
+                row, pending = pending, None
+                if on_row is not None:
+                    on_row(row, len(result.rows), len(requests))
+                if stop_on_error and not outcome.ok:
+                    result.stopped_on_error = True
+                    break
+    except KeyboardInterrupt:
+        # Ctrl-C held during the write lands right after it: the row is on disk, so it counts
+        if pending is not None and writer.rows > len(result.rows):
+            result.rows.append(pending)
+        result.interrupted = True
+    return result
+
+
+def build_row(exp: Experiment, planned: PlannedRequest, outcome: Outcome, started_at: _dt.datetime,
+              since_previous_s: float | None, server_version: str | None) -> dict[str, Any]:
+    server = dict(outcome.server)
+    server.pop("retry_after", None)
+    if server_version:
+        server["version"] = server_version
+    return {
+        "schema": SCHEMA,
+        "experiment": exp.name,
+        "factor": exp.vary.factor,
+        "series": planned.series,
+        "index": planned.index,
+        "measured": planned.measured,
+        "value": planned.value,
+        "started_at": started_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "wait_s": planned.wait_s,
+        "since_previous_s": since_previous_s,
+        "ttft_s": _round(outcome.ttft_s),
+        "total_s": _round(outcome.total_s),
+        "status": outcome.status,
+        "outcome": outcome.outcome,
+        "usage": outcome.usage,
+        "timings": outcome.timings,
+        "finish_reason": outcome.finish_reason,
+        "output_chars": outcome.output_chars,
+        "config": {
+            "endpoint": exp.endpoint.base_url,
+            "url": exp.endpoint.url,
+            "model": exp.endpoint.model,
+            "max_tokens": exp.run.max_tokens,
+            "stream": exp.run.stream,
+            "temperature": exp.run.temperature,
+            "api_key_env": exp.endpoint.api_key_env,
+            "overrides": dict(exp.overrides),
+            "experiment_file": exp.path,
+        },
+        "parts": planned.parts(),
+        "server": server,
+        "error": outcome.error,
+        "retries": outcome.retries,
+        "analyzer": __version__,
+    }
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def _server_version(client: httpx.Client, exp: Experiment, headers: dict[str, str]) -> str | None:
+    """llama.cpp's `/props` reports its build; other servers have no such endpoint, which is fine."""
+    root = exp.endpoint.base_url.rstrip("/")
+    if root.endswith("/v1"):
+        root = root[:-3]
+    try:
+        response = client.get(f"{root}/props", headers=headers, timeout=5.0)
+        if response.status_code == 200:
+            data = response.json()
+            build = data.get("build_info") if isinstance(data, dict) else None
+            if isinstance(build, str) and build:
+                return f"llama.cpp {build}"
+    except (httpx.HTTPError, ValueError):
+        pass
+    return None
