@@ -27,6 +27,16 @@ BUILTIN_ELEMENT_METHODS = {
     "Map": {"get": 1}, "ReadonlyMap": {"get": 1}, "WeakMap": {"get": 1},
     "Array": {"at": 0, "find": 0, "pop": 0, "shift": 0}, "ReadonlyArray": {"at": 0, "find": 0},
 }
+# Callbacks of the built-in collections: `xs.map((x) => …)` gives x the element type (TypeScript infers it
+# from the generic signature). Method → which type argument each callback parameter gets, by position.
+CALLBACK_ELEMENTS = {
+    "Array": {m: (0,) for m in ("map", "forEach", "filter", "find", "findIndex", "findLast", "findLastIndex",
+                                "some", "every", "flatMap", "sort", "toSorted")},
+    "Set": {"forEach": (0,)}, "ReadonlySet": {"forEach": (0,)},
+    "Map": {"forEach": (1, 0)}, "ReadonlyMap": {"forEach": (1, 0)},
+}
+CALLBACK_ELEMENTS["ReadonlyArray"] = CALLBACK_ELEMENTS["Array"]
+MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,7 @@ class NamedType:
     ref: DefRef
     evidence: tuple[str, ...]
     static: bool = False
+    mixin: str | None = None  # reached through `extends Pick<…>`/`Omit<…>`: the line that says so
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,7 @@ class Member:
     owner: DefRef
     definition: Definition | None
     field: Field | None
+    mixin: str | None = None  # found through a Pick/Omit heritage (a runtime mixin): the evidence line
 
 
 class Types:
@@ -78,7 +90,7 @@ class Types:
         self._super_cache: dict[DefRef, list[NamedType]] = {}
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
-        self._binding_cache: dict[tuple[ModuleRef, str | None, str, int], list[Typed]] = {}
+        self._binding_cache: dict[tuple[ModuleRef, str | None, str, int, int], list[Typed]] = {}
         self._aug_by_name: dict[str, list[tuple[str, list[DefRef]]]] = defaultdict(list)
         for (spec, name), refs in program.augmentations.items():
             self._aug_by_name[name].append((spec, refs))
@@ -108,6 +120,11 @@ class Types:
             d = self.p.defs.get(sym.definition)
             if d is not None and d.kind in TYPE_KINDS:
                 out.append(NamedType(sym.definition, sym.evidence))
+            half = self.p.merged_half(sym.definition)  # `type CallId` merged with `function CallId`
+            if half is not None and d is not None and d.kind not in TYPE_KINDS \
+                    and self.p.defs[half].kind in TYPE_KINDS:
+                out.append(NamedType(half, (*sym.evidence, f"{half.path}:{self.p.defs[half].line}: "
+                                                          f"{self.p.defs[half].kind} {name} merges with it")))
         # module augmentations: `declare module 'spec' { interface Name { … } }` merge into Name
         facts = self.p.files.get(mod)
         if facts is not None:
@@ -156,8 +173,17 @@ class Types:
         out: list[NamedType] = []
         if d is not None:
             for text in (*d.extends, *d.implements):
-                out.extend(self.resolve_text(ref.module, text,
-                                             f"{ref.path}:{d.line}: {d.name} extends/implements {text}"))
+                why = f"{ref.path}:{d.line}: {d.name} extends/implements {text}"
+                head = text.split("<", 1)[0].strip()
+                if head in MIXIN_TYPES and type_arguments(text):
+                    out.extend(NamedType(nt.ref, nt.evidence, mixin=why)
+                               for nt in self.resolve_text(ref.module, type_arguments(text)[0], why))
+                    continue
+                out.extend(self.resolve_text(ref.module, text, why))
+            half = self.p.merged_half(ref)
+            if half is not None and d.kind == "class":  # `interface C` merged into `class C`: its members too
+                hd = self.p.defs[half]
+                out.append(NamedType(half, (f"{half.path}:{hd.line}: interface {d.name} merges into class {d.name}",)))
         self._super_cache[ref] = out
         return out
 
@@ -185,6 +211,8 @@ class Types:
         for sup in self.supertypes(ref):
             found = self.find_member(sup.ref, name, depth + 1)
             if found:
+                if sup.mixin:
+                    return [Member(m.owner, m.definition, m.field, m.mixin or sup.mixin) for m in found]
                 return found
         return []
 
@@ -235,8 +263,9 @@ class Types:
             return []
         current = self.root_types(mod, scope, chain[0], line)
         for seg in chain[1:]:
-            if seg == "[]":
-                current = [t for c in current for t in self._element_types(c)]
+            if seg.startswith("["):  # `a[K]`: a member declared with that computed key, else an element
+                keyed = [t for c in current for t in self.members_of(c, seg)] if seg != "[]" else []
+                current = keyed or [t for c in current for t in self._element_types(c)]
                 continue
             current = [t for c in current for t in self.members_of(c, seg)]
             if not current:
@@ -279,9 +308,11 @@ class Types:
         if root in ("<expr>", "super"):
             return []
         for sc in self.p.scope_chain(mod, scope):
-            bound = _latest(self.p.bindings_named(mod, sc, root), root, line)
-            if bound is not None:
-                return self.binding_types(mod, bound)
+            named = self.p.bindings_named(mod, sc, root)
+            bound = _latest(named, root, line)
+            if bound is not None:  # `const m = c ? a : b`: one binding per branch, all on the same line
+                return [t for b in named if b.line == bound.line and b.kind == bound.kind
+                        for t in self.binding_types(mod, b)]
             if sc is not None:
                 d = self.p.defs.get(DefRef(mod.repo, mod.path, sc))
                 if d is not None:
@@ -308,7 +339,7 @@ class Types:
         return []
 
     def binding_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
-        key = (mod, b.scope, b.name, b.line)
+        key = (mod, b.scope, b.name, b.line, b.branch)
         cached = self._binding_cache.get(key)
         if cached is not None:
             return cached
@@ -334,6 +365,8 @@ class Types:
                 out.extend(self._builtin_call_types(mod, b.scope, b.init_callee, b.line, where))
         elif b.init_chain:
             out.extend(self.chain_types(mod, b.scope, b.init_chain, b.line))
+        if b.kind == "for_of":  # `for (const x of xs)`: x is an element of xs
+            out = [t for typed in out for t in self._element_types(typed)]
         if b.destructure_key:
             return [t for typed in out for t in self.members_of(typed, b.destructure_key)]
         return out
@@ -352,7 +385,10 @@ class Types:
                     continue
                 j = params.index(b.name)
                 out: list[Typed] = []
-                for target in self.callee_targets(mod, call.scope, call.callee, call.line):
+                targets = self.callee_targets(mod, call.scope, call.callee, call.line)
+                if not targets and len(call.callee) >= 2:
+                    return self._collection_callback_types(mod, call, j, b.name)
+                for target in targets:
                     d = self.p.defs.get(target)
                     declared = d.params[i].type if d is not None and i < len(d.params) else None
                     if d is None or not declared:
@@ -364,6 +400,24 @@ class Types:
                                             f"passed to {d.qualname}, declared {d.params[i].type}"))
                 return out
         return []
+
+    def _collection_callback_types(self, mod: ModuleRef, call, j: int, name: str) -> list[Typed]:  # type: ignore[no-untyped-def]
+        """`layers.map((layer) => …)` on a `Layer[]` receiver: `layer` is a Layer."""
+        out: list[Typed] = []
+        for recv in self.chain_types(mod, call.scope, call.callee[:-1], call.line):
+            if not isinstance(recv, TypeExpr):
+                continue
+            text = recv.text.strip().removeprefix("readonly ").strip()
+            if text.endswith("[]"):
+                base, args = "Array", [text[:-2]]
+            else:
+                base, args = text.split("<", 1)[0].strip(), type_arguments(text)
+            positions = CALLBACK_ELEMENTS.get(base, {}).get(call.callee[-1], ())
+            if j < len(positions) and positions[j] < len(args):
+                arg = args[positions[j]]
+                out.append(TypeExpr(recv.mod, arg, f"{recv.evidence}; {name} is an element ({arg}) of "
+                                                   f"{base}.{call.callee[-1]}'s callback at {mod.path}:{call.line}"))
+        return out
 
     def _calls_by_scope(self, mod: ModuleRef) -> dict[str | None, list]:
         cached = self._scope_calls.get(mod)
@@ -489,10 +543,26 @@ class Types:
         if not index.isdigit():
             return None
         for target in self.callee_targets(mod, scope, callee.split("."), 0):
+            target = self.constructor_of(target)
             d = self.p.defs.get(target)
             if d is not None and int(index) < len(d.params) and d.params[int(index)].type:
                 return target.module, d.params[int(index)].type or ""
         return None
+
+    def constructor_of(self, ref: DefRef, depth: int = 0) -> DefRef:
+        """For a class, the constructor `new C(…)` runs (its own, else the inherited one); else `ref`."""
+        d = self.p.defs.get(ref)
+        if d is None or d.kind != "class" or depth > MAX_DEPTH:
+            return ref
+        ctor = next((c for c in self.p.children(ref) if c.kind == "constructor"), None)
+        if ctor is not None:
+            return DefRef(ref.repo, ref.path, ctor.qualname)
+        for sup in self.supertypes(ref):
+            if self.p.defs[sup.ref].kind == "class" and not sup.mixin:
+                found = self.constructor_of(sup.ref, depth + 1)
+                if found != sup.ref:
+                    return found
+        return ref
 
 
 def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
