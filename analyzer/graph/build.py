@@ -47,7 +47,7 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
         g.add_node(ref.node_id, repo=ref.repo, path=ref.path, qualname=d.qualname, name=d.name, kind=d.kind,
                    line=d.line, end_line=d.end_line, signature=d.signature, body_hash=d.body_hash,
                    parent=(f"{ref.repo}:{ref.path}:{d.parent}" if d.parent else None), exported=d.exported,
-                   modifiers=list(d.modifiers), test=is_test_path(ref.path))
+                   modifiers=list(d.modifiers), test=is_test_path(ref.path), has_body=d.has_body)
 
     unresolved: list[tuple[str, int, str, str]] = []
     external_calls: Counter[str] = Counter()
