@@ -35,6 +35,7 @@ class Value:
 
     target: DefRef
     evidence: tuple[str, ...]
+    passer: str | None = None  # node id of the function whose call passed it (None: assigned)
 
 
 class FunctionValues:
@@ -71,8 +72,10 @@ class FunctionValues:
                     source = node_id_for_scope(mod, call.scope)
                     if (source, v.target.node_id, call.line) in have:
                         continue  # already bound (e.g. an object literal typed by the option interface)
-                    out.append(self.calls.make_edge(mod, call, v.target, "dispatch", v.evidence, possible=True,
-                                                    seam=_seam(mod, call), rule=self.rule))
+                    edge = self.calls.make_edge(mod, call, v.target, "dispatch", v.evidence, possible=True,
+                                                seam=_seam(mod, call), rule=self.rule)
+                    edge.passer = v.passer
+                    out.append(edge)
         out = _dedupe(out)
         return out, len(out)
 
@@ -128,10 +131,14 @@ class FunctionValues:
             arg = call.args[index]
             where = (f"{fn.path}:{d.line}: {prm} is parameter {index + 1} of {d.qualname}",
                      f"{mod.path}:{call.line}: {call.text or '.'.join(call.callee)}(…) passes {arg.text[:60]}")
+            passer = node_id_for_scope(mod, call.scope)
             if key is None:
-                out.extend(self._arg_values(mod, call, arg, where, depth))
+                found = self._arg_values(mod, call, arg, where, depth)
             elif arg.kind == "object" and arg.object_id:
-                out.extend(self._property_values(mod, arg.object_id, key, where))
+                found = self._property_values(mod, arg.object_id, key, where)
+            else:
+                found = []
+            out.extend(Value(v.target, v.evidence, passer) for v in found)
         self._param_cache[cache_key] = out
         return out
 
@@ -237,7 +244,7 @@ def _seam(mod: ModuleRef, call: Call) -> str:
 
 
 def _dedupe(edges: list[Edge]) -> list[Edge]:
-    seen: dict[tuple[str, str, int, int], Edge] = {}
+    seen: dict[tuple[str, str, int, int, str | None], Edge] = {}
     for e in edges:
-        seen.setdefault((e.source, e.target, e.line, e.column), e)
+        seen.setdefault((e.source, e.target, e.line, e.column, e.passer), e)
     return list(seen.values())
