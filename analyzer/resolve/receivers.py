@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from analyzer.index.model import Binding, Definition, Field
+from analyzer.index.model import Binding, Definition, Field, ObjectLiteral
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import TYPE_KINDS, DefRef, Program
 from analyzer.resolve.symbols import SymbolResolver
@@ -514,19 +514,45 @@ class Types:
             index: dict[DefRef, list[tuple[ModuleRef, str, str]]] = defaultdict(list)
             for mod in self.p.files:
                 for obj in self.p.objects(mod):
-                    typed = (mod, obj.holder_type) if obj.holder_type else \
-                        self._wrapped_return_type(mod, obj.holder, obj.scope)
-                    if not typed:
-                        continue
-                    type_mod, holder_type = typed
-                    why = f"{mod.path}:{obj.line}: object literal ({obj.holder}) typed {holder_type}"
-                    for nt in self.resolve_text(type_mod, holder_type, why):
-                        index[nt.ref].append((mod, obj.object_id, why))
+                    for nt in self._literal_types(mod, obj):
+                        index[nt.ref].append((mod, obj.object_id, nt.evidence[0]))
             self._object_impls = index
         out = list(self._object_impls.get(ref, []))
         for sub, _ in self.subtypes(ref):
             out.extend(self._object_impls.get(sub, []))
         return out
+
+    def _literal_types(self, mod: ModuleRef, obj: ObjectLiteral, depth: int = 0) -> list[NamedType]:
+        """The declared types an object literal gets from where it stands: its annotation / `satisfies`, the
+        parameter it is passed to, the member of an enclosing typed literal (`{ store: { subscribe() {} } }`
+        typed `{ store: Store }`), or the typed field or variable it is assigned to (`this.face = {…}`)."""
+        typed = (mod, obj.holder_type) if obj.holder_type else self._wrapped_return_type(mod, obj.holder, obj.scope)
+        if typed:
+            type_mod, holder_type = typed
+            why = f"{mod.path}:{obj.line}: object literal ({obj.holder}) typed {holder_type}"
+            return self.resolve_text(type_mod, holder_type, why)
+        out: list[NamedType] = []
+        if obj.holder.startswith("property:") and depth < 4:
+            parent_id, _, key = obj.holder[len("property:"):].partition(".")
+            parent = self.p.object_literal(mod, parent_id)
+            if parent is not None:
+                for pt in self._literal_types(mod, parent, depth + 1):
+                    why = f"{mod.path}:{obj.line}: object literal is {key!r} of a literal typed {pt.ref.qualname}"
+                    for t in self.member_types(pt, key):
+                        out.extend(self._named(t, why))
+        elif obj.holder.startswith("assign:") and depth < 4:
+            chain = obj.holder[len("assign:"):].split(".")
+            why = f"{mod.path}:{obj.line}: object literal assigned to {'.'.join(chain)}"
+            for t in self.chain_types(mod, obj.scope, chain, obj.line):
+                out.extend(self._named(t, why))
+        return out
+
+    def _named(self, t: Typed, why: str) -> list[NamedType]:
+        if isinstance(t, TypeExpr):
+            return self.resolve_text(t.mod, t.text, f"{why} ({t.evidence})")
+        if isinstance(t, NamedType) and not t.static:
+            return [NamedType(t.ref, (why, *t.evidence))]
+        return []
 
     def _wrapped_return_type(self, mod: ModuleRef, holder: str, scope: str | None) -> tuple[ModuleRef, str] | None:
         """The type an object-literal argument gets from its call: `return Object.freeze({…})` returns the
