@@ -7,6 +7,7 @@ with the evidence line that justified it. Nothing is guessed from names here.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -395,10 +396,34 @@ class Types:
                         continue
                     ptypes = function_type_parameters(declared)
                     if j < len(ptypes):
-                        out.append(TypeExpr(target.module, ptypes[j],
-                                            f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
-                                            f"passed to {d.qualname}, declared {d.params[i].type}"))
+                        why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
+                               f"passed to {d.qualname}, declared {d.params[i].type}")
+                        inferred = self._type_argument(mod, call, d, ptypes[j], why)
+                        out.extend(inferred if inferred is not None else
+                                   [TypeExpr(target.module, ptypes[j], why)])
                 return out
+        return []
+
+    def _type_argument(self, mod: ModuleRef, call, d: Definition, name: str,  # type: ignore[no-untyped-def]
+                       why: str) -> list[Typed] | None:
+        """`eachLayer<T>(items: readonly T[], visit: (item: T) => void)` called with a `Layer[]`: T is Layer —
+        inferred from the argument of the parameter that mentions T (itself, or as the element of an array /
+        iterable), like TypeScript's inference from arguments. None when `name` is no such type parameter."""
+        if not re.fullmatch(r"[A-Z][\w$]*", name) or not d.signature or f"<{name}" not in d.signature.split("(")[0] \
+                and f", {name}" not in d.signature.split("(")[0]:
+            return None
+        shapes = {name: False, f"{name}[]": True, f"readonly {name}[]": True, f"Array<{name}>": True,
+                  f"ReadonlyArray<{name}>": True, f"Iterable<{name}>": True, f"AsyncIterable<{name}>": True}
+        for k, prm in enumerate(d.params):
+            element = shapes.get((prm.type or "").strip())
+            if element is None or k >= len(call.args) or call.args[k].kind not in ("identifier", "member"):
+                continue
+            arg = call.args[k]
+            found = self.chain_types(mod, call.scope, arg.text.split("."), call.line)
+            if element:
+                found = [t for typed in found for t in self._element_types(typed)]
+            return [TypeExpr(t.mod, t.text, f"{why}; {name} is inferred from {arg.text} ({t.evidence})")
+                    if isinstance(t, TypeExpr) else t for t in found]
         return []
 
     def _collection_callback_types(self, mod: ModuleRef, call, j: int, name: str) -> list[Typed]:  # type: ignore[no-untyped-def]
