@@ -565,6 +565,16 @@ class Types:
                     why = f"{mod.path}:{obj.line}: object literal is {key!r} of a literal typed {pt.ref.qualname}"
                     for t in self.member_types(pt, key):
                         out.extend(self._named(t, why))
+        elif obj.holder.startswith("field:"):  # `readonly scheduler: Scheduler = { … }`
+            owner, _, name = obj.holder[len("field:"):].rpartition(".")
+            if name.endswith("]") and "[" in obj.holder:  # a computed key may hold dots: `[Keys.A]`
+                cut = obj.holder.rfind(".[")
+                owner, name = obj.holder[len("field:"):cut], obj.holder[cut + 1:]
+            ref = DefRef(mod.repo, mod.path, owner)
+            fld = self.p.fields(ref).get(name)
+            if fld is not None and fld.type:
+                why = f"{mod.path}:{obj.line}: object literal initialises {owner}.{name}: {fld.type}"
+                out.extend(self.resolve_text(mod, fld.type, why))
         elif obj.holder.startswith("assign:") and depth < 4:
             chain = obj.holder[len("assign:"):].split(".")
             why = f"{mod.path}:{obj.line}: object literal assigned to {'.'.join(chain)}"
