@@ -28,3 +28,10 @@ def test_what_another_caller_passed_is_not_on_this_callers_path(graph) -> None:
     assert find_paths(graph, [H + "loadInline"], [H + "logFailure"]) == []
     # starting inside withRetry, every value that may arrive is a possible route
     assert find_paths(graph, [H + "withRetry"], [H + "logFailure"])
+
+
+def test_a_value_stored_in_a_field_runs_for_any_caller(graph) -> None:
+    run = [d for _, v, d in graph.out_edges(H + "Runner.run", data=True) if v == H + "announce"]
+    assert run and run[0]["passer"] is None  # stored by the constructor: not tied to the caller that passed it
+    begin = [d for _, v, d in graph.out_edges(H + "begin", data=True) if v == H + "announce"]
+    assert begin and begin[0]["passer"] == H + "boot"

@@ -88,6 +88,9 @@ class FunctionValues:
             return []
         owner = self._param_owner(mod, call.scope, chain[0])
         if owner is None:
+            if len(chain) == 1:  # `function f({ onChunk }: Opts) { onChunk() }`: a destructured option
+                picked = self._destructured_param(mod, call.scope, chain[0])
+                return self._param_values(*picked, 0) if picked is not None else []
             return self._assigned_values(mod, call) if len(chain) == 2 else []
         fn, index = owner
         key = chain[1] if len(chain) == 2 else None
@@ -110,6 +113,22 @@ class FunctionValues:
             for i, prm in enumerate(d.params):
                 if prm.name == name:
                     return ref, i
+        return None
+
+    def _destructured_param(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, int, str] | None:
+        """`{ onChunk }` / `{ onChunk: handle }` / `{ onChunk = noop }` as parameter i: (function, i, key)."""
+        for sc in self.p.scope_chain(mod, scope):
+            if sc is None:
+                return None
+            ref = DefRef(mod.repo, mod.path, sc)
+            d = self.p.defs.get(ref)
+            if d is None:
+                continue
+            for i, prm in enumerate(d.params):
+                if prm.name.startswith("{"):
+                    for key, local in _pattern_names(prm.name):
+                        if local == name:
+                            return ref, i, key
         return None
 
     def _param_values(self, fn: DefRef, index: int, key: str | None, depth: int) -> list[Value]:
@@ -214,6 +233,14 @@ class FunctionValues:
                 found = self._named_function(amod, a.scope, a.value_text)
                 if found is not None:
                     out.append(Value(found, why))
+            elif a.value_kind == "member" and a.value_text.count(".") == 1 and not a.value_text.startswith("this."):
+                # `this.onChunk = options.onChunk` in a constructor: what its callers pass as that option
+                head, _, prop = a.value_text.partition(".")
+                owner = self._param_owner(amod, a.scope, head)
+                if owner is not None:
+                    # stored in a field: it runs whenever the field is called, not only inside the passer
+                    out.extend(Value(v.target, (*why, *v.evidence))
+                               for v in self._param_values(owner[0], owner[1], prop, 1))
             elif a.value_text.startswith("this.") and a.value_text.count(".") == 1 and a.scope:
                 cls = self.p.enclosing_class(DefRef(amod.repo, amod.path, a.scope))
                 if cls is not None:
@@ -233,6 +260,32 @@ class FunctionValues:
                     if m.field is not None:
                         owners.add(m.owner)
         return owners
+
+
+def _pattern_names(text: str) -> list[tuple[str, str]]:
+    """(key, local name) pairs of a simple object pattern's top level: `{ a, b: c, d = 1 }`."""
+    inner = text.strip()
+    if not (inner.startswith("{") and "}" in inner):
+        return []
+    inner = inner[1:inner.rindex("}")]
+    out = []
+    depth = 0
+    part = ""
+    for ch in inner + ",":
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            piece = part.split("=", 1)[0].strip()
+            key, sep, local = piece.partition(":")
+            key, local = key.strip(), (local.strip() if sep else key.strip())
+            if key.isidentifier() and local.isidentifier():
+                out.append((key, local))
+            part = ""
+        else:
+            part += ch
+    return out
 
 
 def _callable(d: Definition | None) -> bool:
