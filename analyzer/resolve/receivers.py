@@ -20,6 +20,7 @@ from analyzer.resolve.typetext import (
     function_type_parameters,
     named_types,
     object_type_members,
+    split_top,
     type_arguments,
 )
 
@@ -91,6 +92,7 @@ class Types:
         self._super_cache: dict[DefRef, list[NamedType]] = {}
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
+        self._param_cache: dict[tuple[ModuleRef, str, int], list[Typed]] = {}
         self._binding_cache: dict[tuple[ModuleRef, str | None, str, int, int], list[Typed]] = {}
         self._aug_by_name: dict[str, list[tuple[str, list[DefRef]]]] = defaultdict(list)
         for (spec, name), refs in program.augmentations.items():
@@ -317,11 +319,11 @@ class Types:
             if sc is not None:
                 d = self.p.defs.get(DefRef(mod.repo, mod.path, sc))
                 if d is not None:
-                    for prm in d.params:
+                    for j, prm in enumerate(d.params):
                         if prm.name == root:
                             if prm.type:
                                 return [TypeExpr(mod, prm.type, f"{mod.path}:{d.line}: parameter {root}: {prm.type}")]
-                            return []
+                            return self._property_param_types(mod, d, j)
         if scope is not None:  # a parameter of an anonymous callback (`(streams) => streams.run()`)
             closure = self.binding_types(mod, Binding(scope=scope, name=root, line=line, kind="param"))
             if closure:
@@ -442,6 +444,33 @@ class Types:
                 arg = args[positions[j]]
                 out.append(TypeExpr(recv.mod, arg, f"{recv.evidence}; {name} is an element ({arg}) of "
                                                    f"{base}.{call.callee[-1]}'s callback at {mod.path}:{call.line}"))
+        return out
+
+    def _property_param_types(self, mod: ModuleRef, d: Definition, j: int) -> list[Typed]:
+        """An untyped parameter of a function property takes its type from the literal's declared type:
+        `pi.registerCommand("x", { handler: async (args, ctx) => … })` where the options type declares
+        `handler: (args: string, ctx: CommandContext) => Promise<void>` (or `handler(args, ctx): …`)."""
+        if d.kind != "object_method" or not d.object_id:
+            return []
+        key = (mod, d.qualname, j)
+        cached = self._param_cache.get(key)
+        if cached is not None:
+            return cached
+        self._param_cache[key] = []
+        obj = self.p.object_literal(mod, d.object_id)
+        out: list[Typed] = []
+        if obj is not None:
+            for nt in self._literal_types(mod, obj):
+                why = f"{mod.path}:{d.line}: {d.params[j].name} is parameter {j + 1} of {d.name} in a literal typed " \
+                      f"{nt.ref.qualname}"
+                for m in self.find_member(nt.ref, d.name):
+                    if m.definition is not None and j < len(m.definition.params) and m.definition.params[j].type:
+                        out.append(TypeExpr(m.owner.module, m.definition.params[j].type or "", why))
+                    elif m.field is not None and m.field.type:
+                        ptypes = function_type_parameters(_strip_optional(m.field.type))
+                        if j < len(ptypes) and ptypes[j]:
+                            out.append(TypeExpr(m.owner.module, ptypes[j], f"{why} ({m.field.type})"))
+        self._param_cache[key] = out
         return out
 
     def _calls_by_scope(self, mod: ModuleRef) -> dict[str | None, list]:
@@ -632,6 +661,12 @@ def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
         if b.name == name and (best is None or (b.line <= line and b.line >= best.line) or best.line > line):
             best = b
     return best
+
+
+def _strip_optional(text: str) -> str:
+    """`((a: A) => void) | undefined` → `(a: A) => void` (an optional callback property)."""
+    parts = [p.strip() for p in split_top(text, "|") if p.strip() not in ("undefined", "null")]
+    return parts[0] if len(parts) == 1 else text
 
 
 def _names(texts: list[str]) -> set[str]:

@@ -160,11 +160,25 @@ class DispatchEngine:
             for m in self.types.find_member(info.cls, method):
                 if m.definition is None:
                     continue
-                target = DefRef(m.owner.repo, m.owner.path, m.definition.qualname)
-                edges.append(self.calls.make_edge(mod, call, target, "dispatch", [info.evidence], rule=info.rule,
-                                              possible=len(infos) > 1, seam=f"service:{service}"))
-                self.matches[info.rule] += 1
+                targets = [(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), info.evidence)]
+                if "abstract" in m.definition.modifiers or not m.definition.has_body:
+                    # an abstract service (`abstract class SubprocessRuntime extends Service`): the
+                    # registered instance is one of its subclasses, each a live target
+                    targets = self._subclass_members(m.owner, method, info.evidence)
+                for target, why in targets:
+                    edges.append(self.calls.make_edge(mod, call, target, "dispatch", [why], rule=info.rule,
+                                                  possible=len(infos) > 1 or len(targets) > 1,
+                                                  seam=f"service:{service}"))
+                    self.matches[info.rule] += 1
         return edges
+
+    def _subclass_members(self, owner: DefRef, method: str, evidence: str) -> list[tuple[DefRef, str]]:
+        out = []
+        for impl, why in self.types.implementations(owner):
+            for child in self.p.children(impl):
+                if child.name == method and child.has_body and "abstract" not in child.modifiers:
+                    out.append((DefRef(impl.repo, impl.path, child.qualname), f"{evidence}; {why}"))
+        return out
 
     # --- whole-program rules ------------------------------------------------------------------------
     def global_edges(self) -> list[Edge]:
