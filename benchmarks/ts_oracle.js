@@ -141,7 +141,12 @@ for (const s of cfg.samples) {
       const n = declNode(d);
       const k = classify(n);
       if (k === "interface") isInterface = true;
-      out.defs.push({ file: r, line: lineOf(program.getSourceFile(d.fileName), d.textSpan.start), name: d.name, kind: d.kind, cls: k });
+      // for values: where the function value is declared (a parameter or property is filled by callers /
+      // assignments in the repos; a local is usually bound from a call, often an npm package's, e.g. useState)
+      const holder = !n ? "" : ts.isParameter(n) || (ts.isBindingElement(n) && ts.isParameter(n.parent.parent)) ? "parameter"
+        : ts.isPropertySignature(n) || ts.isPropertyDeclaration(n) ? "property" : "local";
+      out.defs.push({ file: r, line: lineOf(program.getSourceFile(d.fileName), d.textSpan.start), name: d.name, kind: d.kind,
+                      cls: k, holder });
     }
     if (isInterface || out.defs.some((d) => d.cls === "value")) {
       let impls = [];

@@ -11,7 +11,8 @@ function-typed values) is compared with the graph's edges at that call line. Pri
 
 - concrete recall: in-repo definitions with a body that the graph reaches (any confident kind);
 - interface recall: production implementations (not test code) reached at interface/abstract calls;
-- function-typed values: call sites with an edge, and with the compiler's implementation reached;
+- function-typed values (a parameter or property called; locals bound from calls such as React's
+  `useState` setters are left out): call sites with an edge, and with the compiler's implementation reached;
 - `direct` / `method` precision: edges whose target the compiler names at that line;
 - `name` guesses: how many, how many right, how many into another repo.
 
@@ -169,7 +170,7 @@ def compare(g: Any, rows: list[dict]) -> tuple[Counter, dict[str, list]]:
                     stats["iface_prod_found"] += 1
                 else:
                     misses["interface"].append((r["sample"], r["line"], r["text"], t))
-        if any(d["cls"] == "value" for d in in_repo):
+        if any(d["cls"] == "value" and d.get("holder") in ("parameter", "property") for d in in_repo):
             stats["value_sites"] += 1
             stats["value_sites_with_edge"] += bool(confident)
             if prod:
@@ -204,7 +205,8 @@ def report(stats: Counter) -> list[str]:
         f"call sites: {stats['call_sites']}",
         f"concrete recall: {pct('concrete_found', 'concrete')} (unmapped {stats['concrete_unmapped']})",
         f"interface production implementations reached: {pct('iface_prod_found', 'iface_prod_impls')}",
-        f"function-typed value call sites with an edge: {pct('value_sites_with_edge', 'value_sites')}; "
+        f"function-typed parameters/properties called, sites with an edge: "
+        f"{pct('value_sites_with_edge', 'value_sites')}; "
         f"with the compiler's implementation reached: {pct('value_sites_impl_found', 'value_sites_with_ts_impl')}",
         f"direct precision: {pct('direct_right', 'direct_checked')}; method precision: "
         f"{pct('method_right', 'method_checked')}",
