@@ -18,6 +18,7 @@ from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import (
     arrow_parameters,
     function_type_parameters,
+    function_type_return,
     named_types,
     object_type_members,
     split_top,
@@ -307,7 +308,8 @@ class Types:
             return [NamedType(cls, (f"{mod.path}: this is {cls.qualname}",))]
         if root.endswith("()"):
             chain = root[:-2].split(".")
-            return [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]
+            found = [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]
+            return found or self._value_call_types(mod, scope, chain, line)
         if root in ("<expr>", "super"):
             return []
         for sc in self.p.scope_chain(mod, scope):
@@ -366,6 +368,8 @@ class Types:
                     out.append(t)
             if not out and len(b.init_callee) >= 2:
                 out.extend(self._builtin_call_types(mod, b.scope, b.init_callee, b.line, where))
+            if not out:
+                out.extend(self._value_call_types(mod, b.scope, b.init_callee, b.line))
         elif b.init_chain:
             out.extend(self.chain_types(mod, b.scope, b.init_chain, b.line))
         if b.kind == "for_of":  # `for (const x of xs)`: x is an element of xs
@@ -471,6 +475,19 @@ class Types:
                         if j < len(ptypes) and ptypes[j]:
                             out.append(TypeExpr(m.owner.module, ptypes[j], f"{why} ({m.field.type})"))
         self._param_cache[key] = out
+        return out
+
+    def _value_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int) -> list[Typed]:
+        """What calling a function-typed property returns: `r.faceOf(k)` with `faceOf: (key: string) => Store`.
+        Not for a bare parameter (`(await load()).stream()`): a loader's module is the lazy-loader rule's."""
+        if len(chain) < 2 or chain[0] in ("<expr>", "<literal>") or any(seg.endswith("()") for seg in chain):
+            return []
+        out: list[Typed] = []
+        for t in self.chain_types(mod, scope, chain, line):
+            if isinstance(t, TypeExpr):
+                ret = function_type_return(_strip_optional(t.text))
+                if ret:
+                    out.append(TypeExpr(t.mod, ret, f"{t.evidence}; calling it returns {ret}"))
         return out
 
     def _calls_by_scope(self, mod: ModuleRef) -> dict[str | None, list]:
@@ -586,7 +603,20 @@ class Types:
             why = f"{mod.path}:{obj.line}: object literal ({obj.holder}) typed {holder_type}"
             return self.resolve_text(type_mod, holder_type, why)
         out: list[NamedType] = []
-        if obj.holder.startswith("property:") and depth < 4:
+        if obj.holder == "return" and obj.nested == 0 and obj.scope is not None and depth < 4:
+            # `faceOf: (key) => { return { … } }` in a literal whose type declares `faceOf: (key: string) => Face`
+            d = self.p.defs.get(DefRef(mod.repo, mod.path, obj.scope))
+            owner = self.p.object_literal(mod, d.object_id) if d is not None and d.object_id else None
+            if d is not None and owner is not None and d.kind == "object_method":
+                for pt in self._literal_types(mod, owner, depth + 1):
+                    why = (f"{mod.path}:{obj.line}: object literal returned by {d.name} of a literal typed "
+                           f"{pt.ref.qualname}")
+                    for m in self.find_member(pt.ref, d.name):
+                        ret = m.definition.return_type if m.definition is not None else \
+                            function_type_return(_strip_optional(m.field.type)) if m.field and m.field.type else None
+                        if ret:
+                            out.extend(self.resolve_text(m.owner.module, ret, f"{why} ({ret})"))
+        elif obj.holder.startswith("property:") and depth < 4:
             parent_id, _, key = obj.holder[len("property:"):].partition(".")
             parent = self.p.object_literal(mod, parent_id)
             if parent is not None:

@@ -123,3 +123,19 @@ def function_type_parameters(text: str) -> list[str]:
         _, sep, typ = part.partition(":")
         types.append(typ.strip() if sep else "")
     return types
+
+
+def function_type_return(text: str) -> str | None:
+    """The return type of a function type: `(key: string) => Face` → "Face"; None for anything else."""
+    text = text.strip()
+    while text.startswith("((") and text.endswith(")"):
+        text = text[1:-1].strip()
+    if not text.startswith("("):
+        return None
+    depth = 0
+    for pos, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            rest = text[pos + 1:].strip()
+            return rest[2:].strip() or None if rest.startswith("=>") else None
+    return None
