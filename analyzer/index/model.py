@@ -81,6 +81,7 @@ class Definition:
     # object_method only: how the enclosing object literal is used (see ObjectLiteral.holder)
     object_id: str | None = None
     returns_new: list[str] = field(default_factory=list)  # classes of `return new X(…)` in its body
+    returns_chain: list[str] | None = None  # unannotated: the first `return a.b.c` in its own body
     has_body: bool = True  # False for interface members, abstract methods, `declare`d and `.d.ts` signatures
     merges: str | None = None  # declaration merging: the qualname of the other half (see module docstring)
 

@@ -39,7 +39,7 @@ from analyzer.parse.languages import is_declaration_file, language_for_path, par
 from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "3"
+EXTRACTOR_VERSION = "4"
 
 log = logging.getLogger(__name__)
 
@@ -680,6 +680,7 @@ class _Extractor:
         for role, kind, key, variant in (
                 ("call", "call", "call", ""), ("call.new", "new", "call", "new"),
                 ("dynamic_import", "dynamic_import", "call", ""), ("return.new", "return_new", "return", ""),
+                ("return.chain", "return_chain", "return", ""),
                 ("binding", "binding", "binding", ""), ("binding.var", "binding", "binding", "var"),
                 ("binding.for_of", "binding", "binding", "for_of"), ("binding.catch", "binding", "binding", "catch"),
                 ("binding.using", "binding", "binding", "using"), ("assign.member", "assign", "assign", ""),
@@ -696,7 +697,7 @@ class _Extractor:
         stack: list[_Frame] = [_Frame(end=1 << 62, kind="module", prefix="", scope=None, nested=0)]
         handlers = {"call": self.on_call, "new": self.on_call, "dynamic_import": self.on_dynamic_import,
                     "binding": self.on_binding, "destructure": self.on_destructure, "return_new": self.on_return_new,
-                    "assign": self.on_assign}
+                    "assign": self.on_assign, "return_chain": self.on_return_chain}
         for start, neg_end, _prio, kind, payload in events:
             while stack[-1].end <= start:
                 stack.pop()
@@ -922,6 +923,15 @@ class _Extractor:
         cls = _fold(self.text(m["class"][0]))
         if cls not in top.fn_def.returns_new:
             top.fn_def.returns_new.append(cls)
+
+    def on_return_chain(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
+        d = top.fn_def
+        if d is None or top.nested or d.return_type or d.returns_chain is not None:
+            return  # annotated, returned from a closure, or not the first return
+        chain = self.chain(m["chain"][0])[0]
+        plain = "<expr>" not in chain and "<literal>" not in chain and not any(seg.startswith("[") for seg in chain)
+        if plain and chain != ["undefined"]:
+            d.returns_chain = chain
 
     def on_dynamic_import(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
         src = m["source"][0]

@@ -20,6 +20,7 @@ from analyzer.resolve.typetext import (
     function_type_parameters,
     function_type_return,
     named_types,
+    object_pattern_names,
     object_type_members,
     split_top,
     type_arguments,
@@ -94,6 +95,7 @@ class Types:
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
         self._param_cache: dict[tuple[ModuleRef, str, int], list[Typed]] = {}
+        self._returning: set[DefRef] = set()
         self._binding_cache: dict[tuple[ModuleRef, str | None, str, int, int], list[Typed]] = {}
         self._aug_by_name: dict[str, list[tuple[str, list[DefRef]]]] = defaultdict(list)
         for (spec, name), refs in program.augmentations.items():
@@ -258,6 +260,15 @@ class Types:
             out.append(TypeExpr(ref.module, d.return_type, f"{ref.path}:{d.line}: {d.qualname}(): {d.return_type}"))
         for cls in d.returns_new:
             out.append(TypeExpr(ref.module, cls, f"{ref.path}:{d.line}: {d.qualname} returns new {cls}"))
+        if not out and d.returns_chain and ref not in self._returning:
+            self._returning.add(ref)  # `get agent() { return this.session.agent }` (recursion guarded)
+            try:
+                for t in self.chain_types(ref.module, d.qualname, d.returns_chain, d.end_line):
+                    out.append(TypeExpr(t.mod, t.text, f"{ref.path}:{d.line}: {d.qualname} returns "
+                                                        f"{'.'.join(d.returns_chain)} ({t.evidence})")
+                               if isinstance(t, TypeExpr) else t)
+            finally:
+                self._returning.discard(ref)
         return out
 
     # --- expressions --------------------------------------------------------------------------
@@ -326,6 +337,11 @@ class Types:
                             if prm.type:
                                 return [TypeExpr(mod, prm.type, f"{mod.path}:{d.line}: parameter {root}: {prm.type}")]
                             return self._property_param_types(mod, d, j)
+                        if prm.name.startswith("{") and prm.type:  # `({ popup, t }: Props)`
+                            for key, local in object_pattern_names(prm.name):
+                                if local == root:
+                                    why = f"{mod.path}:{d.line}: {root} is {key!r} of parameter {prm.name}: {prm.type}"
+                                    return self.members_of(TypeExpr(mod, prm.type, why), key)
         if scope is not None:  # a parameter of an anonymous callback (`(streams) => streams.run()`)
             closure = self.binding_types(mod, Binding(scope=scope, name=root, line=line, kind="param"))
             if closure:

@@ -139,3 +139,29 @@ def function_type_return(text: str) -> str | None:
             rest = text[pos + 1:].strip()
             return rest[2:].strip() or None if rest.startswith("=>") else None
     return None
+
+
+def object_pattern_names(text: str) -> list[tuple[str, str]]:
+    """(key, local name) pairs of a simple object pattern's top level: `{ a, b: c, d = 1 }`."""
+    inner = text.strip()
+    if not (inner.startswith("{") and "}" in inner):
+        return []
+    inner = inner[1:inner.rindex("}")]
+    out = []
+    depth = 0
+    part = ""
+    for ch in inner + ",":
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            piece = part.split("=", 1)[0].strip()
+            key, sep, local = piece.partition(":")
+            key, local = key.strip(), (local.strip() if sep else key.strip())
+            if key.isidentifier() and local.isidentifier():
+                out.append((key, local))
+            part = ""
+        else:
+            part += ch
+    return out

@@ -23,6 +23,7 @@ from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
 from analyzer.resolve.receivers import NamedType, TypeExpr, Types
 from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.typetext import object_pattern_names
 
 MAX_FORWARDS = 3
 CALL_KINDS = ("direct", "method", "interface")  # edges that are real calls with these arguments
@@ -126,7 +127,7 @@ class FunctionValues:
                 continue
             for i, prm in enumerate(d.params):
                 if prm.name.startswith("{"):
-                    for key, local in _pattern_names(prm.name):
+                    for key, local in object_pattern_names(prm.name):
                         if local == name:
                             return ref, i, key
         return None
@@ -260,32 +261,6 @@ class FunctionValues:
                     if m.field is not None:
                         owners.add(m.owner)
         return owners
-
-
-def _pattern_names(text: str) -> list[tuple[str, str]]:
-    """(key, local name) pairs of a simple object pattern's top level: `{ a, b: c, d = 1 }`."""
-    inner = text.strip()
-    if not (inner.startswith("{") and "}" in inner):
-        return []
-    inner = inner[1:inner.rindex("}")]
-    out = []
-    depth = 0
-    part = ""
-    for ch in inner + ",":
-        if ch in "{[(":
-            depth += 1
-        elif ch in "}])":
-            depth -= 1
-        if ch == "," and depth == 0:
-            piece = part.split("=", 1)[0].strip()
-            key, sep, local = piece.partition(":")
-            key, local = key.strip(), (local.strip() if sep else key.strip())
-            if key.isidentifier() and local.isidentifier():
-                out.append((key, local))
-            part = ""
-        else:
-            part += ch
-    return out
 
 
 def _callable(d: Definition | None) -> bool:

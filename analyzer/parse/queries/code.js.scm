@@ -8,6 +8,8 @@
 
 ((return_statement (new_expression constructor: (_) @class)) @return (#set! role "return.new"))
 ((arrow_function body: (new_expression constructor: (_) @class) @return) (#set! role "return.new"))
+; `return this.session.agent`: an unannotated getter/function hands back what that chain is
+((return_statement [(member_expression) (identifier)] @chain) @return (#set! role "return.chain"))
 
 ([(arrow_function) (function_expression) (generator_function)] @function (#set! role "scope.function"))
 

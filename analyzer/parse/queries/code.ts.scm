@@ -11,6 +11,8 @@
 ; `return new X(…)` / `() => new X(…)`: the class a function hands back
 ((return_statement (new_expression constructor: (_) @class)) @return (#set! role "return.new"))
 ((arrow_function body: (new_expression constructor: (_) @class) @return) (#set! role "return.new"))
+; `return this.session.agent`: an unannotated getter/function hands back what that chain is
+((return_statement [(member_expression) (identifier)] @chain) @return (#set! role "return.chain"))
 
 ; anonymous functions: calls inside them belong to the enclosing named definition, one level deeper
 ([(arrow_function) (function_expression) (generator_function)] @function (#set! role "scope.function"))
