@@ -452,3 +452,17 @@ def test_declaration_merging_and_bodies() -> None:
     assert got["Registry#type"] == ("interface", False, "Registry")
     assert got["Registry#type.size"][:2] == ("method", False) and got["Registry.count"][:2] == ("method", True)
     assert got["later"][1] is False and got["Base.run"][1] is False and got["Base.stop"][1] is True
+
+
+def test_unannotated_returns_keep_their_chain() -> None:
+    f = facts("""
+        class A {
+          get current() { return this.session.agent; }
+          typed(): B { return this.b; }
+          later() { const run = () => { return this.x; }; return undefined; }
+        }
+        """)
+    got = {d.qualname: d.returns_chain for d in f.definitions}
+    assert got["A.current"] == ["this", "session", "agent"]
+    assert got["A.typed"] is None  # annotated: the annotation says it
+    assert got["A.later"] is None  # a closure's return is not the method's; `undefined` types nothing
