@@ -116,13 +116,20 @@ class CallResolver:
             return [], f"{chain[-1]} is a variable, not a function", None
         target = sym.definition
         d = self.p.defs[target]
+        extra: list[Edge] = []
         if d.kind == "class":
             ctor = next((c for c in self.p.children(target) if c.kind == "constructor"), None)
             if ctor is not None:
                 target = DefRef(target.repo, target.path, ctor.qualname)
+            else:  # `new WebError(…)` without a constructor of its own runs the inherited one
+                inherited = self.types.constructor_of(target)
+                if inherited != target:
+                    extra.append(self.make_edge(mod, call, inherited, "direct", (
+                        *sym.evidence, f"{target.path}:{d.line}: {d.name} has no constructor; it inherits "
+                                       f"{inherited.qualname}")))
         elif d.kind not in CALLABLE_KINDS:
             return [], f"{chain[-1]} is a {d.kind}, not callable", None
-        return [self.make_edge(mod, call, target, "direct", sym.evidence)], None, None
+        return [self.make_edge(mod, call, target, "direct", sym.evidence), *extra], None, None
 
     def _super_call(self, mod: ModuleRef, call: Call) -> list[Edge]:
         if call.scope is None:

@@ -13,7 +13,7 @@ import re
 from analyzer.index.types import split_top_level, type_arguments
 
 WRAPPERS = {"Promise", "PromiseLike", "Readonly", "Awaited", "NonNullable", "Required", "Partial", "Array",
-            "ReadonlyArray", "Set", "ReadonlySet"}
+            "ReadonlyArray", "Set", "ReadonlySet", "Omit", "Pick"}  # Omit/Pick<T, K>: T's members (some of them)
 NON_TYPES = {"undefined", "null", "void", "never", "unknown", "any", "string", "number", "boolean", "bigint",
              "symbol", "object", "this", "true", "false"}
 _IDENT_RE = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
