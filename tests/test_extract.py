@@ -131,7 +131,7 @@ def test_bindings_typed_and_inferred() -> None:
 
 def test_more_call_shapes() -> None:
     f = facts("""
-        a?.b(); f?.(); this.f.m(); new ns.D(); a[k](); createModels().stream(); super.m();
+        a?.b(); f?.(); this.f.m(); new ns.D(); a[k](); createModels().stream(); super.m(); new P(f).paint();
         """)
     got = [(c.callee, c.kind, c.optional) for c in f.calls]
     assert got == [
@@ -143,6 +143,8 @@ def test_more_call_shapes() -> None:
         (["createModels()", "stream"], "call", False),
         (["createModels"], "call", False),
         (["super", "m"], "call", False),
+        (["new P()", "paint"], "call", False),
+        (["P"], "new", False),
     ]
 
 

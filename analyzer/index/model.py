@@ -20,7 +20,8 @@ Conventions
   `preparedCall?.stream(r)` → ["preparedCall", "stream"] with optional=True; `f()` → ["f"];
   `new Foo()` → ["Foo"] with kind "new"; `super(ctx, 'llm')` → ["super"] with kind "super";
   `super.m()` → ["super", "m"]; a root that is itself a call keeps its callee text with "()" appended
-  (`createModels().stream()` → ["createModels()", "stream"]); any other root is "<expr>";
+  (`createModels().stream()` → ["createModels()", "stream"]; `new P(f).paint()` → ["new P()", "paint"]);
+  any other root is "<expr>";
   computed members keep a constant key: `a[K]()` → ["a", "[K]"], `a[M.K]()` → ["a", "[M.K]"],
   `a["k"]()` → ["a", "k"]; any other index → ["a", "[]"]; a literal root (a template literal's `.normalize()`,
   `"x".trim()`, `[1].map()`) is "<literal>".

@@ -39,7 +39,7 @@ from analyzer.parse.languages import is_declaration_file, language_for_path, par
 from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 
 log = logging.getLogger(__name__)
 
@@ -290,6 +290,11 @@ class _Extractor:
                 break
             elif t in LITERAL_TYPES:
                 parts.append("<literal>")
+                break
+            elif t == "new_expression":  # `new Painter(f).paint()`: the root is an instance of Painter
+                ctor = node.child_by_field_name("constructor")
+                text = self.text(ctor) if ctor is not None else ""
+                parts.append(f"new {text}()" if _SIMPLE_CHAIN.fullmatch(text) else "<expr>")
                 break
             else:
                 parts.append("<expr>")

@@ -317,6 +317,9 @@ class Types:
             if cls is None:
                 return []
             return [NamedType(cls, (f"{mod.path}: this is {cls.qualname}",))]
+        if root.startswith("new ") and root.endswith("()"):
+            return [t for callee in self.callee_targets(mod, scope, root[4:-2].split("."), line)
+                    if self.p.defs[callee].kind == "class" for t in self.return_types(callee)]
         if root.endswith("()"):
             chain = root[:-2].split(".")
             found = [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]

@@ -92,7 +92,12 @@ class FunctionValues:
             if len(chain) == 1:  # `function f({ onChunk }: Opts) { onChunk() }`: a destructured option
                 picked = self._destructured_param(mod, call.scope, chain[0])
                 return self._param_values(*picked, 0) if picked is not None else []
-            return self._assigned_values(mod, call) if len(chain) == 2 else []
+            held = self._held_literal(mod, call.scope, chain[0])
+            if held is not None:  # `const internals = { tempName, … }` then `internals.tempName()`
+                found = self._property_values(mod, held, chain[1], (f"{mod.path}:{call.line}: {chain[0]} is an "
+                                                                    f"object literal",), "held")
+                return found + self._assigned_values(mod, call)
+            return self._assigned_values(mod, call)
         fn, index = owner
         key = chain[1] if len(chain) == 2 else None
         values = self._param_values(fn, index, key, 0)
@@ -114,6 +119,14 @@ class FunctionValues:
             for i, prm in enumerate(d.params):
                 if prm.name == name:
                     return ref, i
+        return None
+
+    def _held_literal(self, mod: ModuleRef, scope: str | None, name: str) -> str | None:
+        """The object literal a `const name = { … }` in the scope chain holds (its object id)."""
+        chain = self.p.scope_chain(mod, scope)
+        for obj in self.p.objects(mod):
+            if obj.holder == f"variable:{name}" and obj.scope in chain:
+                return obj.object_id
         return None
 
     def _destructured_param(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, int, str] | None:
@@ -184,7 +197,8 @@ class FunctionValues:
                         return [Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), where)]
         return []
 
-    def _property_values(self, mod: ModuleRef, object_id: str, key: str, where: tuple[str, ...]) -> list[Value]:
+    def _property_values(self, mod: ModuleRef, object_id: str, key: str, where: tuple[str, ...],
+                         how: str = "passed") -> list[Value]:
         obj = self.p.object_literal(mod, object_id)
         if obj is None:
             return []
@@ -192,7 +206,7 @@ class FunctionValues:
         for prop in obj.properties:
             if prop.key != key:
                 continue
-            why = (*where, f"{mod.path}:{prop.line}: property {key!r} of the object passed")
+            why = (*where, f"{mod.path}:{prop.line}: property {key!r} of the object {how}")
             if prop.value_def:
                 out.append(Value(DefRef(mod.repo, mod.path, prop.value_def), why))
             elif prop.value_kind == "identifier":
@@ -234,6 +248,10 @@ class FunctionValues:
                 found = self._named_function(amod, a.scope, a.value_text)
                 if found is not None:
                     out.append(Value(found, why))
+                elif (owner := self._param_owner(amod, a.scope, a.value_text)) is not None:
+                    # `this.colorFn = colorFn` from a constructor parameter: what its callers pass (stored)
+                    out.extend(Value(v.target, (*why, *v.evidence))
+                               for v in self._param_values(owner[0], owner[1], None, 1))
             elif a.value_kind == "member" and a.value_text.count(".") == 1 and not a.value_text.startswith("this."):
                 # `this.onChunk = options.onChunk` in a constructor: what its callers pass as that option
                 head, _, prop = a.value_text.partition(".")
