@@ -420,10 +420,11 @@ def test_type_only_star_reexport_newer_than_the_grammar() -> None:
 
 def test_computed_keys_literal_roots_and_conditional_bindings() -> None:
     f = facts("""
-        function g(a: A, c: boolean) {
+        async function g(a: A, c: boolean) {
           t[K].p(); t[M.K].q(); t["s"].r(); t[i + 1].u(); `x${a}`.normalize(); "y".trim();
           const m = c ? a.oauth : (a.apiKey ?? new Fallback());
           using lock = new Lock();
+          await using conn = openConn();
           a.onChunk = print;
           a.onDone = () => done();
         }
@@ -434,6 +435,7 @@ def test_computed_keys_literal_roots_and_conditional_bindings() -> None:
     assert [(b.init_chain, b.new_class, b.branch) for b in m] == [
         (["a", "oauth"], None, 0), (["a", "apiKey"], None, 1), (None, "Fallback", 2)]
     assert [(b.name, b.kind, b.new_class) for b in f.bindings if b.name == "lock"] == [("lock", "using", "Lock")]
+    assert [(b.kind, b.init_callee) for b in f.bindings if b.name == "conn"] == [("using", ["openConn"])]
     assert [(a.target, a.value_kind, a.value_text) for a in f.assignments] == [
         (["a", "onChunk"], "identifier", "print"), (["a", "onDone"], "function", "")]
 

@@ -104,3 +104,18 @@ def test_symbols_json_says_whether_a_definition_has_a_body(world, capsys) -> Non
 def test_text_output_has_no_emoji_codes(capsys) -> None:
     CliContext().out.print("packages/x.ts:100: call")
     assert capsys.readouterr().out == "packages/x.ts:100: call\n"
+
+
+def test_a_runtime_mixin_is_possible_and_cites_the_pick_line(world) -> None:
+    g = world.analysis().graph
+    src, dst = H + "effects.ts:install", "harness:vendor/cordis-like/src/index.ts:Fiber.effect"
+    edges = [d for _, v, d in g.out_edges(src, data=True) if v == dst]
+    assert len(edges) == 1 and edges[0]["kind"] == "interface" and edges[0]["possible"]
+    assert any("extends/implements Pick<Fiber, 'effect'>" in ev for ev in edges[0]["evidence"])
+
+
+def test_merged_halves_name_each_other(world) -> None:
+    g = world.analysis().graph
+    assert g.nodes[H + "merged.ts:CallId"]["kind"] == "function"
+    assert g.nodes[H + "merged.ts:CallId#type"]["kind"] == "type_alias"
+    assert g.in_degree(H + "merged.ts:CallId#type") == 0
