@@ -33,7 +33,7 @@ BUILTIN_ELEMENT_METHODS = {
 }
 # Callbacks of the built-in collections: `xs.map((x) => …)` gives x the element type (TypeScript infers it
 # from the generic signature). Method → which type argument each callback parameter gets, by position.
-CALLBACK_ELEMENTS = {
+CALLBACK_ELEMENTS: dict[str, dict[str, tuple[int, ...]]] = {
     "Array": {m: (0,) for m in ("map", "forEach", "filter", "find", "findIndex", "findLast", "findLastIndex",
                                 "some", "every", "flatMap", "sort", "toSorted")},
     "Set": {"forEach": (0,)}, "ReadonlySet": {"forEach": (0,)},
@@ -644,14 +644,14 @@ class Types:
                     for t in self.member_types(pt, key):
                         out.extend(self._named(t, why))
         elif obj.holder.startswith("field:"):  # `readonly scheduler: Scheduler = { … }`
-            owner, _, name = obj.holder[len("field:"):].rpartition(".")
+            owner_name, _, name = obj.holder[len("field:"):].rpartition(".")
             if name.endswith("]") and "[" in obj.holder:  # a computed key may hold dots: `[Keys.A]`
                 cut = obj.holder.rfind(".[")
-                owner, name = obj.holder[len("field:"):cut], obj.holder[cut + 1:]
-            ref = DefRef(mod.repo, mod.path, owner)
+                owner_name, name = obj.holder[len("field:"):cut], obj.holder[cut + 1:]
+            ref = DefRef(mod.repo, mod.path, owner_name)
             fld = self.p.fields(ref).get(name)
             if fld is not None and fld.type:
-                why = f"{mod.path}:{obj.line}: object literal initialises {owner}.{name}: {fld.type}"
+                why = f"{mod.path}:{obj.line}: object literal initialises {owner_name}.{name}: {fld.type}"
                 out.extend(self.resolve_text(mod, fld.type, why))
         elif obj.holder.startswith("assign:") and depth < 4:
             chain = obj.holder[len("assign:"):].split(".")

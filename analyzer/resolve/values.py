@@ -248,18 +248,18 @@ class FunctionValues:
                 found = self._named_function(amod, a.scope, a.value_text)
                 if found is not None:
                     out.append(Value(found, why))
-                elif (owner := self._param_owner(amod, a.scope, a.value_text)) is not None:
+                elif (param := self._param_owner(amod, a.scope, a.value_text)) is not None:
                     # `this.colorFn = colorFn` from a constructor parameter: what its callers pass (stored)
                     out.extend(Value(v.target, (*why, *v.evidence))
-                               for v in self._param_values(owner[0], owner[1], None, 1))
+                               for v in self._param_values(param[0], param[1], None, 1))
             elif a.value_kind == "member" and a.value_text.count(".") == 1 and not a.value_text.startswith("this."):
                 # `this.onChunk = options.onChunk` in a constructor: what its callers pass as that option
                 head, _, prop = a.value_text.partition(".")
-                owner = self._param_owner(amod, a.scope, head)
-                if owner is not None:
+                option = self._param_owner(amod, a.scope, head)
+                if option is not None:
                     # stored in a field: it runs whenever the field is called, not only inside the passer
                     out.extend(Value(v.target, (*why, *v.evidence))
-                               for v in self._param_values(owner[0], owner[1], prop, 1))
+                               for v in self._param_values(option[0], option[1], prop, 1))
             elif a.value_text.startswith("this.") and a.value_text.count(".") == 1 and a.scope:
                 cls = self.p.enclosing_class(DefRef(amod.repo, amod.path, a.scope))
                 if cls is not None:

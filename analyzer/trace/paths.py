@@ -223,13 +223,13 @@ def _anchored(g: nx.MultiDiGraph, anchor: str, pick: EdgePicker,
         if to_state is not None and best_from:
             cost_to = _edge_cost(s.attrs) + to_target.cost(to_state)
             hops = 1 + to_target.hops(to_state)
-            for from_passer, (cost_from, s_from, from_state) in best_from.items():
+            for from_passer, (cost_prev, s_prev, state_prev) in best_from.items():
                 if from_passer is not None and to_passer is not None and from_passer != to_passer:
                     continue
-                if hops <= max_depth and s_from.order < s.order:
-                    total = cost_from + cost_to
+                if hops <= max_depth and s_prev.order < s.order:
+                    total = cost_prev + cost_to
                     if best_pair is None or total < best_pair[0]:
-                        best_pair = (total, s_from, from_state, s, to_state)
+                        best_pair = (total, s_prev, state_prev, s, to_state)
         from_state = to_source.start(s.target, anchor)
         if from_state is not None:
             cost_from = _edge_cost(s.attrs) + to_source.cost(from_state)
