@@ -209,6 +209,14 @@ class CallResolver:
                                                     possible=True, seam=seam))
                         continue
                     edges.append(self.make_edge(mod, call, target, "method", nt.evidence))
+            elif m.field is not None and (indexed := self.types.indexed_member(m.owner, m.field)) is not None:
+                # `declare readonly register: SlotCore['register']`: calling it calls SlotCore's member
+                owners, name = indexed
+                for other in owners:
+                    if other.ref != nt.ref:
+                        via = NamedType(other.ref, (*nt.evidence, *other.evidence))
+                        edges.extend(self._method_edges(mod, call, via, name))
+                continue
             elif not abstract_owner:
                 continue  # a function-valued class field: its value is not tracked
             edges.extend(self._implementation_edges(mod, call, m.owner, method, nt.evidence, seam))

@@ -41,6 +41,8 @@ CALLBACK_ELEMENTS: dict[str, dict[str, tuple[int, ...]]] = {
 }
 CALLBACK_ELEMENTS["ReadonlyArray"] = CALLBACK_ELEMENTS["Array"]
 MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
+_IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
+_INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,32 @@ class Types:
         key = (mod, text)
         base = self._text_cache.get(key)
         if base is None:
-            base = [nt for name in named_types(text) for nt in self.resolve_name(mod, name)]
+            if "import(" in text:  # `import('./slots.ts').SlotRegistry`: an inline import type
+                base = self._import_types(mod, text)
+                text = _IMPORT_TYPE_RE.sub("unknown", text)
+            else:
+                base = []
+            base += [nt for name in named_types(text) for nt in self.resolve_name(mod, name)]
             self._text_cache[key] = base
         return [NamedType(nt.ref, (evidence, *nt.evidence), nt.static) for nt in base]
+
+    def _import_types(self, mod: ModuleRef, text: str) -> list[NamedType]:
+        out: list[NamedType] = []
+        for m in _IMPORT_TYPE_RE.finditer(text):
+            res = self.p.resolver.resolve(mod.repo, mod.path, m.group(1))
+            sym = self.symbols.resolve_export(res.module, m.group(2)) if res.module is not None else None
+            if sym is not None and sym.definition is not None and self.p.defs[sym.definition].kind in TYPE_KINDS:
+                out.append(NamedType(sym.definition, (f"{mod.path}: import({m.group(1)!r}).{m.group(2)} ({res.how})",
+                                                      *sym.evidence)))
+        return out
+
+    def indexed_member(self, owner: DefRef, f: Field) -> tuple[list[NamedType], str] | None:
+        """A field declared `register: SlotCore['register']`: (SlotCore's types, "register")."""
+        m = _INDEXED_RE.match(f.type or "")
+        if m is None:
+            return None
+        why = f"{owner.path}:{f.line}: {f.owner}.{f.name}: {f.type}"
+        return self.resolve_text(owner.module, m.group(1), why), m.group(2)
 
     def resolve_name(self, mod: ModuleRef, name: str) -> list[NamedType]:
         key = (mod, name)
