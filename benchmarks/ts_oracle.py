@@ -106,8 +106,11 @@ class Mapper:
         repo, _, path = file.partition("/")
         here = [n for n in self.by_file.get((repo, path), [])
                 if self.g.nodes[n]["line"] <= line <= self.g.nodes[n]["end_line"]]
-        named = [n for n in here if name and self.g.nodes[n]["name"] == name] or \
-            [n for n in here if self.g.nodes[n]["kind"] != "class"] or here
+        named = [n for n in here if name and self.g.nodes[n]["name"] == name]
+        if not named and name:  # an overload signature: the graph's node starts at the implementation below
+            named = [n for n in self.by_file.get((repo, path), []) if self.g.nodes[n]["name"] == name
+                     and 0 < self.g.nodes[n]["line"] - line <= 12]
+        named = named or [n for n in here if self.g.nodes[n]["kind"] != "class"] or here
         return min(named, key=lambda n: self.g.nodes[n]["end_line"] - self.g.nodes[n]["line"]) if named else None
 
     def accept(self, node: str | None) -> set[str]:
