@@ -131,3 +131,14 @@ def test_callees_of_an_ambiguous_name_list_each_definition(world, capsys) -> Non
     by = {r["symbol"]: r for r in data["results"]}
     assert by["renderPrompt"]["ambiguous"] and len(by["renderPrompt"]["definitions"]) == 2
     assert not by["parseChunkUsage"]["ambiguous"]
+
+
+def test_computed_keys_and_runtime_mixins_on_dsh(graph) -> None:
+    # ctx.tools[TOOL_RUNTIME_SCHEDULER].prepare(…): the field `[TOOL_RUNTIME_SCHEDULER]` initialised with a literal
+    prepare = "dsh:packages/core/tools/src/index.ts:ToolRuntime.[TOOL_RUNTIME_SCHEDULER].prepare"
+    sites = {d["path"] for _, _, d in graph.in_edges(prepare, data=True)}
+    assert "packages/core/agent-loop/src/tool-calls.ts" in sites
+    # cordis: `interface Context extends Pick<Fiber, 'effect'>` → ctx.effect(…) reaches Fiber.effect, possible
+    effect = [d for _, _, d in graph.in_edges("dsh:vendor/cordis/src/fiber.ts:Fiber.effect", data=True)]
+    assert effect and all(d["possible"] for d in effect if d["kind"] == "interface")
+    assert any("Pick<Fiber, 'effect'>" in ev for d in effect for ev in d["evidence"])
