@@ -211,6 +211,10 @@ class Types:
                                for nt in self.resolve_text(ref.module, type_arguments(text)[0], why))
                     continue
                 out.extend(self.resolve_text(ref.module, text, why))
+            if d.kind == "type_alias":  # `export type ClientContext = Context`: the aliased types' members
+                rhs = _alias_target(d.signature)
+                if rhs:
+                    out.extend(self.resolve_text(ref.module, rhs, f"{ref.path}:{d.line}: type {d.name} = {rhs}"))
             half = self.p.merged_half(ref)
             if half is not None and d.kind == "class":  # `interface C` merged into `class C`: its members too
                 hd = self.p.defs[half]
@@ -735,6 +739,20 @@ def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
         if b.name == name and (best is None or (b.line <= line and b.line >= best.line) or best.line > line):
             best = b
     return best
+
+
+def _alias_target(signature: str) -> str | None:
+    """The right-hand side of `type X<T = D> = Y<T> | Z` (None for object types, which are members)."""
+    depth = 0
+    for i, ch in enumerate(signature):
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        elif ch == "=" and depth == 0 and signature[i + 1:i + 2] != ">":
+            rhs = signature[i + 1:].strip().rstrip(";")
+            return None if not rhs or rhs.startswith("{") else rhs
+    return None
 
 
 def _strip_optional(text: str) -> str:
