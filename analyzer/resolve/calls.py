@@ -211,11 +211,15 @@ class CallResolver:
                     edges.append(self.make_edge(mod, call, target, "method", nt.evidence))
             elif m.field is not None and (indexed := self.types.indexed_member(m.owner, m.field)) is not None:
                 # `declare readonly register: SlotCore['register']`: calling it calls SlotCore's member
+                # — only the type is declared, so the target is possible, not proven (`interface`, not `method`)
                 owners, name = indexed
                 for other in owners:
                     if other.ref != nt.ref:
                         via = NamedType(other.ref, (*nt.evidence, *other.evidence))
-                        edges.extend(self._method_edges(mod, call, via, name))
+                        for e in self._method_edges(mod, call, via, name):
+                            if e.kind == "method":
+                                e.kind, e.possible, e.seam = "interface", True, seam
+                            edges.append(e)
                 continue
             elif not abstract_owner:
                 continue  # a function-valued class field: its value is not tracked
