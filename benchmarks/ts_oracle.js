@@ -71,6 +71,21 @@ function declNode(d) {
   return n;
 }
 
+// a parameter of a closure handed to code outside the repos (`new Promise((resolve, reject) => …)`,
+// a library callback): its value is supplied there, so no edge in the repos can name it
+function suppliedOutside(param) {
+  const fn = param.parent;
+  if (!fn || !(ts.isArrowFunction(fn) || ts.isFunctionExpression(fn))) return false;
+  const call = fn.parent;
+  if (!call || !(ts.isCallExpression(call) || ts.isNewExpression(call))) return false;
+  let callee = call.expression;
+  if (ts.isPropertyAccessExpression(callee)) callee = callee.name;
+  const sym = checker.getSymbolAtLocation(callee);
+  const decls = (sym && sym.declarations) || [];
+  return decls.length > 0 && decls.every((d) => rel(d.getSourceFile().fileName) === null ||
+                                                d.getSourceFile().fileName.includes("node_modules"));
+}
+
 function classify(n) {
   if (!n) return "unknown";
   if (ts.isMethodSignature(n) || ts.isCallSignatureDeclaration(n)) return "interface";
@@ -143,8 +158,9 @@ for (const s of cfg.samples) {
       if (k === "interface") isInterface = true;
       // for values: where the function value is declared (a parameter or property is filled by callers /
       // assignments in the repos; a local is usually bound from a call, often an npm package's, e.g. useState)
-      const holder = !n ? "" : ts.isParameter(n) || (ts.isBindingElement(n) && ts.isParameter(n.parent.parent)) ? "parameter"
+      let holder = !n ? "" : ts.isParameter(n) || (ts.isBindingElement(n) && ts.isParameter(n.parent.parent)) ? "parameter"
         : ts.isPropertySignature(n) || ts.isPropertyDeclaration(n) ? "property" : "local";
+      if (holder === "parameter" && suppliedOutside(ts.isParameter(n) ? n : n.parent.parent)) holder = "external";
       out.defs.push({ file: r, line: lineOf(program.getSourceFile(d.fileName), d.textSpan.start), name: d.name, kind: d.kind,
                       cls: k, holder });
     }

@@ -12,7 +12,9 @@ function-typed values) is compared with the graph's edges at that call line. Pri
 - concrete recall: in-repo definitions with a body that the graph reaches (any confident kind);
 - interface recall: production implementations (not test code) reached at interface/abstract calls;
 - function-typed values (a parameter or property called; locals bound from calls such as React's
-  `useState` setters are left out): call sites with an edge, and with the compiler's implementation reached;
+  `useState` setters, and parameters of closures handed to code outside the repos such as
+  `new Promise((resolve, reject) => …)`, are left out: nothing in the repos is passed there): call sites
+  with an edge, and with the compiler's implementation reached;
 - `direct` / `method` precision: edges whose target the compiler names at that line;
 - `name` guesses: how many, how many right, how many into another repo.
 
