@@ -131,7 +131,7 @@ def test_bindings_typed_and_inferred() -> None:
 
 def test_more_call_shapes() -> None:
     f = facts("""
-        a?.b(); f?.(); this.f.m(); new ns.D(); a[k](); createModels().stream(); super.m();
+        a?.b(); f?.(); this.f.m(); new ns.D(); a[k](); createModels().stream(); super.m(); new P(f).paint();
         """)
     got = [(c.callee, c.kind, c.optional) for c in f.calls]
     assert got == [
@@ -139,10 +139,12 @@ def test_more_call_shapes() -> None:
         (["f"], "call", True),
         (["this", "f", "m"], "call", False),
         (["ns", "D"], "new", False),
-        (["a", "[]"], "call", False),
+        (["a", "[k]"], "call", False),
         (["createModels()", "stream"], "call", False),
         (["createModels"], "call", False),
         (["super", "m"], "call", False),
+        (["new P()", "paint"], "call", False),
+        (["P"], "new", False),
     ]
 
 
@@ -414,3 +416,57 @@ def test_type_only_star_reexport_newer_than_the_grammar() -> None:
     f = extract_facts(b"export type * from './types.ts'\nexport type * as ns from './t2.ts'\n", "src/index.ts")
     assert f.exports == [Export("*", 1, None, "./types.ts", type_only=True),
                          Export("ns", 2, "*", "./t2.ts", type_only=True)]
+
+
+def test_computed_keys_literal_roots_and_conditional_bindings() -> None:
+    f = facts("""
+        async function g(a: A, c: boolean) {
+          t[K].p(); t[M.K].q(); t["s"].r(); t[i + 1].u(); `x${a}`.normalize(); "y".trim();
+          const m = c ? a.oauth : (a.apiKey ?? new Fallback());
+          using lock = new Lock();
+          await using conn = openConn();
+          a.onChunk = print;
+          a.onDone = () => done();
+        }
+        """)
+    assert [c.callee for c in f.calls][:6] == [["t", "[K]", "p"], ["t", "[M.K]", "q"], ["t", "s", "r"],
+                                               ["t", "[]", "u"], ["<literal>", "normalize"], ["<literal>", "trim"]]
+    m = [b for b in f.bindings if b.name == "m"]
+    assert [(b.init_chain, b.new_class, b.branch) for b in m] == [
+        (["a", "oauth"], None, 0), (["a", "apiKey"], None, 1), (None, "Fallback", 2)]
+    assert [(b.name, b.kind, b.new_class) for b in f.bindings if b.name == "lock"] == [("lock", "using", "Lock")]
+    assert [(b.kind, b.init_callee) for b in f.bindings if b.name == "conn"] == [("using", ["openConn"])]
+    assert [(a.target, a.value_kind, a.value_text) for a in f.assignments] == [
+        (["a", "onChunk"], "identifier", "print"), (["a", "onDone"], "function", "")]
+
+
+def test_declaration_merging_and_bodies() -> None:
+    f = facts("""
+        export type CallId = string & { readonly brand: "CallId" };
+        export function CallId(raw: string): CallId { return raw as CallId; }
+        export interface Registry { size(): number }
+        export class Registry { count(): number { return 1; } }
+        declare function later(): void;
+        abstract class Base { abstract run(): void; stop(): void {} }
+        """)
+    got = {d.qualname: (d.kind, d.has_body, d.merges) for d in f.definitions}
+    assert got["CallId"] == ("function", True, "CallId#type")
+    assert got["CallId#type"] == ("type_alias", False, "CallId")
+    assert got["Registry"] == ("class", True, "Registry#type")
+    assert got["Registry#type"] == ("interface", False, "Registry")
+    assert got["Registry#type.size"][:2] == ("method", False) and got["Registry.count"][:2] == ("method", True)
+    assert got["later"][1] is False and got["Base.run"][1] is False and got["Base.stop"][1] is True
+
+
+def test_unannotated_returns_keep_their_chain() -> None:
+    f = facts("""
+        class A {
+          get current() { return this.session.agent; }
+          typed(): B { return this.b; }
+          later() { const run = () => { return this.x; }; return undefined; }
+        }
+        """)
+    got = {d.qualname: d.returns_chain for d in f.definitions}
+    assert got["A.current"] == ["this", "session", "agent"]
+    assert got["A.typed"] is None  # annotated: the annotation says it
+    assert got["A.later"] is None  # a closure's return is not the method's; `undefined` types nothing

@@ -101,3 +101,44 @@ def test_system_prompt_projection_is_unknown_at_rc2(world, capsys) -> None:
     code, _, err = cli(world, capsys, "trace", "SystemPromptProjection", "parseChunkUsage")
     assert code == 3 and err.startswith("error: unknown symbol 'SystemPromptProjection'; closest:")
     assert "RuntimeContextProjection" in err and "renderPrompt" in err
+
+
+def test_guesses_never_cross_repos_nor_bind_globals(graph) -> None:
+    guesses = [(u, v, d) for u, v, d in graph.edges(data=True) if d["kind"] == "name"]
+    assert all(u.split(":", 1)[0] == v.split(":", 1)[0] for u, v, _ in guesses)
+    globals_ = {"Math", "JSON", "Object", "Buffer", "AbortSignal", "Promise", "Array", "Number", "String", "console"}
+    assert not [d["call_text"] for _, _, d in guesses if d["call_text"].split(".")[0] in globals_]
+    # Pi's parseChunkUsage calls Math.max: no edge into dsh's vendored code
+    assert all(v.startswith("pi:") for v in graph.successors(PARSE))
+
+
+def test_merged_declarations_have_their_callers(graph) -> None:
+    halves = [n for n in graph if n.endswith(":CompactionId") and graph.nodes[n]["kind"] == "function"]
+    assert halves and f"{halves[0]}#type" in graph
+    assert graph.in_degree(halves[0]) >= 10  # `CompactionId(` is called all over dsh
+
+
+def test_constructor_options_reach_the_closure_given(graph) -> None:
+    src = ADAPTER + "adapter.ts:PiAiAdapter.streamWithSnapshot"
+    targets = {v for _, v, d in graph.out_edges(src, data=True) if d["call_text"].endswith("resolveApiKey")}
+    assert ADAPTER + "index.ts:apply.resolveApiKey" in targets
+
+
+def test_callees_of_an_ambiguous_name_list_each_definition(world, capsys) -> None:
+    code, out, _ = cli(world, capsys, "--json", "callees", "renderPrompt", "parseChunkUsage")
+    data = json.loads(out)
+    assert code == 0
+    by = {r["symbol"]: r for r in data["results"]}
+    assert by["renderPrompt"]["ambiguous"] and len(by["renderPrompt"]["definitions"]) == 2
+    assert not by["parseChunkUsage"]["ambiguous"]
+
+
+def test_computed_keys_and_runtime_mixins_on_dsh(graph) -> None:
+    # ctx.tools[TOOL_RUNTIME_SCHEDULER].prepare(…): the field `[TOOL_RUNTIME_SCHEDULER]` initialised with a literal
+    prepare = "dsh:packages/core/tools/src/index.ts:ToolRuntime.[TOOL_RUNTIME_SCHEDULER].prepare"
+    sites = {d["path"] for _, _, d in graph.in_edges(prepare, data=True)}
+    assert "packages/core/agent-loop/src/tool-calls.ts" in sites
+    # cordis: `interface Context extends Pick<Fiber, 'effect'>` → ctx.effect(…) reaches Fiber.effect, possible
+    effect = [d for _, _, d in graph.in_edges("dsh:vendor/cordis/src/fiber.ts:Fiber.effect", data=True)]
+    assert effect and all(d["possible"] for d in effect if d["kind"] == "interface")
+    assert any("Pick<Fiber, 'effect'>" in ev for d in effect for ev in d["evidence"])

@@ -53,3 +53,12 @@ def test_alias_scope_and_tsconfig_paths_and_externals() -> None:
     assert fw.module is not None and fw.module.path == "vendor/fw/src/index.ts" and "tsconfig paths" in fw.how
     ext = r.resolve("app", "src/main.ts", "zod/v4")
     assert ext.module is None and ext.external == "zod"
+
+
+def test_function_type_return() -> None:
+    from analyzer.resolve.typetext import function_type_return
+
+    assert function_type_return("(key: string) => Store") == "Store"
+    assert function_type_return("((a: A) => Promise<B>)") == "Promise<B>"
+    assert function_type_return("(a: (x: X) => Y) => Z") == "Z"
+    assert function_type_return("Store") is None

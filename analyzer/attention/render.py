@@ -25,7 +25,8 @@ def _show(console: Console, table: Table) -> None:
     if console.is_terminal:
         console.print(table)
     else:
-        Console(file=console.file, width=max(console.width, 160), color_system=None, highlight=False).print(table)
+        Console(file=console.file, width=max(console.width, 160), color_system=None, highlight=False,
+                emoji=False).print(table)
 
 
 def _g(x: float | None) -> str:

@@ -28,8 +28,9 @@ class CliContext:
     source_options: list[str] = field(default_factory=list)
     json: bool = False
     verbose: int = 0
-    out: Console = field(default_factory=lambda: Console(highlight=False, soft_wrap=True))
-    err: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
+    # emoji=False: rich would render `path:100:` as the 💯 emoji (its `:name:` codes)
+    out: Console = field(default_factory=lambda: Console(highlight=False, soft_wrap=True, emoji=False))
+    err: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True, emoji=False))
 
     @cached_property
     def lock(self) -> Lock:

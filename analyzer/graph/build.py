@@ -10,6 +10,7 @@ import networkx as nx
 
 from analyzer import __version__
 from analyzer.resolve.calls import CallResolver
+from analyzer.resolve.construct import implicit_constructor_edges
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.modules import Resolution
 from analyzer.resolve.program import MODULE_QUALNAME, Program
@@ -32,6 +33,7 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
     types = Types(program, symbols, rules.identity_wrappers)
     calls = CallResolver(program, symbols, types)
     calls.no_guess = rules.no_guess
+    calls.global_receivers = rules.global_receivers
     engine = DispatchEngine(program, symbols, types, calls, rules)
 
     g = nx.MultiDiGraph()
@@ -45,7 +47,7 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
         g.add_node(ref.node_id, repo=ref.repo, path=ref.path, qualname=d.qualname, name=d.name, kind=d.kind,
                    line=d.line, end_line=d.end_line, signature=d.signature, body_hash=d.body_hash,
                    parent=(f"{ref.repo}:{ref.path}:{d.parent}" if d.parent else None), exported=d.exported,
-                   modifiers=list(d.modifiers), test=is_test_path(ref.path))
+                   modifiers=list(d.modifiers), test=is_test_path(ref.path), has_body=d.has_body)
 
     unresolved: list[tuple[str, int, str, str]] = []
     external_calls: Counter[str] = Counter()
@@ -56,6 +58,8 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
         unresolved.extend((u.source, u.line, u.call_text, u.reason) for u in result.unresolved)
         external_calls.update(result.external_calls)
     edges.extend(engine.global_edges())
+    edges.extend(implicit_constructor_edges(program, types))
+    edges.extend(engine.value_edges(edges))
     for e in edges:
         for node in (e.source, e.target):
             if node not in g:

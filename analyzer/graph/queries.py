@@ -64,6 +64,8 @@ def resolve_symbol(g: nx.MultiDiGraph, spec: str,
             "." not in spec and a.get("name") == spec and a.get("kind") in (*CONTAINER_KINDS, "function"))]
         if not candidates and "." not in spec:  # a bare method name: every method so named (ambiguous)
             candidates = [n for n, a in real if a.get("name") == spec and a.get("kind") in MEMBER_KINDS]
+    # declaration merging (`type CallId` + `function CallId`): the name means the value half
+    candidates = [n for n in candidates if not (n.endswith("#type") and n[: -len("#type")] in candidates)]
     if not candidates:
         close = suggest(g, spec, connected=connected)
         raise AnalyzerError(f"unknown symbol {spec!r}; closest: {', '.join(close) or 'none'}")

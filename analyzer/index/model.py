@@ -20,8 +20,14 @@ Conventions
   `preparedCall?.stream(r)` → ["preparedCall", "stream"] with optional=True; `f()` → ["f"];
   `new Foo()` → ["Foo"] with kind "new"; `super(ctx, 'llm')` → ["super"] with kind "super";
   `super.m()` → ["super", "m"]; a root that is itself a call keeps its callee text with "()" appended
-  (`createModels().stream()` → ["createModels()", "stream"]); any other root is "<expr>";
-  computed members `a[k]()` become ["a", "[]"].
+  (`createModels().stream()` → ["createModels()", "stream"]; `new P(f).paint()` → ["new P()", "paint"]);
+  any other root is "<expr>";
+  computed members keep a constant key: `a[K]()` → ["a", "[K]"], `a[M.K]()` → ["a", "[M.K]"],
+  `a["k"]()` → ["a", "k"]; any other index → ["a", "[]"]; a literal root (a template literal's `.normalize()`,
+  `"x".trim()`, `[1].map()`) is "<literal>".
+- Declaration merging (`type CallId` + `function CallId`, `interface Context` + `class Context`): the
+  value half keeps the plain qualname, the type half gets a `#type` suffix (`CallId#type`,
+  `Context#type.effect`); each half names the other in `merges`.
 """
 
 from __future__ import annotations
@@ -76,6 +82,9 @@ class Definition:
     # object_method only: how the enclosing object literal is used (see ObjectLiteral.holder)
     object_id: str | None = None
     returns_new: list[str] = field(default_factory=list)  # classes of `return new X(…)` in its body
+    returns_chain: list[str] | None = None  # unannotated: the first `return a.b.c` in its own body
+    has_body: bool = True  # False for interface members, abstract methods, `declare`d and `.d.ts` signatures
+    merges: str | None = None  # declaration merging: the qualname of the other half (see module docstring)
 
 
 @dataclass(slots=True)
@@ -105,8 +114,9 @@ class Binding:
     init_callee: list[str] | None = None  # `const m = createModels()` / `await this.build()` → chain
     destructure_key: str | None = None  # `const { a: b } = f()` → name "b", key "a"
     init_chain: list[str] | None = None  # `const x = this.adapters` → ["this", "adapters"] (aliases)
-    kind: str = "const"  # const | let | var | param | for_of | catch
+    kind: str = "const"  # const | let | var | using | param | for_of | catch
     exported: bool = False  # module-level `export const x = …` (non-function values)
+    branch: int = 0  # `const m = c ? a : b` / `a ?? b`: one binding per branch (same line), numbered
 
 
 @dataclass(slots=True)
@@ -161,6 +171,18 @@ class ObjectLiteral:
 
 
 @dataclass(slots=True)
+class Assignment:
+    """`target.key = value` with a function-ish value: a function-typed property set after construction."""
+
+    scope: str | None
+    target: list[str]  # chain of the assigned member (`this.stream.onChunk` → ["this", "stream", "onChunk"])
+    line: int
+    value_kind: str  # identifier | member | function (an inline closure: its calls belong to `scope`)
+    value_text: str = ""
+    nested: int = 0
+
+
+@dataclass(slots=True)
 class Import:
     specifier: str
     imported: str  # exported name in the source module; "default"; "*" for namespace imports
@@ -204,6 +226,7 @@ class FileFacts:
     imports: list[Import] = field(default_factory=list)
     exports: list[Export] = field(default_factory=list)
     dynamic_imports: list[DynamicImport] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -213,6 +236,7 @@ class FileFacts:
         nested = {
             "definitions": Definition, "fields": Field, "bindings": Binding, "calls": Call,
             "objects": ObjectLiteral, "imports": Import, "exports": Export, "dynamic_imports": DynamicImport,
+            "assignments": Assignment,
         }
         kwargs: dict[str, Any] = {}
         for f in fields(cls):

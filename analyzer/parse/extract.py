@@ -22,6 +22,7 @@ from tree_sitter import Node, QueryCursor
 
 from analyzer.index.model import (
     Arg,
+    Assignment,
     Binding,
     Call,
     Definition,
@@ -38,7 +39,7 @@ from analyzer.parse.languages import is_declaration_file, language_for_path, par
 from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "5"
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,10 @@ CLASS_TYPES = frozenset({"class"})
 WRAPPERS = frozenset({"parenthesized_expression", "non_null_expression", "as_expression",
                       "satisfies_expression", "type_assertion", "await_expression"})
 MODIFIER_TOKENS = frozenset({"static", "abstract", "async", "readonly", "declare", "override", "accessor"})
+LITERAL_TYPES = frozenset({"string", "template_string", "number", "array", "object", "regex", "true", "false"})
+# declaration merging: a type-only declaration and a value declaration of one name are one symbol
+TYPE_HALVES = frozenset({"interface", "type_alias"})
+VALUE_HALVES = frozenset({"class", "function", "enum"})
 _HAS_WS = re.compile(rb"\s")
 _PROTECT = bytes.maketrans(b" \t\n\r\x0b\x0c", b"\x00\x01\x02\x03\x04\x05")  # literal whitespace is code
 _DOT_WS = re.compile(r"\s*(\??\.)\s*")
@@ -129,6 +134,7 @@ class _Candidate:
     is_signature: bool = False
     start: int = 0
     end: int = 0
+    merge: str = ""  # declaration merging: "type" or "value" half of a name declared both ways
 
 
 @dataclass
@@ -261,7 +267,7 @@ class _Extractor:
                     break
                 node = obj
             elif t == "subscript_expression":
-                parts.append("[]")
+                parts.append(self.subscript_key(node))
                 if node.child_by_field_name("optional_chain") is not None:
                     optional = True
                 obj = node.child_by_field_name("object")
@@ -282,11 +288,32 @@ class _Extractor:
                 fn = node.child_by_field_name("function")
                 parts.append((_callee_text(self.snippet(fn)) if fn is not None else "<expr>") + "()")
                 break
+            elif t in LITERAL_TYPES:
+                parts.append("<literal>")
+                break
+            elif t == "new_expression":  # `new Painter(f).paint()`: the root is an instance of Painter
+                ctor = node.child_by_field_name("constructor")
+                text = self.text(ctor) if ctor is not None else ""
+                parts.append(f"new {text}()" if _SIMPLE_CHAIN.fullmatch(text) else "<expr>")
+                break
             else:
                 parts.append("<expr>")
                 break
         parts.reverse()
         return parts, optional
+
+    def subscript_key(self, node: Node) -> str:
+        """`a[K]` → "[K]", `a[M.K]` → "[M.K]", `a['k']` → "k" (a plain member); anything else "[]"."""
+        index = node.child_by_field_name("index")
+        if index is None:
+            return "[]"
+        t = index.type
+        if t == "string":
+            key = _unquote(self.text(index))
+            return key if re.fullmatch(r"[A-Za-z_$][\w$]*", key) else "[]"
+        if t == "identifier" or (t == "member_expression" and _SIMPLE_CHAIN.fullmatch(self.text(index))):
+            return f"[{self.text(index)}]"
+        return "[]"
 
     def key_text(self, node: Node) -> str:
         t = node.type
@@ -416,7 +443,24 @@ class _Extractor:
                     out.append(cand)
         # `const C = class Named {}`: the variable names it, not the class expression's own name
         value_ids = {c.value.id for c in out if c.value is not None and c.role == "def.var_class"}
-        return [c for c in out if not (c.role == "def.class" and c.node.id in value_ids)]
+        out = [c for c in out if not (c.role == "def.class" and c.node.id in value_ids)]
+        self.mark_merges(out)
+        return out
+
+    def mark_merges(self, cands: list[_Candidate]) -> None:
+        """`type CallId` + `function CallId` (or `interface C` + `class C`) in one scope are one symbol."""
+        groups: dict[tuple[int, str], list[_Candidate]] = defaultdict(list)
+        for c in cands:
+            if c.kind in TYPE_HALVES or c.kind in VALUE_HALVES:
+                parent = c.node.parent
+                while parent is not None and parent.type in ("export_statement", "ambient_declaration"):
+                    parent = parent.parent
+                groups[(parent.id if parent is not None else 0, c.name)].append(c)
+        for group in groups.values():
+            kinds = {c.kind for c in group}
+            if kinds & TYPE_HALVES and kinds & VALUE_HALVES:
+                for c in group:
+                    c.merge = "type" if c.kind in TYPE_HALVES else "value"
 
     def _candidate(self, role: str, m: dict[str, list[Node]]) -> _Candidate | None:
         node = m["def"][0]
@@ -457,11 +501,18 @@ class _Extractor:
         return cand
 
     def make_definition(self, cand: _Candidate, prefix: str, scope: str | None) -> Definition:
-        qual_base = f"{prefix}.{cand.name}" if prefix else cand.name
+        plain = f"{prefix}.{cand.name}" if prefix else cand.name
+        qual_base = f"{plain}#type" if cand.merge == "type" else plain
         node = cand.node
         fn = cand.value if cand.value is not None else node
         d = Definition(qualname=qual_base, name=cand.name, kind=cand.kind, line=self.line(node),
                        end_line=node.end_point[0] + 1, parent=scope)
+        if cand.merge:
+            d.merges = plain if cand.merge == "type" else f"{plain}#type"
+        if cand.kind in ("interface", "type_alias"):
+            d.has_body = False
+        elif cand.kind != "class" and cand.kind != "enum":
+            d.has_body = not cand.is_signature and fn.child_by_field_name("body") is not None
         decl_ids = {node.id, fn.id}
         if cand.role in ("def.var_function", "def.var_class"):
             decl_ids.add(self._declarator(cand).id)
@@ -634,8 +685,10 @@ class _Extractor:
         for role, kind, key, variant in (
                 ("call", "call", "call", ""), ("call.new", "new", "call", "new"),
                 ("dynamic_import", "dynamic_import", "call", ""), ("return.new", "return_new", "return", ""),
+                ("return.chain", "return_chain", "return", ""),
                 ("binding", "binding", "binding", ""), ("binding.var", "binding", "binding", "var"),
                 ("binding.for_of", "binding", "binding", "for_of"), ("binding.catch", "binding", "binding", "catch"),
+                ("binding.using", "binding", "binding", "using"), ("assign.member", "assign", "assign", ""),
                 ("binding.destructure", "destructure", "binding", ""),
                 ("binding.destructure_var", "destructure", "binding", "var")):
             for m in self.matches(role):
@@ -648,7 +701,8 @@ class _Extractor:
     def sweep(self, events: list[tuple[int, int, int, str, Any]]) -> None:
         stack: list[_Frame] = [_Frame(end=1 << 62, kind="module", prefix="", scope=None, nested=0)]
         handlers = {"call": self.on_call, "new": self.on_call, "dynamic_import": self.on_dynamic_import,
-                    "binding": self.on_binding, "destructure": self.on_destructure, "return_new": self.on_return_new}
+                    "binding": self.on_binding, "destructure": self.on_destructure, "return_new": self.on_return_new,
+                    "assign": self.on_assign, "return_chain": self.on_return_chain}
         for start, neg_end, _prio, kind, payload in events:
             while stack[-1].end <= start:
                 stack.pop()
@@ -875,6 +929,15 @@ class _Extractor:
         if cls not in top.fn_def.returns_new:
             top.fn_def.returns_new.append(cls)
 
+    def on_return_chain(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
+        d = top.fn_def
+        if d is None or top.nested or d.return_type or d.returns_chain is not None:
+            return  # annotated, returned from a closure, or not the first return
+        chain = self.chain(m["chain"][0])[0]
+        plain = "<expr>" not in chain and "<literal>" not in chain and not any(seg.startswith("[") for seg in chain)
+        if plain and chain != ["undefined"]:
+            d.returns_chain = chain
+
     def on_dynamic_import(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
         src = m["source"][0]
         if src.type == "template_string" and _has_substitution(src):
@@ -886,7 +949,7 @@ class _Extractor:
 
     def on_binding(self, m: dict[str, list[Node]], variant: str, top: _Frame) -> None:
         node = m["binding"][0]
-        if variant == "for_of":
+        if variant in ("for_of", "using"):
             value = m["value"][0]
         elif variant == "catch":
             value = None
@@ -899,16 +962,34 @@ class _Extractor:
             if vt == "call_expression" and self._is_require(value):
                 return  # an import
         kind = variant or (self.text(m["kind"][0]) if "kind" in m else "const")
-        as_type, new_class, init_callee, init_chain = self.value_info(value)
-        annotation = node.child_by_field_name("type")
-        btype = self.type_of(annotation) if annotation is not None else as_type
+        annotation = node.child_by_field_name("type") if variant != "using" else None
         exported = node.id in self.exported_ids
-        if btype is None and new_class is None and init_callee is None and init_chain is None and not exported:
-            return  # nothing to infer from (bindings exist to type receivers)
         name_node = m["name"][0]
-        self.facts.bindings.append(Binding(scope=top.scope, name=self.text(name_node), line=self.line(name_node),
-                                           type=btype, new_class=new_class, init_callee=init_callee,
-                                           init_chain=init_chain, kind=kind, exported=exported))
+        branches = [value] if value is None or annotation is not None else _branches(value)
+        for i, branch in enumerate(branches):
+            as_type, new_class, init_callee, init_chain = self.value_info(branch)
+            btype = self.type_of(annotation) if annotation is not None else as_type
+            if btype is None and new_class is None and init_callee is None and init_chain is None and not exported:
+                continue  # nothing to infer from (bindings exist to type receivers)
+            self.facts.bindings.append(Binding(scope=top.scope, name=self.text(name_node), line=self.line(name_node),
+                                               type=btype, new_class=new_class, init_callee=init_callee,
+                                               init_chain=init_chain, kind=kind, exported=exported,
+                                               branch=i if len(branches) > 1 else 0))
+
+    def on_assign(self, m: dict[str, list[Node]], _variant: str, top: _Frame) -> None:
+        value = m["value"][0]
+        target, _ = self.chain(m["target"][0])
+        if len(target) < 2 or target[-1].startswith("["):
+            return
+        t = value.type
+        if t in FUNCTION_TYPES:
+            kind, text = "function", ""
+        elif t == "identifier":
+            kind, text = "identifier", self.text(value)
+        else:
+            kind, text = "member", ".".join(self.chain(value)[0])
+        self.facts.assignments.append(Assignment(scope=top.scope, target=target, line=self.line(value),
+                                                 value_kind=kind, value_text=text, nested=top.nested))
 
     def _is_require(self, value: Node) -> bool:
         fn = value.child_by_field_name("function")
@@ -1152,6 +1233,23 @@ class _Extractor:
                              [(n.start_byte, n.end_byte) for m in self.matches("token.literal") for n in m["literal"]])
         for (d, _s, _e), h in zip(self.bodies, hashes, strict=True):
             d.body_hash = h
+
+
+def _branches(value: Node, depth: int = 0) -> list[Node]:
+    """The alternatives of a conditional initialiser: `c ? a : b`, `a ?? b`, `a || b` (nested too)."""
+    inner = value
+    while inner.type == "parenthesized_expression" and inner.named_child_count == 1:
+        inner = inner.named_children[0]
+    if depth < 4 and inner.type == "ternary_expression":
+        cons, alt = inner.child_by_field_name("consequence"), inner.child_by_field_name("alternative")
+        if cons is not None and alt is not None:
+            return _branches(cons, depth + 1) + _branches(alt, depth + 1)
+    if depth < 4 and inner.type == "binary_expression":
+        op = inner.child_by_field_name("operator")
+        left, right = inner.child_by_field_name("left"), inner.child_by_field_name("right")
+        if op is not None and op.type in ("??", "||") and left is not None and right is not None:
+            return _branches(left, depth + 1) + _branches(right, depth + 1)
+    return [value]
 
 
 def _has_substitution(node: Node) -> bool:

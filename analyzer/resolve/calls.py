@@ -40,6 +40,7 @@ class CallResolver:
         self.types = types
         self._method_names: dict[str, list[DefRef]] | None = None
         self.no_guess: set[str] = set()  # builtin method names never guessed (rules: name_guess.skip_methods)
+        self.global_receivers: set[str] = set()  # JavaScript globals (rules: name_guess.skip_receivers)
 
     def resolve_file(self, mod: ModuleRef, rules_fallback: EdgeRule | None = None,
                      rules_first: EdgeRule | None = None) -> FileResult:
@@ -115,13 +116,20 @@ class CallResolver:
             return [], f"{chain[-1]} is a variable, not a function", None
         target = sym.definition
         d = self.p.defs[target]
+        extra: list[Edge] = []
         if d.kind == "class":
             ctor = next((c for c in self.p.children(target) if c.kind == "constructor"), None)
             if ctor is not None:
                 target = DefRef(target.repo, target.path, ctor.qualname)
+            else:  # `new WebError(…)` without a constructor of its own runs the inherited one
+                inherited = self.types.constructor_of(target)
+                if inherited != target:
+                    extra.append(self.make_edge(mod, call, inherited, "direct", (
+                        *sym.evidence, f"{target.path}:{d.line}: {d.name} has no constructor; it inherits "
+                                       f"{inherited.qualname}")))
         elif d.kind not in CALLABLE_KINDS:
             return [], f"{chain[-1]} is a {d.kind}, not callable", None
-        return [self.make_edge(mod, call, target, "direct", sym.evidence)], None, None
+        return [self.make_edge(mod, call, target, "direct", sym.evidence), *extra], None, None
 
     def _super_call(self, mod: ModuleRef, call: Call) -> list[Edge]:
         if call.scope is None:
@@ -136,6 +144,12 @@ class CallResolver:
                 if len(call.callee) == 1:
                     members = [c for c in self.p.children(sup.ref) if c.kind == "constructor"]
                     owner = sup.ref
+                    if not members and self.p.defs[sup.ref].kind == "class":
+                        # no explicit constructor: super(…) runs the base's field initialisers (owned by
+                        # the class node) and its own implicit super(…) (see resolve/construct.py)
+                        edges.append(self.make_edge(mod, call, sup.ref, "direct",
+                                                    (*sup.evidence, f"{sup.ref.path}:{self.p.defs[sup.ref].line}: "
+                                                     f"{sup.ref.qualname} has no explicit constructor")))
                 else:
                     found = self.types.find_member(sup.ref, call.callee[-1])
                     members = [m.definition for m in found if m.definition is not None]
@@ -190,7 +204,23 @@ class CallResolver:
                 is_abstract = abstract_owner or "abstract" in m.definition.modifiers or m.definition.kind == "method" \
                     and owner_def.kind == "interface"
                 if not is_abstract and m.definition.kind in CALLABLE_KINDS:
+                    if m.mixin:  # `interface C extends Pick<Fiber, 'effect'>`: mixed in at run time, not inherited
+                        edges.append(self.make_edge(mod, call, target, "interface", (*nt.evidence, m.mixin),
+                                                    possible=True, seam=seam))
+                        continue
                     edges.append(self.make_edge(mod, call, target, "method", nt.evidence))
+            elif m.field is not None and (indexed := self.types.indexed_member(m.owner, m.field)) is not None:
+                # `declare readonly register: SlotCore['register']`: calling it calls SlotCore's member
+                # — only the type is declared, so the target is possible, not proven (`interface`, not `method`)
+                owners, name = indexed
+                for other in owners:
+                    if other.ref != nt.ref:
+                        via = NamedType(other.ref, (*nt.evidence, *other.evidence))
+                        for e in self._method_edges(mod, call, via, name):
+                            if e.kind == "method":
+                                e.kind, e.possible, e.seam = "interface", True, seam
+                            edges.append(e)
+                continue
             elif not abstract_owner:
                 continue  # a function-valued class field: its value is not tracked
             edges.extend(self._implementation_edges(mod, call, m.owner, method, nt.evidence, seam))
@@ -215,6 +245,13 @@ class CallResolver:
                     edges.append(self.make_edge(mod, call, DefRef(omod.repo, omod.path, prop.value_def), "interface",
                                             (*evidence, why), possible=True, seam=seam))
                 elif prop.value_kind == "identifier":
+                    local = self.p.local_function(omod, obj.scope, prop.value_text)
+                    if local is not None:  # `{ onPayload }` where `const onPayload = (…) => …` is local
+                        ref = DefRef(omod.repo, omod.path, local.qualname)
+                        edges.append(self.make_edge(mod, call, ref, "interface",
+                                                    (*evidence, why, f"{omod.path}:{local.line}: local function"),
+                                                    possible=True, seam=seam))
+                        continue
                     sym = self.symbols.resolve_name(omod, prop.value_text)
                     if sym is not None and sym.definition is not None:
                         edges.append(self.make_edge(mod, call, sym.definition, "interface",
@@ -222,20 +259,31 @@ class CallResolver:
         return edges
 
     def _name_guess(self, mod: ModuleRef, call: Call) -> list[Edge]:
-        """Last resort: a method name defined exactly once across all indexed classes."""
+        """Last resort: a method name defined exactly once across all indexed classes, in the caller's own
+        repo. Never for a literal or a JavaScript global receiver (`Math.max`, `Buffer.from`, `` `…`.normalize()``):
+        those are the builtins', and a same-named method elsewhere is a coincidence."""
         if self._method_names is None:
             index: dict[str, list[DefRef]] = {}
             for ref, d in self.p.defs.items():
                 if d.kind in ("method", "getter") and "abstract" not in d.modifiers:
                     index.setdefault(d.name, []).append(ref)
             self._method_names = index
-        if call.callee[-1] in self.no_guess:
+        if call.callee[-1] in self.no_guess or self._is_global_receiver(mod, call):
             return []
         candidates = self._method_names.get(call.callee[-1], [])
-        if len(candidates) != 1:
+        if len(candidates) != 1 or candidates[0].repo != mod.repo or not self.p.defs[candidates[0]].has_body:
             return []
         return [self.make_edge(mod, call, candidates[0], "name",
                            ["guessed: the only indexed method with this name; receiver type unknown"])]
+
+    def _is_global_receiver(self, mod: ModuleRef, call: Call) -> bool:
+        root = call.callee[0]
+        if root == "<literal>":
+            return True
+        if root not in self.global_receivers:
+            return False
+        return self.symbols.resolve_name(mod, root) is None and not _is_bound_locally(
+            self.p, mod, call.scope, root, call.line)
 
 
 def _is_bound_locally(p: Program, mod: ModuleRef, scope: str | None, name: str, line: int) -> bool:

@@ -26,6 +26,9 @@ class Edge:
     column: int = 0
     call_text: str = ""
     seam: str | None = None  # identifies the dynamic seam; all edges sharing it are alternatives
+    # function-value edges: the node whose call passed the value. A path may take this edge only when it
+    # entered `source` from `passer` (what another caller passes does not run on this caller's behalf).
+    passer: str | None = None
 
     @property
     def confidence(self) -> float:
@@ -37,7 +40,8 @@ class Edge:
         return {"source": self.source, "target": self.target, "kind": self.kind, "line": self.line,
                 "path": self.path, "repo": self.repo, "evidence": tuple(self.evidence), "rule": self.rule,
                 "possible": self.possible, "nested": self.nested, "column": self.column,
-                "call_text": self.call_text, "seam": self.seam, "confidence": round(self.confidence, 3)}
+                "call_text": self.call_text, "seam": self.seam, "confidence": round(self.confidence, 3),
+                "passer": self.passer}
 
 
 @dataclass

@@ -72,7 +72,9 @@ class Program:
             self.defs[ref] = d
             self.by_name[d.name].append(ref)
             if d.parent is None:
-                top.setdefault(d.name, d)
+                # declaration merging: the name means the value half (`CallId(…)`, `new Context()`)
+                if d.name not in top or (top[d.name].merges and top[d.name].qualname.endswith("#type")):
+                    top[d.name] = d
             else:
                 self._children[DefRef(repo, facts.path, d.parent)].append(d)
             if d.ambient_module and d.kind in TYPE_KINDS:
@@ -142,6 +144,14 @@ class Program:
             cur = d.parent if d is not None else None
         chain.append(None)
         return chain
+
+    def merged_half(self, ref: DefRef) -> DefRef | None:
+        """The other half of a merged declaration (`CallId#type` ↔ `CallId`), if any."""
+        d = self.defs.get(ref)
+        if d is None or not d.merges:
+            return None
+        other = DefRef(ref.repo, ref.path, d.merges)
+        return other if other in self.defs else None
 
     def commit_of(self, repo: str) -> str:
         return self.repos[repo].commit

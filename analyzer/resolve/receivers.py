@@ -7,18 +7,22 @@ with the evidence line that justified it. Nothing is guessed from names here.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from analyzer.index.model import Binding, Definition, Field
+from analyzer.index.model import Binding, Definition, Field, ObjectLiteral
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import TYPE_KINDS, DefRef, Program
 from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import (
     arrow_parameters,
     function_type_parameters,
+    function_type_return,
     named_types,
+    object_pattern_names,
     object_type_members,
+    split_top,
     type_arguments,
 )
 
@@ -27,6 +31,18 @@ BUILTIN_ELEMENT_METHODS = {
     "Map": {"get": 1}, "ReadonlyMap": {"get": 1}, "WeakMap": {"get": 1},
     "Array": {"at": 0, "find": 0, "pop": 0, "shift": 0}, "ReadonlyArray": {"at": 0, "find": 0},
 }
+# Callbacks of the built-in collections: `xs.map((x) => …)` gives x the element type (TypeScript infers it
+# from the generic signature). Method → which type argument each callback parameter gets, by position.
+CALLBACK_ELEMENTS: dict[str, dict[str, tuple[int, ...]]] = {
+    "Array": {m: (0,) for m in ("map", "forEach", "filter", "find", "findIndex", "findLast", "findLastIndex",
+                                "some", "every", "flatMap", "sort", "toSorted")},
+    "Set": {"forEach": (0,)}, "ReadonlySet": {"forEach": (0,)},
+    "Map": {"forEach": (1, 0)}, "ReadonlyMap": {"forEach": (1, 0)},
+}
+CALLBACK_ELEMENTS["ReadonlyArray"] = CALLBACK_ELEMENTS["Array"]
+MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
+_IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
+_INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
 
 
 @dataclass(frozen=True)
@@ -45,6 +61,7 @@ class NamedType:
     ref: DefRef
     evidence: tuple[str, ...]
     static: bool = False
+    mixin: str | None = None  # reached through `extends Pick<…>`/`Omit<…>`: the line that says so
 
 
 @dataclass(frozen=True)
@@ -63,6 +80,7 @@ class Member:
     owner: DefRef
     definition: Definition | None
     field: Field | None
+    mixin: str | None = None  # found through a Pick/Omit heritage (a runtime mixin): the evidence line
 
 
 class Types:
@@ -78,7 +96,9 @@ class Types:
         self._super_cache: dict[DefRef, list[NamedType]] = {}
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
-        self._binding_cache: dict[tuple[ModuleRef, str | None, str, int], list[Typed]] = {}
+        self._param_cache: dict[tuple[ModuleRef, str, int], list[Typed]] = {}
+        self._returning: set[DefRef] = set()
+        self._binding_cache: dict[tuple[ModuleRef, str | None, str, int, int], list[Typed]] = {}
         self._aug_by_name: dict[str, list[tuple[str, list[DefRef]]]] = defaultdict(list)
         for (spec, name), refs in program.augmentations.items():
             self._aug_by_name[name].append((spec, refs))
@@ -90,9 +110,32 @@ class Types:
         key = (mod, text)
         base = self._text_cache.get(key)
         if base is None:
-            base = [nt for name in named_types(text) for nt in self.resolve_name(mod, name)]
+            if "import(" in text:  # `import('./slots.ts').SlotRegistry`: an inline import type
+                base = self._import_types(mod, text)
+                text = _IMPORT_TYPE_RE.sub("unknown", text)
+            else:
+                base = []
+            base += [nt for name in named_types(text) for nt in self.resolve_name(mod, name)]
             self._text_cache[key] = base
         return [NamedType(nt.ref, (evidence, *nt.evidence), nt.static) for nt in base]
+
+    def _import_types(self, mod: ModuleRef, text: str) -> list[NamedType]:
+        out: list[NamedType] = []
+        for m in _IMPORT_TYPE_RE.finditer(text):
+            res = self.p.resolver.resolve(mod.repo, mod.path, m.group(1))
+            sym = self.symbols.resolve_export(res.module, m.group(2)) if res.module is not None else None
+            if sym is not None and sym.definition is not None and self.p.defs[sym.definition].kind in TYPE_KINDS:
+                out.append(NamedType(sym.definition, (f"{mod.path}: import({m.group(1)!r}).{m.group(2)} ({res.how})",
+                                                      *sym.evidence)))
+        return out
+
+    def indexed_member(self, owner: DefRef, f: Field) -> tuple[list[NamedType], str] | None:
+        """A field declared `register: SlotCore['register']`: (SlotCore's types, "register")."""
+        m = _INDEXED_RE.match(f.type or "")
+        if m is None:
+            return None
+        why = f"{owner.path}:{f.line}: {f.owner}.{f.name}: {f.type}"
+        return self.resolve_text(owner.module, m.group(1), why), m.group(2)
 
     def resolve_name(self, mod: ModuleRef, name: str) -> list[NamedType]:
         key = (mod, name)
@@ -108,6 +151,11 @@ class Types:
             d = self.p.defs.get(sym.definition)
             if d is not None and d.kind in TYPE_KINDS:
                 out.append(NamedType(sym.definition, sym.evidence))
+            half = self.p.merged_half(sym.definition)  # `type CallId` merged with `function CallId`
+            if half is not None and d is not None and d.kind not in TYPE_KINDS \
+                    and self.p.defs[half].kind in TYPE_KINDS:
+                out.append(NamedType(half, (*sym.evidence, f"{half.path}:{self.p.defs[half].line}: "
+                                                          f"{self.p.defs[half].kind} {name} merges with it")))
         # module augmentations: `declare module 'spec' { interface Name { … } }` merge into Name
         facts = self.p.files.get(mod)
         if facts is not None:
@@ -156,8 +204,21 @@ class Types:
         out: list[NamedType] = []
         if d is not None:
             for text in (*d.extends, *d.implements):
-                out.extend(self.resolve_text(ref.module, text,
-                                             f"{ref.path}:{d.line}: {d.name} extends/implements {text}"))
+                why = f"{ref.path}:{d.line}: {d.name} extends/implements {text}"
+                head = text.split("<", 1)[0].strip()
+                if head in MIXIN_TYPES and type_arguments(text):
+                    out.extend(NamedType(nt.ref, nt.evidence, mixin=why)
+                               for nt in self.resolve_text(ref.module, type_arguments(text)[0], why))
+                    continue
+                out.extend(self.resolve_text(ref.module, text, why))
+            if d.kind == "type_alias":  # `export type ClientContext = Context`: the aliased types' members
+                rhs = _alias_target(d.signature)
+                if rhs:
+                    out.extend(self.resolve_text(ref.module, rhs, f"{ref.path}:{d.line}: type {d.name} = {rhs}"))
+            half = self.p.merged_half(ref)
+            if half is not None and d.kind == "class":  # `interface C` merged into `class C`: its members too
+                hd = self.p.defs[half]
+                out.append(NamedType(half, (f"{half.path}:{hd.line}: interface {d.name} merges into class {d.name}",)))
         self._super_cache[ref] = out
         return out
 
@@ -185,6 +246,8 @@ class Types:
         for sup in self.supertypes(ref):
             found = self.find_member(sup.ref, name, depth + 1)
             if found:
+                if sup.mixin:
+                    return [Member(m.owner, m.definition, m.field, m.mixin or sup.mixin) for m in found]
                 return found
         return []
 
@@ -226,6 +289,15 @@ class Types:
             out.append(TypeExpr(ref.module, d.return_type, f"{ref.path}:{d.line}: {d.qualname}(): {d.return_type}"))
         for cls in d.returns_new:
             out.append(TypeExpr(ref.module, cls, f"{ref.path}:{d.line}: {d.qualname} returns new {cls}"))
+        if not out and d.returns_chain and ref not in self._returning:
+            self._returning.add(ref)  # `get agent() { return this.session.agent }` (recursion guarded)
+            try:
+                for t in self.chain_types(ref.module, d.qualname, d.returns_chain, d.end_line):
+                    out.append(TypeExpr(t.mod, t.text, f"{ref.path}:{d.line}: {d.qualname} returns "
+                                                        f"{'.'.join(d.returns_chain)} ({t.evidence})")
+                               if isinstance(t, TypeExpr) else t)
+            finally:
+                self._returning.discard(ref)
         return out
 
     # --- expressions --------------------------------------------------------------------------
@@ -235,8 +307,9 @@ class Types:
             return []
         current = self.root_types(mod, scope, chain[0], line)
         for seg in chain[1:]:
-            if seg == "[]":
-                current = [t for c in current for t in self._element_types(c)]
+            if seg.startswith("["):  # `a[K]`: a member declared with that computed key, else an element
+                keyed = [t for c in current for t in self.members_of(c, seg)] if seg != "[]" else []
+                current = keyed or [t for c in current for t in self._element_types(c)]
                 continue
             current = [t for c in current for t in self.members_of(c, seg)]
             if not current:
@@ -273,23 +346,34 @@ class Types:
             if cls is None:
                 return []
             return [NamedType(cls, (f"{mod.path}: this is {cls.qualname}",))]
+        if root.startswith("new ") and root.endswith("()"):
+            return [t for callee in self.callee_targets(mod, scope, root[4:-2].split("."), line)
+                    if self.p.defs[callee].kind == "class" for t in self.return_types(callee)]
         if root.endswith("()"):
             chain = root[:-2].split(".")
-            return [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]
+            found = [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]
+            return found or self._value_call_types(mod, scope, chain, line)
         if root in ("<expr>", "super"):
             return []
         for sc in self.p.scope_chain(mod, scope):
-            bound = _latest(self.p.bindings_named(mod, sc, root), root, line)
-            if bound is not None:
-                return self.binding_types(mod, bound)
+            named = self.p.bindings_named(mod, sc, root)
+            bound = _latest(named, root, line)
+            if bound is not None:  # `const m = c ? a : b`: one binding per branch, all on the same line
+                return [t for b in named if b.line == bound.line and b.kind == bound.kind
+                        for t in self.binding_types(mod, b)]
             if sc is not None:
                 d = self.p.defs.get(DefRef(mod.repo, mod.path, sc))
                 if d is not None:
-                    for prm in d.params:
+                    for j, prm in enumerate(d.params):
                         if prm.name == root:
                             if prm.type:
                                 return [TypeExpr(mod, prm.type, f"{mod.path}:{d.line}: parameter {root}: {prm.type}")]
-                            return []
+                            return self._property_param_types(mod, d, j)
+                        if prm.name.startswith("{") and prm.type:  # `({ popup, t }: Props)`
+                            for key, local in object_pattern_names(prm.name):
+                                if local == root:
+                                    why = f"{mod.path}:{d.line}: {root} is {key!r} of parameter {prm.name}: {prm.type}"
+                                    return self.members_of(TypeExpr(mod, prm.type, why), key)
         if scope is not None:  # a parameter of an anonymous callback (`(streams) => streams.run()`)
             closure = self.binding_types(mod, Binding(scope=scope, name=root, line=line, kind="param"))
             if closure:
@@ -308,7 +392,7 @@ class Types:
         return []
 
     def binding_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
-        key = (mod, b.scope, b.name, b.line)
+        key = (mod, b.scope, b.name, b.line, b.branch)
         cached = self._binding_cache.get(key)
         if cached is not None:
             return cached
@@ -332,8 +416,12 @@ class Types:
                     out.append(t)
             if not out and len(b.init_callee) >= 2:
                 out.extend(self._builtin_call_types(mod, b.scope, b.init_callee, b.line, where))
+            if not out:
+                out.extend(self._value_call_types(mod, b.scope, b.init_callee, b.line))
         elif b.init_chain:
             out.extend(self.chain_types(mod, b.scope, b.init_chain, b.line))
+        if b.kind == "for_of":  # `for (const x of xs)`: x is an element of xs
+            out = [t for typed in out for t in self._element_types(typed)]
         if b.destructure_key:
             return [t for typed in out for t in self.members_of(typed, b.destructure_key)]
         return out
@@ -352,18 +440,103 @@ class Types:
                     continue
                 j = params.index(b.name)
                 out: list[Typed] = []
-                for target in self.callee_targets(mod, call.scope, call.callee, call.line):
+                targets = self.callee_targets(mod, call.scope, call.callee, call.line)
+                if not targets and len(call.callee) >= 2:
+                    return self._collection_callback_types(mod, call, j, b.name)
+                for target in targets:
                     d = self.p.defs.get(target)
                     declared = d.params[i].type if d is not None and i < len(d.params) else None
                     if d is None or not declared:
                         continue
                     ptypes = function_type_parameters(declared)
                     if j < len(ptypes):
-                        out.append(TypeExpr(target.module, ptypes[j],
-                                            f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
-                                            f"passed to {d.qualname}, declared {d.params[i].type}"))
+                        why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
+                               f"passed to {d.qualname}, declared {d.params[i].type}")
+                        inferred = self._type_argument(mod, call, d, ptypes[j], why)
+                        out.extend(inferred if inferred is not None else
+                                   [TypeExpr(target.module, ptypes[j], why)])
                 return out
         return []
+
+    def _type_argument(self, mod: ModuleRef, call, d: Definition, name: str,  # type: ignore[no-untyped-def]
+                       why: str) -> list[Typed] | None:
+        """`eachLayer<T>(items: readonly T[], visit: (item: T) => void)` called with a `Layer[]`: T is Layer —
+        inferred from the argument of the parameter that mentions T (itself, or as the element of an array /
+        iterable), like TypeScript's inference from arguments. None when `name` is no such type parameter."""
+        if not re.fullmatch(r"[A-Z][\w$]*", name) or not d.signature or f"<{name}" not in d.signature.split("(")[0] \
+                and f", {name}" not in d.signature.split("(")[0]:
+            return None
+        shapes = {name: False, f"{name}[]": True, f"readonly {name}[]": True, f"Array<{name}>": True,
+                  f"ReadonlyArray<{name}>": True, f"Iterable<{name}>": True, f"AsyncIterable<{name}>": True}
+        for k, prm in enumerate(d.params):
+            element = shapes.get((prm.type or "").strip())
+            if element is None or k >= len(call.args) or call.args[k].kind not in ("identifier", "member"):
+                continue
+            arg = call.args[k]
+            found = self.chain_types(mod, call.scope, arg.text.split("."), call.line)
+            if element:
+                found = [t for typed in found for t in self._element_types(typed)]
+            return [TypeExpr(t.mod, t.text, f"{why}; {name} is inferred from {arg.text} ({t.evidence})")
+                    if isinstance(t, TypeExpr) else t for t in found]
+        return []
+
+    def _collection_callback_types(self, mod: ModuleRef, call, j: int, name: str) -> list[Typed]:  # type: ignore[no-untyped-def]
+        """`layers.map((layer) => …)` on a `Layer[]` receiver: `layer` is a Layer."""
+        out: list[Typed] = []
+        for recv in self.chain_types(mod, call.scope, call.callee[:-1], call.line):
+            if not isinstance(recv, TypeExpr):
+                continue
+            text = recv.text.strip().removeprefix("readonly ").strip()
+            if text.endswith("[]"):
+                base, args = "Array", [text[:-2]]
+            else:
+                base, args = text.split("<", 1)[0].strip(), type_arguments(text)
+            positions = CALLBACK_ELEMENTS.get(base, {}).get(call.callee[-1], ())
+            if j < len(positions) and positions[j] < len(args):
+                arg = args[positions[j]]
+                out.append(TypeExpr(recv.mod, arg, f"{recv.evidence}; {name} is an element ({arg}) of "
+                                                   f"{base}.{call.callee[-1]}'s callback at {mod.path}:{call.line}"))
+        return out
+
+    def _property_param_types(self, mod: ModuleRef, d: Definition, j: int) -> list[Typed]:
+        """An untyped parameter of a function property takes its type from the literal's declared type:
+        `pi.registerCommand("x", { handler: async (args, ctx) => … })` where the options type declares
+        `handler: (args: string, ctx: CommandContext) => Promise<void>` (or `handler(args, ctx): …`)."""
+        if d.kind != "object_method" or not d.object_id:
+            return []
+        key = (mod, d.qualname, j)
+        cached = self._param_cache.get(key)
+        if cached is not None:
+            return cached
+        self._param_cache[key] = []
+        obj = self.p.object_literal(mod, d.object_id)
+        out: list[Typed] = []
+        if obj is not None:
+            for nt in self._literal_types(mod, obj):
+                why = f"{mod.path}:{d.line}: {d.params[j].name} is parameter {j + 1} of {d.name} in a literal typed " \
+                      f"{nt.ref.qualname}"
+                for m in self.find_member(nt.ref, d.name):
+                    if m.definition is not None and j < len(m.definition.params) and m.definition.params[j].type:
+                        out.append(TypeExpr(m.owner.module, m.definition.params[j].type or "", why))
+                    elif m.field is not None and m.field.type:
+                        ptypes = function_type_parameters(_strip_optional(m.field.type))
+                        if j < len(ptypes) and ptypes[j]:
+                            out.append(TypeExpr(m.owner.module, ptypes[j], f"{why} ({m.field.type})"))
+        self._param_cache[key] = out
+        return out
+
+    def _value_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int) -> list[Typed]:
+        """What calling a function-typed property returns: `r.faceOf(k)` with `faceOf: (key: string) => Store`.
+        Not for a bare parameter (`(await load()).stream()`): a loader's module is the lazy-loader rule's."""
+        if len(chain) < 2 or chain[0] in ("<expr>", "<literal>") or any(seg.endswith("()") for seg in chain):
+            return []
+        out: list[Typed] = []
+        for t in self.chain_types(mod, scope, chain, line):
+            if isinstance(t, TypeExpr):
+                ret = function_type_return(_strip_optional(t.text))
+                if ret:
+                    out.append(TypeExpr(t.mod, ret, f"{t.evidence}; calling it returns {ret}"))
+        return out
 
     def _calls_by_scope(self, mod: ModuleRef) -> dict[str | None, list]:
         cached = self._scope_calls.get(mod)
@@ -460,19 +633,68 @@ class Types:
             index: dict[DefRef, list[tuple[ModuleRef, str, str]]] = defaultdict(list)
             for mod in self.p.files:
                 for obj in self.p.objects(mod):
-                    typed = (mod, obj.holder_type) if obj.holder_type else \
-                        self._wrapped_return_type(mod, obj.holder, obj.scope)
-                    if not typed:
-                        continue
-                    type_mod, holder_type = typed
-                    why = f"{mod.path}:{obj.line}: object literal ({obj.holder}) typed {holder_type}"
-                    for nt in self.resolve_text(type_mod, holder_type, why):
-                        index[nt.ref].append((mod, obj.object_id, why))
+                    for nt in self._literal_types(mod, obj):
+                        index[nt.ref].append((mod, obj.object_id, nt.evidence[0]))
             self._object_impls = index
         out = list(self._object_impls.get(ref, []))
         for sub, _ in self.subtypes(ref):
             out.extend(self._object_impls.get(sub, []))
         return out
+
+    def _literal_types(self, mod: ModuleRef, obj: ObjectLiteral, depth: int = 0) -> list[NamedType]:
+        """The declared types an object literal gets from where it stands: its annotation / `satisfies`, the
+        parameter it is passed to, the member of an enclosing typed literal (`{ store: { subscribe() {} } }`
+        typed `{ store: Store }`), or the typed field or variable it is assigned to (`this.face = {…}`)."""
+        typed = (mod, obj.holder_type) if obj.holder_type else self._wrapped_return_type(mod, obj.holder, obj.scope)
+        if typed:
+            type_mod, holder_type = typed
+            why = f"{mod.path}:{obj.line}: object literal ({obj.holder}) typed {holder_type}"
+            return self.resolve_text(type_mod, holder_type, why)
+        out: list[NamedType] = []
+        if obj.holder == "return" and obj.nested == 0 and obj.scope is not None and depth < 4:
+            # `faceOf: (key) => { return { … } }` in a literal whose type declares `faceOf: (key: string) => Face`
+            d = self.p.defs.get(DefRef(mod.repo, mod.path, obj.scope))
+            owner = self.p.object_literal(mod, d.object_id) if d is not None and d.object_id else None
+            if d is not None and owner is not None and d.kind == "object_method":
+                for pt in self._literal_types(mod, owner, depth + 1):
+                    why = (f"{mod.path}:{obj.line}: object literal returned by {d.name} of a literal typed "
+                           f"{pt.ref.qualname}")
+                    for m in self.find_member(pt.ref, d.name):
+                        ret = m.definition.return_type if m.definition is not None else \
+                            function_type_return(_strip_optional(m.field.type)) if m.field and m.field.type else None
+                        if ret:
+                            out.extend(self.resolve_text(m.owner.module, ret, f"{why} ({ret})"))
+        elif obj.holder.startswith("property:") and depth < 4:
+            parent_id, _, key = obj.holder[len("property:"):].partition(".")
+            parent = self.p.object_literal(mod, parent_id)
+            if parent is not None:
+                for pt in self._literal_types(mod, parent, depth + 1):
+                    why = f"{mod.path}:{obj.line}: object literal is {key!r} of a literal typed {pt.ref.qualname}"
+                    for t in self.member_types(pt, key):
+                        out.extend(self._named(t, why))
+        elif obj.holder.startswith("field:"):  # `readonly scheduler: Scheduler = { … }`
+            owner_name, _, name = obj.holder[len("field:"):].rpartition(".")
+            if name.endswith("]") and "[" in obj.holder:  # a computed key may hold dots: `[Keys.A]`
+                cut = obj.holder.rfind(".[")
+                owner_name, name = obj.holder[len("field:"):cut], obj.holder[cut + 1:]
+            ref = DefRef(mod.repo, mod.path, owner_name)
+            fld = self.p.fields(ref).get(name)
+            if fld is not None and fld.type:
+                why = f"{mod.path}:{obj.line}: object literal initialises {owner_name}.{name}: {fld.type}"
+                out.extend(self.resolve_text(mod, fld.type, why))
+        elif obj.holder.startswith("assign:") and depth < 4:
+            chain = obj.holder[len("assign:"):].split(".")
+            why = f"{mod.path}:{obj.line}: object literal assigned to {'.'.join(chain)}"
+            for t in self.chain_types(mod, obj.scope, chain, obj.line):
+                out.extend(self._named(t, why))
+        return out
+
+    def _named(self, t: Typed, why: str) -> list[NamedType]:
+        if isinstance(t, TypeExpr):
+            return self.resolve_text(t.mod, t.text, f"{why} ({t.evidence})")
+        if isinstance(t, NamedType) and not t.static:
+            return [NamedType(t.ref, (why, *t.evidence))]
+        return []
 
     def _wrapped_return_type(self, mod: ModuleRef, holder: str, scope: str | None) -> tuple[ModuleRef, str] | None:
         """The type an object-literal argument gets from its call: `return Object.freeze({…})` returns the
@@ -489,10 +711,26 @@ class Types:
         if not index.isdigit():
             return None
         for target in self.callee_targets(mod, scope, callee.split("."), 0):
+            target = self.constructor_of(target)
             d = self.p.defs.get(target)
             if d is not None and int(index) < len(d.params) and d.params[int(index)].type:
                 return target.module, d.params[int(index)].type or ""
         return None
+
+    def constructor_of(self, ref: DefRef, depth: int = 0) -> DefRef:
+        """For a class, the constructor `new C(…)` runs (its own, else the inherited one); else `ref`."""
+        d = self.p.defs.get(ref)
+        if d is None or d.kind != "class" or depth > MAX_DEPTH:
+            return ref
+        ctor = next((c for c in self.p.children(ref) if c.kind == "constructor"), None)
+        if ctor is not None:
+            return DefRef(ref.repo, ref.path, ctor.qualname)
+        for sup in self.supertypes(ref):
+            if self.p.defs[sup.ref].kind == "class" and not sup.mixin:
+                found = self.constructor_of(sup.ref, depth + 1)
+                if found != sup.ref:
+                    return found
+        return ref
 
 
 def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
@@ -501,6 +739,26 @@ def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
         if b.name == name and (best is None or (b.line <= line and b.line >= best.line) or best.line > line):
             best = b
     return best
+
+
+def _alias_target(signature: str) -> str | None:
+    """The right-hand side of `type X<T = D> = Y<T> | Z` (None for object types, which are members)."""
+    depth = 0
+    for i, ch in enumerate(signature):
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        elif ch == "=" and depth == 0 and signature[i + 1:i + 2] != ">":
+            rhs = signature[i + 1:].strip().rstrip(";")
+            return None if not rhs or rhs.startswith("{") else rhs
+    return None
+
+
+def _strip_optional(text: str) -> str:
+    """`((a: A) => void) | undefined` → `(a: A) => void` (an optional callback property)."""
+    parts = [p.strip() for p in split_top(text, "|") if p.strip() not in ("undefined", "null")]
+    return parts[0] if len(parts) == 1 else text
 
 
 def _names(texts: list[str]) -> set[str]:

@@ -24,7 +24,8 @@ from analyzer.resolve.receivers import NamedType, TypeExpr, Types
 from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import named_types
 
-RULE_KINDS = {"service", "event", "lazy_loader", "callback_object", "table", "identity_wrappers", "name_guess"}
+RULE_KINDS = {"service", "event", "lazy_loader", "callback_object", "table", "identity_wrappers", "name_guess",
+              "function_value"}
 
 
 @dataclass
@@ -34,13 +35,16 @@ class RuleSet:
     lazy_loaders: list[dict] = field(default_factory=list)
     callback_objects: list[dict] = field(default_factory=list)
     tables: list[dict] = field(default_factory=list)
+    function_values: list[dict] = field(default_factory=list)
     identity_wrappers: set[str] = field(default_factory=set)
     no_guess: set[str] = field(default_factory=set)
+    global_receivers: set[str] = field(default_factory=set)
     sources: list[str] = field(default_factory=list)  # rule files read, for provenance
     text_hash: str = ""
 
     def names(self) -> list[str]:
-        groups = (self.services, self.events, self.lazy_loaders, self.callback_objects, self.tables)
+        groups = (self.services, self.events, self.lazy_loaders, self.callback_objects, self.tables,
+                  self.function_values)
         return [r["name"] for g in groups for r in g]
 
 
@@ -73,9 +77,11 @@ def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
                     rs.identity_wrappers.update(entry.get("calls", []))
                 elif kind == "name_guess":
                     rs.no_guess.update(entry.get("skip_methods", []))
+                    rs.global_receivers.update(entry.get("skip_receivers", []))
                 else:
                     getattr(rs, {"service": "services", "event": "events", "lazy_loader": "lazy_loaders",
-                                 "callback_object": "callback_objects", "table": "tables"}[kind]).append(entry)
+                                 "callback_object": "callback_objects", "table": "tables",
+                                 "function_value": "function_values"}[kind]).append(entry)
         rs.sources.append(name)
     rs.text_hash = digest.hexdigest()[:16]
     return rs
@@ -154,11 +160,25 @@ class DispatchEngine:
             for m in self.types.find_member(info.cls, method):
                 if m.definition is None:
                     continue
-                target = DefRef(m.owner.repo, m.owner.path, m.definition.qualname)
-                edges.append(self.calls.make_edge(mod, call, target, "dispatch", [info.evidence], rule=info.rule,
-                                              possible=len(infos) > 1, seam=f"service:{service}"))
-                self.matches[info.rule] += 1
+                targets = [(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), info.evidence)]
+                if "abstract" in m.definition.modifiers or not m.definition.has_body:
+                    # an abstract service (`abstract class SubprocessRuntime extends Service`): the
+                    # registered instance is one of its subclasses, each a live target
+                    targets = self._subclass_members(m.owner, method, info.evidence)
+                for target, why in targets:
+                    edges.append(self.calls.make_edge(mod, call, target, "dispatch", [why], rule=info.rule,
+                                                  possible=len(infos) > 1 or len(targets) > 1,
+                                                  seam=f"service:{service}"))
+                    self.matches[info.rule] += 1
         return edges
+
+    def _subclass_members(self, owner: DefRef, method: str, evidence: str) -> list[tuple[DefRef, str]]:
+        out = []
+        for impl, why in self.types.implementations(owner):
+            for child in self.p.children(impl):
+                if child.name == method and child.has_body and "abstract" not in child.modifiers:
+                    out.append((DefRef(impl.repo, impl.path, child.qualname), f"{evidence}; {why}"))
+        return out
 
     # --- whole-program rules ------------------------------------------------------------------------
     def global_edges(self) -> list[Edge]:
@@ -172,6 +192,18 @@ class DispatchEngine:
         for rule in self.rules.tables:
             edges.extend(self._table_edges(rule))
         return edges
+
+    def value_edges(self, edges: list[Edge]) -> list[Edge]:
+        """Calls of function-typed values (parameters, option properties, assigned fields): needs the other
+        edges first, since what runs is what the callers pass (see `analyzer.resolve.values`)."""
+        from analyzer.resolve.values import FunctionValues
+
+        out: list[Edge] = []
+        for rule in self.rules.function_values:
+            found, count = FunctionValues(self.p, self.symbols, self.types, self.calls, rule["name"]).edges(edges)
+            out.extend(found)
+            self.matches[rule["name"]] += count
+        return out
 
     def _event_edges(self, rule: dict) -> list[Edge]:
         pattern = re.compile(rule.get("name_pattern", r".+"))
@@ -295,10 +327,10 @@ class DispatchEngine:
             if not tables:
                 continue
             looked_up = {(b.scope, b.name): b.init_chain[0] for b in facts.bindings
-                         if b.init_chain and len(b.init_chain) == 2 and b.init_chain[1] == "[]"}
+                         if b.init_chain and len(b.init_chain) == 2 and b.init_chain[1].startswith("[")}
             for call in facts.calls:
                 table_name = None
-                if len(call.callee) == 2 and call.callee[1] == "[]":
+                if len(call.callee) == 2 and call.callee[1].startswith("["):
                     table_name = call.callee[0]
                 elif len(call.callee) == 1:
                     table_name = looked_up.get((call.scope, call.callee[0]))

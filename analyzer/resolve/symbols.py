@@ -83,10 +83,12 @@ class SymbolResolver:
         facts = self.program.files.get(mod)
         if facts is None:
             return None
-        for d in facts.definitions:
-            if d.parent is None and ((d.exported and d.name == name) or (name == "default" and d.default_export)):
-                return Symbol(definition=DefRef(mod.repo, mod.path, d.qualname),
-                              evidence=(f"{mod.path}:{d.line}: export {d.name}",))
+        found = [d for d in facts.definitions
+                 if d.parent is None and ((d.exported and d.name == name) or (name == "default" and d.default_export))]
+        if found:  # declaration merging: the value half stands for the name (its type half is merged in)
+            d = next((x for x in found if not x.qualname.endswith("#type")), found[0])
+            return Symbol(definition=DefRef(mod.repo, mod.path, d.qualname),
+                          evidence=(f"{mod.path}:{d.line}: export {d.name}",))
         stars = []
         for ex in facts.exports:
             if ex.exported == "*":

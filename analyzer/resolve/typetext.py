@@ -13,7 +13,7 @@ import re
 from analyzer.index.types import split_top_level, type_arguments
 
 WRAPPERS = {"Promise", "PromiseLike", "Readonly", "Awaited", "NonNullable", "Required", "Partial", "Array",
-            "ReadonlyArray", "Set", "ReadonlySet"}
+            "ReadonlyArray", "Set", "ReadonlySet", "Omit", "Pick"}  # Omit/Pick<T, K>: T's members (some of them)
 NON_TYPES = {"undefined", "null", "void", "never", "unknown", "any", "string", "number", "boolean", "bigint",
              "symbol", "object", "this", "true", "false"}
 _IDENT_RE = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
@@ -123,3 +123,45 @@ def function_type_parameters(text: str) -> list[str]:
         _, sep, typ = part.partition(":")
         types.append(typ.strip() if sep else "")
     return types
+
+
+def function_type_return(text: str) -> str | None:
+    """The return type of a function type: `(key: string) => Face` → "Face"; None for anything else."""
+    text = text.strip()
+    while text.startswith("((") and text.endswith(")"):
+        text = text[1:-1].strip()
+    if not text.startswith("("):
+        return None
+    depth = 0
+    for pos, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            rest = text[pos + 1:].strip()
+            return rest[2:].strip() or None if rest.startswith("=>") else None
+    return None
+
+
+def object_pattern_names(text: str) -> list[tuple[str, str]]:
+    """(key, local name) pairs of a simple object pattern's top level: `{ a, b: c, d = 1 }`."""
+    inner = text.strip()
+    if not (inner.startswith("{") and "}" in inner):
+        return []
+    inner = inner[1:inner.rindex("}")]
+    out = []
+    depth = 0
+    part = ""
+    for ch in inner + ",":
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            piece = part.split("=", 1)[0].strip()
+            key, sep, local = piece.partition(":")
+            key, local = key.strip(), (local.strip() if sep else key.strip())
+            if key.isidentifier() and local.isidentifier():
+                out.append((key, local))
+            part = ""
+        else:
+            part += ch
+    return out

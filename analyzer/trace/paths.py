@@ -7,6 +7,12 @@ TO's branch before FROM's branch is not a valid anchor.
 
 "Best" means highest confidence first, then fewest hops: an edge costs -log(confidence) plus a small
 per-hop term, so Dijkstra orders paths the way the user expects.
+
+Function-value edges (`F` calls a parameter, reaching what caller `P` passed) name their `passer`: a
+path may take such an edge out of F only when it entered F from P, so a path never runs through the
+callback one caller passes on behalf of another. The search therefore runs over states
+(node, the predecessor it must be entered from, or None); a path's first node is entered from nowhere,
+so any of its states will do.
 """
 
 from __future__ import annotations
@@ -97,42 +103,80 @@ class EdgePicker:
         return found
 
 
-def _dijkstra_to(g: nx.MultiDiGraph, targets: Iterable[str], pick: EdgePicker,
-                 max_depth: int) -> dict[str, tuple[float, int, Step | None]]:
-    """For every node that reaches a target: (cost, hops, first step of the best path)."""
-    dist: dict[str, tuple[float, int, Step | None]] = {}
+State = tuple[str, str | None]  # (node, the predecessor it must be entered from, or None)
+
+
+class Reach:
+    """Best paths towards the targets from every state that reaches one (see the module docstring)."""
+
+    def __init__(self, dist: dict[State, tuple[float, int, Step | None, State | None]]) -> None:
+        self.dist = dist
+        self.by_node: dict[str, list[State]] = {}
+        for state in dist:
+            self.by_node.setdefault(state[0], []).append(state)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self.by_node
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.by_node)
+
+    def start(self, node: str, entered_from: str | None = None, *, free: bool = False) -> State | None:
+        """The cheapest state of `node` for a path entering it from `entered_from` (`free`: from anywhere,
+        i.e. the path starts there)."""
+        states = [st for st in self.by_node.get(node, [])
+                  if free or st[1] is None or st[1] == entered_from]
+        return min(states, key=lambda st: self.dist[st][:2]) if states else None
+
+    def cost(self, state: State) -> float:
+        return self.dist[state][0]
+
+    def hops(self, state: State) -> int:
+        return self.dist[state][1]
+
+
+def _dijkstra_to(g: nx.MultiDiGraph, targets: Iterable[str], pick: EdgePicker, max_depth: int) -> Reach:
+    """For every state that reaches a target: (cost, hops, first step of the best path, the next state)."""
+    dist: dict[State, tuple[float, int, Step | None, State | None]] = {}
     counter = itertools.count()
-    heap: list[tuple[float, int, int, str, Step | None]] = [(0.0, 0, next(counter), t, None) for t in targets]
+    heap: list[tuple[float, int, int, State, Step | None, State | None]] = [
+        (0.0, 0, next(counter), (t, None), None, None) for t in targets]
     heapq.heapify(heap)
     while heap:
-        cost, hops, _, node, step = heapq.heappop(heap)
-        if node in dist:
+        cost, hops, _, state, step, nxt = heapq.heappop(heap)
+        if state in dist:
             continue
-        dist[node] = (cost, hops, step)
+        dist[state] = (cost, hops, step, nxt)
         if hops >= max_depth:
             continue
-        for pred in g.predecessors(node):
-            if pred in dist or not pick.usable(pred):
+        node, need = state
+        preds = (need,) if need is not None else g.predecessors(node)
+        for pred in preds:
+            if not pick.usable(pred) or not g.has_edge(pred, node):
                 continue
-            steps = pick.steps(pred, node)
-            if steps:
-                s = steps[0]
+            seen_passers: set[str | None] = set()
+            for s in pick.steps(pred, node):  # the cheapest step per passer (each its own state)
+                passer = s.attrs.get("passer")
+                if passer in seen_passers or (pred, passer) in dist:
+                    continue
+                seen_passers.add(passer)
                 step_cost = _edge_cost(s.attrs) + pick.locality(pred, node)
-                heapq.heappush(heap, (cost + step_cost, hops + 1, next(counter), pred, s))
-    return dist
+                heapq.heappush(heap, (cost + step_cost, hops + 1, next(counter), (pred, passer), s, state))
+    return Reach(dist)
 
 
-def _walk(start: str, dist: dict[str, tuple[float, int, Step | None]]) -> list[Step]:
+def _walk(start: State, reach: Reach) -> list[Step]:
     path: list[Step] = []
-    node = start
+    state: State | None = start
     seen = set()
-    while True:
-        _, _, step = dist[node]
-        if step is None or node in seen:
+    while state is not None:
+        _, _, step, nxt = reach.dist[state]
+        if step is None or state in seen:
             return path
-        seen.add(node)
+        seen.add(state)
         path.append(step)
-        node = step.target
+        state = nxt
+    return path
 
 
 def find_paths(g: nx.MultiDiGraph, sources: list[str], targets: list[str], *, allow_guesses: bool = False,
@@ -142,9 +186,10 @@ def find_paths(g: nx.MultiDiGraph, sources: list[str], targets: list[str], *, al
     pick = EdgePicker(g, allowed_kinds(allow_guesses), include_tests)
     to_target = _dijkstra_to(g, targets, pick, max_depth)
     results: list[TracePath] = []
-    direct = [(to_target[s][0], s) for s in sources if s in to_target and s not in targets]
-    for cost, s in sorted(direct):
-        results.append(TracePath("direct", None, [], _walk(s, to_target), cost))
+    starts = [(s, to_target.start(s, free=True)) for s in sources if s not in targets]
+    direct = [(to_target.cost(st), s, st) for s, st in starts if st is not None]
+    for cost, _s, st in sorted(direct):
+        results.append(TracePath("direct", None, [], _walk(st, to_target), cost))
     if results and k == 1:
         return results[:1]
     to_source = _dijkstra_to(g, sources, pick, max_depth)
@@ -161,32 +206,41 @@ def find_paths(g: nx.MultiDiGraph, sources: list[str], targets: list[str], *, al
 
 
 def _anchored(g: nx.MultiDiGraph, anchor: str, pick: EdgePicker,
-              to_source: dict, to_target: dict, max_depth: int) -> TracePath | None:
+              to_source: Reach, to_target: Reach, max_depth: int) -> TracePath | None:
     """Best (FROM-branch call site, later TO-branch call site) pair in the anchor's own body."""
     outs: list[Step] = []
     for succ in g.successors(anchor):
         if succ in to_source or succ in to_target:
             outs.extend(pick.steps(anchor, succ))
     outs.sort(key=lambda s: s.order)
-    best_from: tuple[float, Step] | None = None
-    best_pair: tuple[float, Step, Step] | None = None
+    # per passer of the FROM-side step: two function-value steps out of the anchor must agree on who
+    # entered it (what loadInline passed and what load passed never run in the same activation)
+    best_from: dict[str | None, tuple[float, Step, State]] = {}
+    best_pair: tuple[float, Step, State, Step, State] | None = None
     for s in outs:
-        if s.target in to_target and (best_from is not None):
-            cost_to = _edge_cost(s.attrs) + to_target[s.target][0]
-            hops = 1 + to_target[s.target][1]
-            if hops <= max_depth and best_from[1].order < s.order:
-                total = best_from[0] + cost_to
-                if best_pair is None or total < best_pair[0]:
-                    best_pair = (total, best_from[1], s)
-        if s.target in to_source:
-            cost_from = _edge_cost(s.attrs) + to_source[s.target][0]
-            if 1 + to_source[s.target][1] <= max_depth and (best_from is None or cost_from < best_from[0]):
-                best_from = (cost_from, s)
+        to_state = to_target.start(s.target, anchor)
+        to_passer = s.attrs.get("passer")
+        if to_state is not None and best_from:
+            cost_to = _edge_cost(s.attrs) + to_target.cost(to_state)
+            hops = 1 + to_target.hops(to_state)
+            for from_passer, (cost_prev, s_prev, state_prev) in best_from.items():
+                if from_passer is not None and to_passer is not None and from_passer != to_passer:
+                    continue
+                if hops <= max_depth and s_prev.order < s.order:
+                    total = cost_prev + cost_to
+                    if best_pair is None or total < best_pair[0]:
+                        best_pair = (total, s_prev, state_prev, s, to_state)
+        from_state = to_source.start(s.target, anchor)
+        if from_state is not None:
+            cost_from = _edge_cost(s.attrs) + to_source.cost(from_state)
+            known = best_from.get(to_passer)
+            if 1 + to_source.hops(from_state) <= max_depth and (known is None or cost_from < known[0]):
+                best_from[to_passer] = (cost_from, s, from_state)
     if best_pair is None:
         return None
-    total, s_from, s_to = best_pair
-    return TracePath("common-caller", anchor, [s_from, *_walk(s_from.target, to_source)],
-                     [s_to, *_walk(s_to.target, to_target)], total)
+    total, s_from, from_state, s_to, to_state = best_pair
+    return TracePath("common-caller", anchor, [s_from, *_walk(from_state, to_source)],
+                     [s_to, *_walk(to_state, to_target)], total)
 
 
 def seam_alternatives(g: nx.MultiDiGraph, step: Step, include_tests: bool = True) -> list[str]:
@@ -211,7 +265,7 @@ def seam_alternatives(g: nx.MultiDiGraph, step: Step, include_tests: bool = True
 def reaching_set(g: nx.MultiDiGraph, endpoints: list[str], *, include_tests: bool = False,
                  max_depth: int = DEFAULT_MAX_DEPTH) -> set[str]:
     """Every node with a call path to one of `endpoints` (guessed edges excluded)."""
-    return set(_dijkstra_to(g, endpoints, EdgePicker(g, allowed_kinds(False), include_tests), max_depth))
+    return set(_dijkstra_to(g, endpoints, EdgePicker(g, allowed_kinds(False), include_tests), max_depth).by_node)
 
 
 def anchor_level(g: nx.MultiDiGraph, nodes: list[str], reach: set[str], levels: int = 2) -> float | None:

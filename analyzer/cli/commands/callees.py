@@ -1,4 +1,4 @@
-"""`analyze callees SYMBOL`: what SYMBOL calls (see callers.py)."""
+"""`analyze callees SYMBOL...`: what SYMBOL calls (see callers.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from analyzer.cli.commands import callers
 from analyzer.cli.context import CliContext
 
 NAME = "callees"
-HELP = "what SYMBOL calls (edge kind, call site, evidence)"
+HELP = "what SYMBOL calls (edge kind, call site, evidence); several symbols share one graph load"
 ORDER = 23
 add_arguments = callers.add_arguments
 

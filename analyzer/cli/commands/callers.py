@@ -1,53 +1,96 @@
-"""`analyze callers SYMBOL` / `analyze callees SYMBOL`: one step of the graph, with edge kinds and evidence."""
+"""`analyze callers SYMBOL...` / `analyze callees SYMBOL...`: one step of the graph, with edge kinds and evidence.
+
+Several symbols in one call share one graph load (`analyze callees A B C --json`). A symbol that names
+several definitions is reported as ambiguous, each definition with its own edges, never merged.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
-
 from analyzer.cli.context import CliContext
-from analyzer.cli.graphload import add_at_option, load_analysis
-from analyzer.graph.queries import edges_in, edges_out, resolve_symbol
-from analyzer.trace.render import KIND_STYLE
+from analyzer.cli.graphload import add_at_option
 
 NAME = "callers"
-HELP = "who calls SYMBOL (edge kind, call site, evidence)"
+HELP = "who calls SYMBOL (edge kind, call site, evidence); several symbols share one graph load"
 ORDER = 22
 DIRECTION = "in"
 
 
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("symbol", help="name, Class.method, Class, or repo:path:Qualified.name")
+    parser.add_argument("symbol", nargs="+", help="name, Class.method, Class, or repo:path:Qualified.name")
     parser.add_argument("--allow-guesses", action="store_true", help="include `name` (guessed) edges")
+    parser.add_argument("--include-tests", action="store_true", help="include callers/callees in test code")
     add_at_option(parser)
 
 
 def run(args: Any, ctx: CliContext, direction: str = DIRECTION) -> int:
+    from analyzer.cli.graphload import load_analysis
+    from analyzer.errors import AnalyzerError
+    from analyzer.graph.neighbours import neighbours
+
     g = load_analysis(ctx, args).graph
-    allow = None if args.allow_guesses else {"direct", "method", "interface", "dispatch"}
-    out = []
-    for match in resolve_symbol(g, args.symbol):
-        for node in match.endpoints:
-            pairs = edges_in(g, node, allow) if direction == "in" else edges_out(g, node, allow)
-            for other, d in pairs:
-                caller, callee = (other, node) if direction == "in" else (node, other)
-                out.append({"caller": caller, "callee": callee, "kind": d["kind"], "rule": d.get("rule"),
-                            "possible": d.get("possible", False), "call_path": d["path"], "call_line": d["line"],
-                            "nested": d.get("nested", 0), "evidence": d.get("evidence", [])})
+    results: list[dict[str, Any]] = []
+    failed = False
+    for spec in args.symbol:
+        try:
+            results.append(neighbours(g, spec, direction, allow_guesses=args.allow_guesses,
+                                      include_tests=args.include_tests))
+        except AnalyzerError as exc:
+            if len(args.symbol) == 1:
+                raise
+            failed = True
+            results.append({"symbol": spec, "error": str(exc)})
     if ctx.json:
-        ctx.emit_json({"symbol": args.symbol, "direction": "callers" if direction == "in" else "callees",
-                       "edges": out})
-        return 0
-    if not out:
-        ctx.out.print(f"no {'callers' if direction == 'in' else 'callees'} of {args.symbol} in the graph")
-    for e in out:
-        other = e["caller"] if direction == "in" else e["callee"]
-        style = KIND_STYLE.get(e["kind"], "white")
-        tag = e["kind"] + (f":{e['rule']}" if e["rule"] else "") + (" possible" if e["possible"] else "")
-        ctx.out.print(f"[{style}]{escape(tag)}[/] {escape(other)}  [dim]call at {escape(e['call_path'])}:"
-                      f"{e['call_line']}[/]")
-        if ctx.verbose:
-            for ev in e["evidence"]:
-                ctx.out.print(f"    [dim]{escape(ev)}[/]")
-    return 0
+        payload: dict[str, Any] = {"direction": "callers" if direction == "in" else "callees"}
+        if len(results) == 1:
+            payload.update(results[0])
+        else:
+            payload["results"] = results
+        ctx.emit_json(payload)
+    else:
+        for i, r in enumerate(results):
+            if i:
+                ctx.out.print()
+            _print_text(ctx, r, direction)
+    return 3 if failed else 0
+
+
+def _print_text(ctx: CliContext, r: dict[str, Any], direction: str) -> None:
+    from rich.markup import escape
+
+    from analyzer.trace.render import KIND_STYLE
+
+    what = "callers" if direction == "in" else "callees"
+    if "error" in r:
+        ctx.err.print(f"error: {r['error']}", markup=False)
+        return
+    defs = r["definitions"]
+    if r["ambiguous"]:
+        places = ", ".join(f"{d['repo']}:{d['path']}:{d['line']}" for d in defs)
+        ctx.out.print(f"[yellow]note:[/] {escape(r['symbol'])} is ambiguous ({len(defs)} definitions: "
+                      f"{escape(places)}); each is listed separately (pass repo:path:Name for one)")
+    for dfn in defs:
+        header = f"{what} of {dfn['symbol']} ({dfn['kind']}{'' if dfn['has_body'] else ', no body'}) " \
+                 f"{dfn['repo']}:{dfn['path']}:{dfn['line']}"
+        ctx.out.print(f"[bold]{escape(header)}[/]")
+        if not dfn["edges"]:
+            ctx.out.print(f"  no {what} in the graph")
+        for e in dfn["edges"]:
+            other = e["caller"] if direction == "in" else e["callee"]
+            style = KIND_STYLE.get(e["kind"], "white")
+            tag = e["kind"] + (f":{e['rule']}" if e["rule"] else "") + (" possible" if e["possible"] else "")
+            test = " [test]" if e["test"] else ""
+            ctx.out.print(f"  [{style}]{escape(tag)}[/] {escape(other)}{escape(test)}  "
+                          f"[dim]call at {escape(e['call_path'])}:{e['call_line']}[/]")
+            if ctx.verbose:
+                for ev in e["evidence"]:
+                    ctx.out.print(f"      [dim]{escape(ev)}[/]")
+    hidden = r["hidden"]
+    notes = []
+    if hidden["guesses"]:
+        notes.append(f"{hidden['guesses']} guessed (`name`) edge(s) hidden; --allow-guesses shows them")
+    if hidden["tests"]:
+        notes.append(f"{hidden['tests']} edge(s) with test code hidden; --include-tests shows them")
+    for note in notes:
+        ctx.out.print(f"[dim]{escape(note)}[/]")

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
-
 from analyzer.cli.context import CliContext
-from analyzer.cli.graphload import add_at_option, load_analysis
-from analyzer.graph.queries import find_symbols
+from analyzer.cli.graphload import add_at_option
 
 NAME = "symbols"
 HELP = "list definitions matching a glob or substring (e.g. '*Usage*')"
@@ -23,16 +20,22 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
+    from rich.markup import escape
+
+    from analyzer.cli.graphload import load_analysis
+    from analyzer.graph.neighbours import definition_row
+    from analyzer.graph.queries import find_symbols
+
     g = load_analysis(ctx, args).graph
     nodes = find_symbols(g, args.pattern, args.kind)
-    rows = [{"node": n, "repo": g.nodes[n]["repo"], "path": g.nodes[n]["path"], "line": g.nodes[n]["line"],
-             "symbol": g.nodes[n]["qualname"], "kind": g.nodes[n]["kind"]} for n in nodes[: args.limit]]
+    rows = [definition_row(g, n) for n in nodes[: args.limit]]  # has_body: False for signatures
     if ctx.json:
         ctx.emit_json({"pattern": args.pattern, "count": len(nodes), "symbols": rows})
         return 0
     for r in rows:
         where = escape(f"{r['repo']}:{r['path']}:{r['line']}")
-        ctx.out.print(f"{escape(r['symbol'])}  [dim]{r['kind']}  {where}[/]")
+        kind = r["kind"] + ("" if r["has_body"] else ", no body") + (", test" if r["test"] else "")
+        ctx.out.print(f"{escape(r['symbol'])}  [dim]{escape(kind)}  {where}[/]")
     if len(nodes) > args.limit:
         ctx.out.print(f"… {len(nodes) - args.limit} more (use --limit)")
     if not nodes:

@@ -8,6 +8,8 @@
 
 ((return_statement (new_expression constructor: (_) @class)) @return (#set! role "return.new"))
 ((arrow_function body: (new_expression constructor: (_) @class) @return) (#set! role "return.new"))
+; `return this.session.agent`: an unannotated getter/function hands back what that chain is
+((return_statement [(member_expression) (identifier)] @chain) @return (#set! role "return.chain"))
 
 ([(arrow_function) (function_expression) (generator_function)] @function (#set! role "scope.function"))
 
@@ -19,6 +21,10 @@
  (#set! role "binding.destructure_var"))
 ((for_in_statement left: (identifier) @name operator: "of" right: (_) @value) @binding (#set! role "binding.for_of"))
 ((catch_clause parameter: (identifier) @name) @binding (#set! role "binding.catch"))
+; `obj.onChunk = fn`: a function-typed property set after construction (calls of it reach `fn`)
+((assignment_expression left: (member_expression) @target
+   right: [(identifier) (member_expression) (arrow_function) (function_expression)] @value) @assign
+ (#set! role "assign.member"))
 
 ((object) @object (#set! role "object"))
 ((variable_declarator name: (identifier) @name value: [(object) @object (parenthesized_expression (object) @object)])

@@ -11,6 +11,8 @@
 ; `return new X(…)` / `() => new X(…)`: the class a function hands back
 ((return_statement (new_expression constructor: (_) @class)) @return (#set! role "return.new"))
 ((arrow_function body: (new_expression constructor: (_) @class) @return) (#set! role "return.new"))
+; `return this.session.agent`: an unannotated getter/function hands back what that chain is
+((return_statement [(member_expression) (identifier)] @chain) @return (#set! role "return.chain"))
 
 ; anonymous functions: calls inside them belong to the enclosing named definition, one level deeper
 ([(arrow_function) (function_expression) (generator_function)] @function (#set! role "scope.function"))
@@ -24,6 +26,12 @@
  (#set! role "binding.destructure_var"))
 ((for_in_statement left: (identifier) @name operator: "of" right: (_) @value) @binding (#set! role "binding.for_of"))
 ((catch_clause parameter: (identifier) @name) @binding (#set! role "binding.catch"))
+; `using x = …` / `await using x = …` (explicit resource management) bind like `const`
+((assignment_expression "using" left: (identifier) @name right: (_) @value) @binding (#set! role "binding.using"))
+; `obj.onChunk = fn`: a function-typed property set after construction (calls of it reach `fn`)
+((assignment_expression left: (member_expression) @target
+   right: [(identifier) (member_expression) (arrow_function) (function_expression)] @value) @assign
+ (#set! role "assign.member"))
 
 ; object literals and how they are held (arguments are seen from the call)
 ((object) @object (#set! role "object"))

@@ -1,0 +1,296 @@
+"""Calls of function-typed values: what the callers pass, or what is assigned, is what runs.
+
+`attempt()` of a parameter, `opts.onDone()` of an option object given as a parameter and `this.onChunk()`
+of a function-typed field have no declaration with a body to bind to. Once the call graph's other edges
+exist, this pass follows them backwards: every call site of the enclosing function passes an argument
+there (a function, a method, an inline closure, an object literal with that property), and every
+`x.onChunk = fn` whose `x` has the field's owner type assigns one. Each becomes a `dispatch` edge of the
+rule `function-value` (`analyzer/rules/structural.toml`), marked *possible*: one of the values that may
+arrive. An inline closure has no node of its own (its calls belong to the function that writes it), so
+the edge points at that function, as inline event listeners do. A parameter forwarded to another
+function's parameter is followed a few levels.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from analyzer.index.model import Arg, Assignment, Call, Definition
+from analyzer.resolve.calls import CallResolver, node_id_for_scope
+from analyzer.resolve.edges import Edge
+from analyzer.resolve.modules import ModuleRef
+from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
+from analyzer.resolve.receivers import NamedType, TypeExpr, Types
+from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.typetext import object_pattern_names
+
+MAX_FORWARDS = 3
+CALL_KINDS = ("direct", "method", "interface")  # edges that are real calls with these arguments
+INLINE = "an inline closure: its calls belong to this function"
+
+
+@dataclass(frozen=True)
+class Value:
+    """A function value that may arrive: its definition and the lines that say how."""
+
+    target: DefRef
+    evidence: tuple[str, ...]
+    passer: str | None = None  # node id of the function whose call passed it (None: assigned)
+
+
+class FunctionValues:
+    def __init__(self, program: Program, symbols: SymbolResolver, types: Types, calls: CallResolver,
+                 rule: str) -> None:
+        self.p = program
+        self.symbols = symbols
+        self.types = types
+        self.calls = calls
+        self.rule = rule
+        self._call_at: dict[tuple[str, str, int, int], tuple[ModuleRef, Call]] = {}
+        self._into: dict[str, list[Edge]] = defaultdict(list)
+        self._assigned: dict[str, list[tuple[ModuleRef, Assignment]]] = defaultdict(list)
+        self._param_cache: dict[tuple[DefRef, int, str | None, int], list[Value]] = {}
+
+    def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
+        """New edges for calls of function-typed values, and how many targets the rule matched."""
+        for mod, facts in self.p.files.items():
+            for call in facts.calls:
+                self._call_at[(mod.repo, mod.path, call.line, call.column)] = (mod, call)
+            for a in facts.assignments:
+                self._assigned[a.target[-1]].append((mod, a))
+        have: set[tuple[str, str, int]] = set()
+        for e in graph_edges:
+            have.add((e.source, e.target, e.line))
+            if e.kind in CALL_KINDS:
+                self._into[e.target].append(e)
+        out: list[Edge] = []
+        for mod, facts in self.p.files.items():
+            for call in facts.calls:
+                if call.kind != "call":
+                    continue
+                for v in self._values_for(mod, call):
+                    source = node_id_for_scope(mod, call.scope)
+                    if (source, v.target.node_id, call.line) in have:
+                        continue  # already bound (e.g. an object literal typed by the option interface)
+                    edge = self.calls.make_edge(mod, call, v.target, "dispatch", v.evidence, possible=True,
+                                                seam=_seam(mod, call), rule=self.rule)
+                    edge.passer = v.passer
+                    out.append(edge)
+        out = _dedupe(out)
+        return out, len(out)
+
+    # --- which values reach a call ----------------------------------------------------------
+    def _values_for(self, mod: ModuleRef, call: Call) -> list[Value]:
+        chain = call.callee
+        if chain[0] in ("this", "<expr>", "<literal>", "super") or chain[0].endswith("()") or len(chain) > 2:
+            return self._assigned_values(mod, call)
+        if len(chain) == 1 and self.p.local_function(mod, call.scope, chain[0]) is not None:
+            return []
+        owner = self._param_owner(mod, call.scope, chain[0])
+        if owner is None:
+            if len(chain) == 1:  # `function f({ onChunk }: Opts) { onChunk() }`: a destructured option
+                picked = self._destructured_param(mod, call.scope, chain[0])
+                return self._param_values(*picked, 0) if picked is not None else []
+            held = self._held_literal(mod, call.scope, chain[0])
+            if held is not None:  # `const internals = { tempName, … }` then `internals.tempName()`
+                found = self._property_values(mod, held, chain[1], (f"{mod.path}:{call.line}: {chain[0]} is an "
+                                                                    f"object literal",), "held")
+                return found + self._assigned_values(mod, call)
+            return self._assigned_values(mod, call)
+        fn, index = owner
+        key = chain[1] if len(chain) == 2 else None
+        values = self._param_values(fn, index, key, 0)
+        if key is not None and not values:
+            values = self._assigned_values(mod, call)
+        return values
+
+    def _param_owner(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, int] | None:
+        """The named function (innermost first) that declares `name` as a parameter, and its index."""
+        for sc in self.p.scope_chain(mod, scope):
+            if sc is None:
+                return None
+            ref = DefRef(mod.repo, mod.path, sc)
+            d = self.p.defs.get(ref)
+            if d is None:
+                continue
+            if any(b.name == name and b.kind != "param" for b in self.p.bindings_named(mod, sc, name)):
+                return None  # shadowed by a local variable
+            for i, prm in enumerate(d.params):
+                if prm.name == name:
+                    return ref, i
+        return None
+
+    def _held_literal(self, mod: ModuleRef, scope: str | None, name: str) -> str | None:
+        """The object literal a `const name = { … }` in the scope chain holds (its object id)."""
+        chain = self.p.scope_chain(mod, scope)
+        for obj in self.p.objects(mod):
+            if obj.holder == f"variable:{name}" and obj.scope in chain:
+                return obj.object_id
+        return None
+
+    def _destructured_param(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, int, str] | None:
+        """`{ onChunk }` / `{ onChunk: handle }` / `{ onChunk = noop }` as parameter i: (function, i, key)."""
+        for sc in self.p.scope_chain(mod, scope):
+            if sc is None:
+                return None
+            ref = DefRef(mod.repo, mod.path, sc)
+            d = self.p.defs.get(ref)
+            if d is None:
+                continue
+            for i, prm in enumerate(d.params):
+                if prm.name.startswith("{"):
+                    for key, local in object_pattern_names(prm.name):
+                        if local == name:
+                            return ref, i, key
+        return None
+
+    def _param_values(self, fn: DefRef, index: int, key: str | None, depth: int) -> list[Value]:
+        cache_key = (fn, index, key, depth)
+        cached = self._param_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        self._param_cache[cache_key] = []  # recursion guard
+        d = self.p.defs[fn]
+        prm = d.params[index].name
+        out: list[Value] = []
+        for e in self._into.get(fn.node_id, []):
+            site = self._call_at.get((e.repo, e.path, e.line, e.column))
+            if site is None:
+                continue
+            mod, call = site
+            if index >= len(call.args):
+                continue
+            arg = call.args[index]
+            where = (f"{fn.path}:{d.line}: {prm} is parameter {index + 1} of {d.qualname}",
+                     f"{mod.path}:{call.line}: {call.text or '.'.join(call.callee)}(…) passes {arg.text[:60]}")
+            passer = node_id_for_scope(mod, call.scope)
+            if key is None:
+                found = self._arg_values(mod, call, arg, where, depth)
+            elif arg.kind == "object" and arg.object_id:
+                found = self._property_values(mod, arg.object_id, key, where)
+            else:
+                found = []
+            out.extend(Value(v.target, v.evidence, passer) for v in found)
+        self._param_cache[cache_key] = out
+        return out
+
+    def _arg_values(self, mod: ModuleRef, call: Call, arg: Arg, where: tuple[str, ...], depth: int) -> list[Value]:
+        if arg.kind == "function":  # an inline closure: its calls belong to the function that writes it
+            owner = node_id_for_scope(mod, call.scope)
+            repo, path, qual = owner.split(":", 2)
+            return [Value(DefRef(repo, path, qual), (*where, INLINE))]
+        if arg.kind == "identifier":
+            found = self._named_function(mod, call.scope, arg.text)
+            if found is not None:
+                return [Value(found, where)]
+            forwarded = self._param_owner(mod, call.scope, arg.text)
+            if forwarded is not None and depth < MAX_FORWARDS:
+                fn, index = forwarded
+                return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(fn, index, None, depth + 1)]
+            return []
+        if arg.kind == "member" and arg.text.startswith("this.") and arg.text.count(".") == 1 and call.scope:
+            cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, call.scope))
+            if cls is not None:
+                for m in self.types.find_member(cls, arg.text[5:]):
+                    if m.definition is not None and m.definition.kind in CALLABLE_KINDS:
+                        return [Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), where)]
+        return []
+
+    def _property_values(self, mod: ModuleRef, object_id: str, key: str, where: tuple[str, ...],
+                         how: str = "passed") -> list[Value]:
+        obj = self.p.object_literal(mod, object_id)
+        if obj is None:
+            return []
+        out: list[Value] = []
+        for prop in obj.properties:
+            if prop.key != key:
+                continue
+            why = (*where, f"{mod.path}:{prop.line}: property {key!r} of the object {how}")
+            if prop.value_def:
+                out.append(Value(DefRef(mod.repo, mod.path, prop.value_def), why))
+            elif prop.value_kind == "identifier":
+                found = self._named_function(mod, obj.scope, prop.value_text)
+                if found is not None:
+                    out.append(Value(found, why))
+        return out
+
+    def _named_function(self, mod: ModuleRef, scope: str | None, name: str) -> DefRef | None:
+        local = self.p.local_function(mod, scope, name)
+        if local is not None:
+            return DefRef(mod.repo, mod.path, local.qualname)
+        sym = self.symbols.resolve_name(mod, name)
+        if sym is not None and sym.definition is not None and _callable(self.p.defs.get(sym.definition)):
+            return sym.definition
+        return None
+
+    # --- fields assigned after construction ---------------------------------------------------
+    def _assigned_values(self, mod: ModuleRef, call: Call) -> list[Value]:
+        """`this.onChunk()` where some `stream.onChunk = fn` assigns the same declared field."""
+        key = call.callee[-1]
+        sites = self._assigned.get(key)
+        if not sites or len(call.callee) < 2:
+            return []
+        wanted = self._field_owners(mod, call.scope, call.callee[:-1], call.line, key)
+        if not wanted:
+            return []
+        out: list[Value] = []
+        for amod, a in sites:
+            owners = self._field_owners(amod, a.scope, a.target[:-1], a.line, key)
+            if not owners & wanted:
+                continue
+            why = (f"{amod.path}:{a.line}: {'.'.join(a.target)} = {a.value_text or '(closure)'}",)
+            if a.value_kind == "function":
+                owner = node_id_for_scope(amod, a.scope)
+                repo, path, qual = owner.split(":", 2)
+                out.append(Value(DefRef(repo, path, qual), (*why, INLINE)))
+            elif a.value_kind == "identifier":
+                found = self._named_function(amod, a.scope, a.value_text)
+                if found is not None:
+                    out.append(Value(found, why))
+                elif (param := self._param_owner(amod, a.scope, a.value_text)) is not None:
+                    # `this.colorFn = colorFn` from a constructor parameter: what its callers pass (stored)
+                    out.extend(Value(v.target, (*why, *v.evidence))
+                               for v in self._param_values(param[0], param[1], None, 1))
+            elif a.value_kind == "member" and a.value_text.count(".") == 1 and not a.value_text.startswith("this."):
+                # `this.onChunk = options.onChunk` in a constructor: what its callers pass as that option
+                head, _, prop = a.value_text.partition(".")
+                option = self._param_owner(amod, a.scope, head)
+                if option is not None:
+                    # stored in a field: it runs whenever the field is called, not only inside the passer
+                    out.extend(Value(v.target, (*why, *v.evidence))
+                               for v in self._param_values(option[0], option[1], prop, 1))
+            elif a.value_text.startswith("this.") and a.value_text.count(".") == 1 and a.scope:
+                cls = self.p.enclosing_class(DefRef(amod.repo, amod.path, a.scope))
+                if cls is not None:
+                    for m in self.types.find_member(cls, a.value_text[5:]):
+                        if m.definition is not None and m.definition.kind in CALLABLE_KINDS:
+                            out.append(Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), why))
+        return out
+
+    def _field_owners(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int, key: str) -> set[DefRef]:
+        """The types that declare `key` as a field (not a method) on the receiver `chain`."""
+        owners: set[DefRef] = set()
+        for recv in self.types.chain_types(mod, scope, chain, line):
+            named = (self.types.resolve_text(recv.mod, recv.text, recv.evidence)
+                     if isinstance(recv, TypeExpr) else [recv] if isinstance(recv, NamedType) else [])
+            for nt in named:
+                for m in self.types.find_member(nt.ref, key):
+                    if m.field is not None:
+                        owners.add(m.owner)
+        return owners
+
+
+def _callable(d: Definition | None) -> bool:
+    return d is not None and d.kind in CALLABLE_KINDS
+
+
+def _seam(mod: ModuleRef, call: Call) -> str:
+    return f"value:{mod.repo}:{mod.path}:{call.line}:{call.column}"
+
+
+def _dedupe(edges: list[Edge]) -> list[Edge]:
+    seen: dict[tuple[str, str, int, int, str | None], Edge] = {}
+    for e in edges:
+        seen.setdefault((e.source, e.target, e.line, e.column, e.passer), e)
+    return list(seen.values())
