@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from analyzer.resolve.edges import EDGE_KINDS, KIND_CONFIDENCE
+from analyzer.trace.defaults import DEFAULT_MAX_DEPTH
 
 HOP_COST = 0.001
 LOCALITY_STEP = 0.0001
-DEFAULT_MAX_DEPTH = 40
 
 
 @dataclass(frozen=True)

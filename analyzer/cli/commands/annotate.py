@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from analyzer.annotations import Note, anchor_all, annotations_path, load_notes, remove_note, upsert_note
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
 from analyzer.errors import AnalyzerError
-from analyzer.graph.queries import resolve_one
+
+if TYPE_CHECKING:
+    from analyzer.annotations import Note
 
 NAME = "annotate"
 HELP = "add or update a note on a symbol in reports/annotations.toml (keyed by symbol, not line)"
@@ -29,6 +30,9 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
+    from analyzer.annotations import Note, annotations_path, load_notes, remove_note, upsert_note
+    from analyzer.graph.queries import resolve_one
+
     path = annotations_path(ctx.lock.path, args.annotations)
     notes = load_notes(path)
     if args.symbol is None:
@@ -68,6 +72,8 @@ def _read_stdin() -> str:
 
 
 def _list(args: Any, ctx: CliContext, notes: list[Note]) -> int:
+    from analyzer.annotations import anchor_all
+
     if not notes:
         ctx.out.print("no notes yet; add one with: analyze annotate SYMBOL \"text\"", markup=False)
         return 0

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
-
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
-from analyzer.graph.queries import edges_in, edges_out, resolve_symbol
-from analyzer.trace.render import KIND_STYLE
 
 NAME = "callers"
 HELP = "who calls SYMBOL (edge kind, call site, evidence)"
@@ -24,6 +20,11 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext, direction: str = DIRECTION) -> int:
+    from rich.markup import escape
+
+    from analyzer.graph.queries import edges_in, edges_out, resolve_symbol
+    from analyzer.trace.render import KIND_STYLE
+
     g = load_analysis(ctx, args).graph
     allow = None if args.allow_guesses else {"direct", "method", "interface", "dispatch"}
     out = []

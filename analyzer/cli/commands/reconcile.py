@@ -7,11 +7,6 @@ from typing import Any
 
 from analyzer.cli.context import CliContext
 from analyzer.errors import AnalyzerError
-from analyzer.usage.ledger import HOPS, reconcile
-from analyzer.usage.pins import locator_for
-from analyzer.usage.render import render_ledger
-from analyzer.usage.repos import parse_assignments
-from analyzer.usage.scenarios import load_scenario, shipped_names
 
 NAME = "reconcile"
 ORDER = 40
@@ -22,7 +17,6 @@ DESCRIPTION = (
     "usage, and prints every number with the upstream line that produced it, the fields each layer drops, and "
     "the invariants (✓/✗). Exit 0 when all invariants hold, 1 when some fail."
 )
-REPOS = sorted({h.repo for h in HOPS})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.usage.ledger import HOPS, reconcile
+    from analyzer.usage.render import render_ledger
+    from analyzer.usage.repos import parse_assignments
+    from analyzer.usage.scenarios import load_scenario, shipped_names
+
+    repos = sorted({h.repo for h in HOPS})
     if args.list:
         names = shipped_names()
         if ctx.json:
@@ -48,9 +48,9 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     at = parse_assignments(args.at, "--at", "pi=b4f293684bba718d59cc1157679bcf6157b3a7f5")
     dirs = parse_assignments(args.repo_dir, "--repo-dir", "pi=/srv/mirrors/pi.git")
     for name in [*at, *dirs]:
-        if name not in REPOS:
-            raise AnalyzerError(f"unknown upstream {name!r} in --at/--repo-dir; reconcile reads {', '.join(REPOS)}")
-    locators = {name: _locator(ctx, name, at.get(name), dirs.get(name)) for name in REPOS}
+        if name not in repos:
+            raise AnalyzerError(f"unknown upstream {name!r} in --at/--repo-dir; reconcile reads {', '.join(repos)}")
+    locators = {name: _locator(ctx, name, at.get(name), dirs.get(name)) for name in repos}
     ledger = reconcile(scenario, locators)
     if ctx.json:
         ctx.emit_json(ledger)
@@ -60,4 +60,6 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def _locator(ctx: CliContext, name: str, rev: str | None, git_dir: str | None) -> Any:
+    from analyzer.usage.pins import locator_for
+
     return locator_for(ctx, ctx.lock.get(name), rev, git_dir)

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
-
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
-from analyzer.graph.queries import find_symbols
 
 NAME = "symbols"
 HELP = "list definitions matching a glob or substring (e.g. '*Usage*')"
@@ -23,6 +20,10 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
+    from rich.markup import escape
+
+    from analyzer.graph.queries import find_symbols
+
     g = load_analysis(ctx, args).graph
     nodes = find_symbols(g, args.pattern, args.kind)
     rows = [{"node": n, "repo": g.nodes[n]["repo"], "path": g.nodes[n]["path"], "line": g.nodes[n]["line"],

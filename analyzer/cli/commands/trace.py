@@ -8,10 +8,6 @@ from typing import Any
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, add_path_arguments, load_analysis
 from analyzer.errors import AnalyzerError
-from analyzer.graph.queries import resolve_symbol
-from analyzer.trace.paths import anchor_level, find_paths, reaching_set
-from analyzer.trace.render import render_mermaid, render_text
-from analyzer.trace.result import trace_result
 
 NAME = "trace"
 HELP = "print the request path from FROM to TO (lowest common caller when neither calls the other)"
@@ -29,6 +25,10 @@ def add_arguments(parser: Any) -> None:
 
 
 def compute_trace(ctx: CliContext, args: Any, analysis: Any = None) -> dict[str, Any]:
+    from analyzer.graph.queries import resolve_symbol
+    from analyzer.trace.paths import anchor_level, find_paths, reaching_set
+    from analyzer.trace.result import trace_result
+
     spec_from = args.from_symbol or ctx.lock.trace_from
     spec_to = args.to_symbol or ctx.lock.trace_to
     if not spec_from or not spec_to:
@@ -79,6 +79,8 @@ def compute_trace(ctx: CliContext, args: Any, analysis: Any = None) -> dict[str,
 
 
 def run(args: Any, ctx: CliContext) -> int:
+    from analyzer.trace.render import render_mermaid, render_text
+
     result = compute_trace(ctx, args)
     if ctx.json:
         ctx.emit_json(result)

@@ -1,0 +1,54 @@
+"""Start-up stays light: building the parser (what --help, --version and usage errors need) imports no heavy
+library. A regression guard on sys.modules in a fresh interpreter, so it needs no timing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("numpy", "networkx", "git", "matplotlib", "httpx", "tree_sitter", "pygments", "jinja2")
+
+PROBE = """
+import json, sys
+{body}
+heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))
+print(json.dumps(heavy))
+"""
+
+
+def _heavy_after(body: str) -> list[str]:
+    code = PROBE.format(body=body, heavy=HEAVY)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_cli_and_build_parser_is_light() -> None:
+    assert _heavy_after("import analyzer.cli\nanalyzer.cli.build_parser()") == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["trace", "--help"], ["attention", "--help"],
+                                  ["kv-size", "--help"], ["trace", "--no-such-option"], []])
+def test_help_version_and_usage_errors_import_nothing_heavy(argv: list[str]) -> None:
+    body = ("import contextlib, io\nimport analyzer.cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+            f"    try:\n        analyzer.cli.main({argv!r})\n    except SystemExit:\n        pass")
+    assert _heavy_after(body) == []
+
+
+def test_attention_dtype_choices_match_the_model_config() -> None:
+    from analyzer.attention.config import DTYPES
+    from analyzer.cli.commands.attention import DTYPE_NAMES
+
+    assert tuple(DTYPES) == DTYPE_NAMES
+
+
+def test_lazy_attention_package_still_exports_its_api() -> None:
+    import analyzer.attention as attention
+
+    for name in attention.__all__:
+        assert getattr(attention, name) is not None
+    with pytest.raises(AttributeError):
+        attention.no_such_name  # noqa: B018
