@@ -1,7 +1,9 @@
 """The pipeline every graph command shares: sources → index → program → graph, cached.
 
-A warm run (same pins, same rules, same analyzer) only loads the stored graph; the per-file index
-cache means a pin bump re-parses only blobs that changed.
+A warm run (same pins, same rules, same analyzer) only loads the stored graph, without any lock and
+without importing the indexer or GitPython; the per-file index cache means a pin bump re-parses only
+blobs that changed. Building takes the cache's writer lock, then looks for the stored graph again: the
+run it waited for has usually just built it.
 """
 
 from __future__ import annotations
@@ -10,20 +12,18 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import git
-import networkx as nx
-
+from analyzer.cachelock import cache_writer
 from analyzer.errors import AnalyzerError
-from analyzer.gcpause import gc_paused
-from analyzer.graph.build import build_graph
 from analyzer.graph.store import graph_key, load_graph, save_graph
-from analyzer.index.configs import read_configs
 from analyzer.lock import Lock, RepoPin
-from analyzer.resolve.modules import RepoModules
-from analyzer.resolve.program import Program, RepoInput
-from analyzer.resolve.rules import load_rules
+
+if TYPE_CHECKING:
+    import git
+    import networkx as nx
+
+    from analyzer.resolve.program import Program
 
 
 @dataclass
@@ -64,23 +64,47 @@ def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool =
 
     `ctx` provides `lock`, `cache_dir` and `source_for` (a `CliContext`). `progress` is a rich Progress or
     None. `need_program` forces the per-file facts into memory (reports, usage replay)."""
-    from analyzer.index.build import index_repo
-    from analyzer.index.cache import FactsCache
-    from analyzer.parse.extract import EXTRACTOR_VERSION
-    from analyzer.sources.workspace import open_repo
-
     lock: Lock = ctx.lock
     pins = pins or list(lock.repos.values())
-    rules = load_rules()
-    key = graph_key(pins, rules.text_hash, EXTRACTOR_VERSION)
+    key = graph_key(pins)  # covers the rule files and the extractor's code (see graph.store)
     cache_dir: Path = ctx.cache_dir
-    seconds: dict[str, float] = {}
+    warn = getattr(ctx, "warn", None)
     if not need_program and not rebuild:
-        t = time.perf_counter()
-        g = load_graph(cache_dir, key)
-        if g is not None:
-            seconds["load"] = time.perf_counter() - t
-            return Analysis(lock, pins, g, seconds=seconds, from_cache=True)
+        found = _load_stored(lock, pins, cache_dir, key, warn)
+        if found is not None:
+            return found
+    err = getattr(ctx, "err", None)
+    notify = (lambda line: err.print(line, markup=False)) if err is not None else None
+    with cache_writer(cache_dir, notify=notify):
+        if not need_program and not rebuild:
+            found = _load_stored(lock, pins, cache_dir, key, warn)  # built by the run we waited for
+            if found is not None:
+                return found
+        return _build(ctx, lock, pins, key, cache_dir, progress)
+
+
+def _load_stored(lock: Lock, pins: list[RepoPin], cache_dir: Path, key: str, warn: Any) -> Analysis | None:
+    t = time.perf_counter()
+    g = load_graph(cache_dir, key, warn=warn)
+    if g is None:
+        return None
+    return Analysis(lock, pins, g, seconds={"load": time.perf_counter() - t}, from_cache=True)
+
+
+def _build(ctx: Any, lock: Lock, pins: list[RepoPin], key: str, cache_dir: Path, progress: Any) -> Analysis:
+    """Sources → index → program → graph, stored; the caller holds the cache's writer lock."""
+    from analyzer.gcpause import gc_paused
+    from analyzer.graph.build import build_graph
+    from analyzer.index.build import index_repo
+    from analyzer.index.cache import FactsCache
+    from analyzer.index.configs import read_configs
+    from analyzer.resolve.modules import RepoModules
+    from analyzer.resolve.program import Program, RepoInput
+    from analyzer.resolve.rules import load_rules
+    from analyzer.sources.workspace import open_repo
+
+    rules = load_rules()  # a malformed rule file fails here, before any work
+    seconds: dict[str, float] = {}
     inputs = []
     repos: dict[str, git.Repo] = {}
     index_stats: dict[str, Any] = {}

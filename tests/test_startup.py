@@ -14,13 +14,13 @@ HEAVY = ("numpy", "networkx", "git", "matplotlib", "httpx", "tree_sitter", "pygm
 PROBE = """
 import json, sys
 {body}
-heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))
+heavy = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in {heavy!r}))
 print(json.dumps(heavy))
 """
 
 
-def _heavy_after(body: str) -> list[str]:
-    code = PROBE.format(body=body, heavy=HEAVY)
+def _heavy_after(body: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    code = PROBE.format(body=body, heavy=heavy)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -52,3 +52,30 @@ def test_lazy_attention_package_still_exports_its_api() -> None:
         assert getattr(attention, name) is not None
     with pytest.raises(AttributeError):
         attention.no_such_name  # noqa: B018
+
+
+def test_store_knows_the_graph_format_without_importing_the_builder() -> None:
+    from analyzer.graph import build, store
+
+    assert store.GRAPH_FORMAT == build.GRAPH_FORMAT
+
+
+def test_a_warm_graph_load_imports_neither_the_indexer_nor_git(tmp_path) -> None:
+    """The warm path of every graph command: key + stored graph, no GitPython, tree-sitter or resolver."""
+    body = f"""
+import networkx as nx
+from pathlib import Path
+from analyzer.graph.store import save_graph, load_graph
+from analyzer.analysis import analyze
+from analyzer.lock import load_lock
+from analyzer.graph.store import graph_key
+lock = load_lock(Path({str(tmp_path / 'repos.lock')!r}))
+g = nx.MultiDiGraph(); g.add_node('a'); g.graph.update(format=2, analyzer_version=__import__('analyzer').__version__)
+save_graph(Path({str(tmp_path / 'cache')!r}), graph_key(list(lock.repos.values())), g)
+class Ctx:
+    lock = lock
+    cache_dir = Path({str(tmp_path / 'cache')!r})
+assert analyze(Ctx()).from_cache
+"""
+    (tmp_path / "repos.lock").write_text('[repos.x]\nurl = "/nowhere"\ncommit = "' + "a" * 40 + '"\n')
+    assert _heavy_after(body, ("git", "tree_sitter", "analyzer.resolve", "analyzer.index", "analyzer.parse")) == []

@@ -1,7 +1,10 @@
 """Persist built graphs in the cache dir so a warm `trace`/`callers` only loads a file.
 
-The key covers everything that decides the graph: analyzer version, the pins (name → commit and
-aliases), and the rule files' text. A corrupt or foreign file is ignored (rebuilt), never trusted.
+The key covers everything that decides the graph: analyzer version, graph format, the pins (name →
+commit and aliases) and a fingerprint of the code and rule files that build it. Each file is
+`MAGIC, payload length, CRC-32, payload`, written atomically: a truncated or corrupt file (disk full, a
+copy cut short, flipped bytes) fails the length or checksum test, is discarded with one warning and
+rebuilt, never unpickled. Loading imports networkx but nothing of the indexer, resolver or GitPython.
 """
 
 from __future__ import annotations
@@ -10,23 +13,35 @@ import gc
 import hashlib
 import json
 import pickle
+import struct
+import zlib
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from analyzer import __version__
 from analyzer.atomic import write_bytes_atomic
-from analyzer.graph.build import GRAPH_FORMAT
 from analyzer.lock import RepoPin
 
-MAGIC = b"analyzer-graph\n"
+if TYPE_CHECKING:
+    import networkx as nx
+
+MAGIC = b"analyzer-graph/3\n"
+HEADER = struct.Struct("<QI")  # payload length, CRC-32 of the payload
+GRAPH_FORMAT = 2  # = analyzer.graph.build.GRAPH_FORMAT (a test keeps them equal; build imports the resolver)
+Warn = Callable[[str], None]
+
+
+class Damaged(ValueError):
+    """A stored file that is not what we wrote (truncated, corrupt, foreign)."""
 
 
 @cache
 def code_fingerprint() -> str:
-    """Hash of the code that decides the graph (parse, index, resolve, graph): an upgraded analyzer never
-    loads a graph an older one built, even when the version number did not change."""
+    """Hash of the code that decides the graph (parse, index, resolve, graph, rules): an upgraded analyzer
+    never loads a graph an older one built, even when the version number did not change. It covers the
+    rule files and the extractor, so the key needs neither the parsed rules nor the extractor module."""
     root = Path(__file__).resolve().parent.parent
     digest = hashlib.sha1()
     for folder in ("parse", "index", "resolve", "graph", "rules"):
@@ -37,7 +52,7 @@ def code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-def graph_key(pins: list[RepoPin], rules_hash: str, extractor: str = "") -> str:
+def graph_key(pins: list[RepoPin], rules_hash: str = "", extractor: str = "") -> str:
     payload = json.dumps({
         "v": __version__, "format": GRAPH_FORMAT, "rules": rules_hash, "extractor": extractor,
         "code": code_fingerprint(),
@@ -50,47 +65,90 @@ def graph_path(cache_dir: Path, key: str) -> Path:
     return cache_dir / "graphs" / f"{key}.pickle"
 
 
+def unresolved_path(cache_dir: Path, key: str) -> Path:
+    return graph_path(cache_dir, key).with_suffix(".unresolved.pickle")
+
+
+def frame(payload: bytes) -> bytes:
+    """MAGIC + length + CRC-32 + payload: what every stored file looks like."""
+    return MAGIC + HEADER.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def unframe(data: bytes) -> memoryview:
+    """The payload of a framed file, or `Damaged` saying what is wrong with it."""
+    if not data.startswith(MAGIC):
+        raise Damaged("not an analyzer graph file (or written by another analyzer version)")
+    start = len(MAGIC) + HEADER.size
+    if len(data) < start:
+        raise Damaged("truncated header")
+    length, crc = HEADER.unpack_from(data, len(MAGIC))
+    payload = memoryview(data)[start:]
+    if len(payload) != length:
+        raise Damaged(f"truncated: {len(payload)} of {length} bytes")
+    if zlib.crc32(payload) != crc:
+        raise Damaged("checksum mismatch")
+    return payload
+
+
 def save_graph(cache_dir: Path, key: str, g: nx.MultiDiGraph) -> Path:
     """Store the graph; the (large) unresolved-call list goes to a sidecar loaded only on demand."""
     path = graph_path(cache_dir, key)
     unresolved = g.graph.pop("unresolved", [])
     try:
-        write_bytes_atomic(path.with_suffix(".unresolved.pickle"),
-                           MAGIC + pickle.dumps(unresolved, protocol=pickle.HIGHEST_PROTOCOL))
-        write_bytes_atomic(path, MAGIC + pickle.dumps(g, protocol=pickle.HIGHEST_PROTOCOL))
+        write_bytes_atomic(unresolved_path(cache_dir, key),
+                           frame(pickle.dumps(unresolved, protocol=pickle.HIGHEST_PROTOCOL)))
+        write_bytes_atomic(path, frame(pickle.dumps(g, protocol=pickle.HIGHEST_PROTOCOL)))
     finally:
         g.graph["unresolved"] = unresolved
     return path
 
 
-def load_unresolved(cache_dir: Path, key: str) -> list[tuple[str, int, str, str]]:
-    """(source node, line, call text, reason) of every call the resolver could not bind."""
+def _discard(path: Path, why: str, warn: Warn | None) -> None:
     try:
-        data = graph_path(cache_dir, key).with_suffix(".unresolved.pickle").read_bytes()
-        return pickle.loads(data[len(MAGIC):]) if data.startswith(MAGIC) else []  # noqa: S301
-    except (OSError, pickle.UnpicklingError, EOFError):
-        return []
+        path.unlink()
+    except OSError:
+        pass
+    if warn is not None:
+        warn(f"stored {path.name} in {path.parent} is damaged ({why}); discarded it, rebuilding")
 
 
-def load_graph(cache_dir: Path, key: str) -> nx.MultiDiGraph | None:
-    """The stored graph, or None when absent, corrupt, or written by another analyzer version."""
-    path = graph_path(cache_dir, key)
+def _read(path: Path, warn: Warn | None) -> Any:
+    """Unpickle a framed file; None (after one warning, and the file removed) when it is damaged."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    if not data.startswith(MAGIC):
-        return None
     gc_was_enabled = gc.isenabled()
     gc.disable()  # unpickling many small objects is ~40% faster without the cyclic GC running
     try:
-        g = pickle.loads(data[len(MAGIC):])  # noqa: S301 - our own cache file, checked by magic and version
-    except Exception:
-        return None
+        return pickle.loads(unframe(data))  # noqa: S301 - our own file, length- and checksum-verified
+    except Damaged as exc:
+        _discard(path, str(exc), warn)
+    except Exception as exc:  # verified bytes that still do not unpickle: a foreign or buggy writer
+        _discard(path, f"{type(exc).__name__}: {exc}", warn)
     finally:
         if gc_was_enabled:
+            gc.freeze()  # the loaded graph lives for the whole run: keep later collections off its objects
             gc.enable()
+    return None
+
+
+def load_unresolved(cache_dir: Path, key: str, warn: Warn | None = None) -> list[tuple[str, int, str, str]]:
+    """(source node, line, call text, reason) of every call the resolver could not bind."""
+    found = _read(unresolved_path(cache_dir, key), warn)
+    return found if isinstance(found, list) else []
+
+
+def load_graph(cache_dir: Path, key: str, warn: Warn | None = None) -> nx.MultiDiGraph | None:
+    """The stored graph, or None when absent, damaged (warned and removed), or of another analyzer."""
+    import networkx as nx
+
+    path = graph_path(cache_dir, key)
+    g = _read(path, warn)
+    if g is None:
+        return None
     if not isinstance(g, nx.MultiDiGraph) or g.graph.get("format") != GRAPH_FORMAT \
             or g.graph.get("analyzer_version") != __version__:
+        _discard(path, "not a graph of this analyzer", warn)
         return None
     return g

@@ -19,6 +19,7 @@ from typing import Any
 
 import git
 
+from analyzer.cachelock import cache_writer
 from analyzer.lock import RepoPin
 from analyzer.paths import checkout_dir
 from analyzer.sources.errors import (
@@ -103,7 +104,17 @@ def sync_pin(pin: RepoPin, cache_dir: Path, *, url: str | None = None,
 @contextmanager
 def cache_repo(dest: Path, name: str) -> Iterator[tuple[git.Repo, bool]]:
     """The cached repo for `name` and whether it is new. A new one is built in a hidden sibling and
-    moved into place only when the caller succeeds, so a failed first sync leaves nothing behind."""
+    moved into place only when the caller succeeds, so a failed first sync leaves nothing behind.
+
+    The cache's writer lock is held throughout, so two runs never build or update the same entry at once
+    (the second waits, then finds the first one's checkout)."""
+    with cache_writer(dest.parent.parent):
+        with _cache_repo(dest, name) as found:
+            yield found
+
+
+@contextmanager
+def _cache_repo(dest: Path, name: str) -> Iterator[tuple[git.Repo, bool]]:
     if dest.is_dir() and not any(dest.iterdir()):
         dest.rmdir()
     if dest.exists() or dest.is_symlink():

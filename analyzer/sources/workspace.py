@@ -11,6 +11,7 @@ from typing import Protocol
 
 import git
 
+from analyzer.cachelock import cache_writer
 from analyzer.lock import RepoPin
 from analyzer.paths import checkout_dir
 from analyzer.sources.errors import MissingCommit, SourceError
@@ -45,7 +46,11 @@ def open_repo(where: HasCache | Path | str, pin: RepoPin, *, fetch: bool = True,
             raise SourceError(f"{pin.name}: not in the cache ({dest}); run 'analyze sync {pin.name}'")
         sync_pin(pin, cache_dir, url=url, progress=progress)
     repo = open_cached(dest, pin.name)
-    ensure_commit(repo, pin.commit, name=pin.name, url=url if fetch else None, progress=progress)
+    if fetch and not has_commit(repo, pin.commit):
+        with cache_writer(cache_dir):  # fetching writes the cached repo: one writer at a time
+            ensure_commit(repo, pin.commit, name=pin.name, url=url, progress=progress)
+    else:
+        ensure_commit(repo, pin.commit, name=pin.name, url=url if fetch else None, progress=progress)
     return repo
 
 
