@@ -33,6 +33,7 @@ from analyzer.sources.errors import (
 )
 from analyzer.sources.gitrun import GitFailure, ProgressSink, has_commit, is_shallow, run_git
 from analyzer.sources.refs import ResolvedRef, check_reachable, record_verified, resolve_ref, verified_offline
+from analyzer.sources.repair import repair
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ def cache_repo(dest: Path, name: str) -> Iterator[tuple[git.Repo, bool]]:
 
 @contextmanager
 def _cache_repo(dest: Path, name: str) -> Iterator[tuple[git.Repo, bool]]:
+    repair(dest, name)  # a damaged checkout (truncated HEAD, index, pack…) is set aside and fetched again
     if dest.is_dir() and not any(dest.iterdir()):
         dest.rmdir()
     if dest.exists() or dest.is_symlink():
