@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from analyzer.cachelock import cache_writer
 from analyzer.errors import AnalyzerError
-from analyzer.graph.store import graph_key, load_graph, save_graph
+from analyzer.graph.store import graph_key, graph_path, load_graph, save_graph
 from analyzer.lock import Lock, RepoPin
 
 if TYPE_CHECKING:
@@ -28,14 +28,37 @@ if TYPE_CHECKING:
 
 @dataclass
 class Analysis:
+    """One pin set's graph. From the cache, `view` is the lazily-loaded `LazyGraph` that warm queries use
+    and `graph` (the full networkx graph) is unpickled only when something asks for it."""
+
     lock: Lock
     pins: list[RepoPin]
-    graph: nx.MultiDiGraph
+    _graph: nx.MultiDiGraph | None
     program: Program | None = None
     repos: dict[str, git.Repo] = field(default_factory=dict)  # only when built in this run
     seconds: dict[str, float] = field(default_factory=dict)
     index_stats: dict[str, Any] = field(default_factory=dict)
     from_cache: bool = False
+    _view: Any = None
+    _load_full: Callable[[], nx.MultiDiGraph] | None = None
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        if self._graph is None:
+            assert self._load_full is not None
+            self._graph = self._load_full()
+        return self._graph
+
+    @graph.setter
+    def graph(self, g: nx.MultiDiGraph) -> None:
+        self._graph = g
+
+    @property
+    def view(self) -> Any:
+        """The graph for read-only queries (nodes, `g[u][v]`, in/out edges, predecessors/successors)."""
+        if self._view is not None:
+            return self._view
+        return self.graph
 
     def pins_json(self) -> dict[str, dict[str, Any]]:
         return {p.name: {"commit": p.commit, "ref": p.ref, "url": p.url} for p in self.pins}
@@ -70,25 +93,53 @@ def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool =
     cache_dir: Path = ctx.cache_dir
     warn = getattr(ctx, "warn", None)
     if not need_program and not rebuild:
-        found = _load_stored(lock, pins, cache_dir, key, warn)
+        found = _load_stored(ctx, lock, pins, cache_dir, key, warn)
         if found is not None:
             return found
     err = getattr(ctx, "err", None)
     notify = (lambda line: err.print(line, markup=False)) if err is not None else None
     with cache_writer(cache_dir, notify=notify):
         if not need_program and not rebuild:
-            found = _load_stored(lock, pins, cache_dir, key, warn)  # built by the run we waited for
+            found = _load_stored(ctx, lock, pins, cache_dir, key, warn)  # built by the run we waited for
             if found is not None:
                 return found
         return _build(ctx, lock, pins, key, cache_dir, progress)
 
 
-def _load_stored(lock: Lock, pins: list[RepoPin], cache_dir: Path, key: str, warn: Any) -> Analysis | None:
+def _load_stored(ctx: Any, lock: Lock, pins: list[RepoPin], cache_dir: Path, key: str,
+                 warn: Any) -> Analysis | None:
+    """The stored graph, opened lazily: the view when it is sound, the full graph only on demand."""
+    from analyzer.graph.store import check_framed, view_path
+    from analyzer.graph.view import open_view
+
     t = time.perf_counter()
-    g = load_graph(cache_dir, key, warn=warn)
-    if g is None:
+    if not check_framed(graph_path(cache_dir, key), warn):
         return None
-    return Analysis(lock, pins, g, seconds={"load": time.perf_counter() - t}, from_cache=True)
+
+    def full() -> nx.MultiDiGraph:
+        g = load_graph(cache_dir, key, warn=warn)
+        return g if g is not None else analyze(ctx, pins=pins, rebuild=True).graph  # damaged since: rebuild
+
+    view = open_view(view_path(cache_dir, key), full, warn)
+    if view is None:  # no usable view: the full graph, and a fresh view for the next run
+        g = load_graph(cache_dir, key, warn=warn)
+        if g is None:
+            return None
+        _rewrite_view(cache_dir, key, g)
+        return Analysis(lock, pins, g, seconds={"load": time.perf_counter() - t}, from_cache=True)
+    return Analysis(lock, pins, None, seconds={"load": time.perf_counter() - t}, from_cache=True,
+                    _view=view, _load_full=full)
+
+
+def _rewrite_view(cache_dir: Path, key: str, g: nx.MultiDiGraph) -> None:
+    from analyzer.graph.store import view_path
+    from analyzer.graph.view import save_view
+
+    with cache_writer(cache_dir):
+        try:
+            save_view(view_path(cache_dir, key), g, {k: v for k, v in g.graph.items() if k != "unresolved"})
+        except OSError:
+            pass  # a read-only or full cache: the next run reads the full graph again
 
 
 def _build(ctx: Any, lock: Lock, pins: list[RepoPin], key: str, cache_dir: Path, progress: Any) -> Analysis:

@@ -65,6 +65,11 @@ def graph_path(cache_dir: Path, key: str) -> Path:
     return cache_dir / "graphs" / f"{key}.pickle"
 
 
+def view_path(cache_dir: Path, key: str) -> Path:
+    """The lazily-loaded form of the same graph (analyzer.graph.view), for warm queries."""
+    return graph_path(cache_dir, key).with_suffix(".view")
+
+
 def unresolved_path(cache_dir: Path, key: str) -> Path:
     return graph_path(cache_dir, key).with_suffix(".unresolved.pickle")
 
@@ -91,16 +96,39 @@ def unframe(data: bytes) -> memoryview:
 
 
 def save_graph(cache_dir: Path, key: str, g: nx.MultiDiGraph) -> Path:
-    """Store the graph; the (large) unresolved-call list goes to a sidecar loaded only on demand."""
+    """Store the graph, and its view for warm queries; the (large) unresolved-call list goes to a sidecar
+    loaded only on demand. The full graph is written last: its presence means the set is complete."""
+    from analyzer.graph.view import save_view
+
     path = graph_path(cache_dir, key)
     unresolved = g.graph.pop("unresolved", [])
     try:
         write_bytes_atomic(unresolved_path(cache_dir, key),
                            frame(pickle.dumps(unresolved, protocol=pickle.HIGHEST_PROTOCOL)))
+        save_view(view_path(cache_dir, key), g, dict(g.graph))
         write_bytes_atomic(path, frame(pickle.dumps(g, protocol=pickle.HIGHEST_PROTOCOL)))
     finally:
         g.graph["unresolved"] = unresolved
     return path
+
+
+def check_framed(path: Path, warn: Warn | None) -> bool:
+    """Cheap look at a stored file without reading it: True when present and of the written length.
+    A truncated one is discarded (one warning); the checksum is verified when it is actually loaded."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(MAGIC) + HEADER.size)
+            size = handle.seek(0, 2)
+    except OSError:
+        return False
+    if not head.startswith(MAGIC) or len(head) < len(MAGIC) + HEADER.size:
+        _discard(path, "not an analyzer graph file, or truncated", warn)
+        return False
+    length, _crc = HEADER.unpack_from(head, len(MAGIC))
+    if size != len(head) + length:
+        _discard(path, f"truncated: {size - len(head)} of {length} bytes", warn)
+        return False
+    return True
 
 
 def _discard(path: Path, why: str, warn: Warn | None) -> None:

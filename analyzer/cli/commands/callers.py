@@ -25,7 +25,7 @@ def run(args: Any, ctx: CliContext, direction: str = DIRECTION) -> int:
     from analyzer.graph.queries import edges_in, edges_out, resolve_symbol
     from analyzer.trace.render import KIND_STYLE
 
-    g = load_analysis(ctx, args).graph
+    g = load_analysis(ctx, args).view
     allow = None if args.allow_guesses else {"direct", "method", "interface", "dispatch"}
     out = []
     for match in resolve_symbol(g, args.symbol):

@@ -20,7 +20,7 @@ def add_arguments(parser: Any) -> None:
 
 def run(args: Any, ctx: CliContext) -> int:
     analysis = load_analysis(ctx, args, rebuild=args.rebuild)
-    g = analysis.graph
+    g = analysis.view  # graph attributes only: the full graph is not needed
     stats = dict(g.graph.get("stats", {}))
     payload = {"pins": analysis.pins_json(), "from_cache": analysis.from_cache,
                "seconds": {k: round(v, 3) for k, v in analysis.seconds.items()}, "stats": stats,

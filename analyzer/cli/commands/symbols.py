@@ -24,7 +24,7 @@ def run(args: Any, ctx: CliContext) -> int:
 
     from analyzer.graph.queries import find_symbols
 
-    g = load_analysis(ctx, args).graph
+    g = load_analysis(ctx, args).view
     nodes = find_symbols(g, args.pattern, args.kind)
     rows = [{"node": n, "repo": g.nodes[n]["repo"], "path": g.nodes[n]["path"], "line": g.nodes[n]["line"],
              "symbol": g.nodes[n]["qualname"], "kind": g.nodes[n]["kind"]} for n in nodes[: args.limit]]
