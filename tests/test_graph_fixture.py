@@ -39,7 +39,8 @@ def test_exact_edge_set(graph) -> None:
 def test_absent_pairs(graph) -> None:
     for rec in EXPECTED["absent"]:
         src, dst = rec["from"], rec["to"]
-        bad = [(u, v) for u, v in graph.edges() if v == dst and (u == src or (src.endswith(":*") and u.startswith(src[:-1])))]
+        bad = [(u, v) for u, v in graph.edges()
+               if v == dst and (u == src or (src.endswith(":*") and u.startswith(src[:-1])))]
         assert bad == [], rec.get("why", "")
 
 

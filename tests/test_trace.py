@@ -106,7 +106,8 @@ def test_mermaid_output_is_well_formed(world, capsys) -> None:
     code, out, _ = trace_cli(world, capsys, "trace", "--mermaid")
     assert code == 0 and out.startswith("flowchart TD\n")
     assert validate_mermaid(out) == []
-    assert out.count("-->") + out.count("-.->") == len(json.loads(trace_cli(world, capsys, "--json", "trace")[1])["edges"])
+    edges = json.loads(trace_cli(world, capsys, "--json", "trace")[1])["edges"]
+    assert out.count("-->") + out.count("-.->") == len(edges)
     assert validate_mermaid(out.replace("flowchart TD", "graph")) != []
     assert validate_mermaid(out + "  n99 --> n0\n") != []
 
