@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from analyzer.cachelock import cache_writer
 from analyzer.errors import AnalyzerError
-from analyzer.graph.store import graph_key, graph_path, load_graph, save_graph
+from analyzer.graph.store import graph_key, load_view, save_graph
 from analyzer.lock import Lock, RepoPin
 
 if TYPE_CHECKING:
@@ -108,38 +108,17 @@ def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool =
 
 def _load_stored(ctx: Any, lock: Lock, pins: list[RepoPin], cache_dir: Path, key: str,
                  warn: Any) -> Analysis | None:
-    """The stored graph, opened lazily: the view when it is sound, the full graph only on demand."""
-    from analyzer.graph.store import check_framed, view_path
-    from analyzer.graph.view import open_view
-
+    """The stored graph, opened lazily: a view for queries, the full networkx graph only on demand."""
     t = time.perf_counter()
-    if not check_framed(graph_path(cache_dir, key), warn):
+
+    def rebuild() -> nx.MultiDiGraph:  # the view was found damaged while being read
+        return analyze(ctx, pins=pins, rebuild=True).graph
+
+    view = load_view(cache_dir, key, warn=warn, rebuild=rebuild)
+    if view is None:
         return None
-
-    def full() -> nx.MultiDiGraph:
-        g = load_graph(cache_dir, key, warn=warn)
-        return g if g is not None else analyze(ctx, pins=pins, rebuild=True).graph  # damaged since: rebuild
-
-    view = open_view(view_path(cache_dir, key), full, warn)
-    if view is None:  # no usable view: the full graph, and a fresh view for the next run
-        g = load_graph(cache_dir, key, warn=warn)
-        if g is None:
-            return None
-        _rewrite_view(cache_dir, key, g)
-        return Analysis(lock, pins, g, seconds={"load": time.perf_counter() - t}, from_cache=True)
     return Analysis(lock, pins, None, seconds={"load": time.perf_counter() - t}, from_cache=True,
-                    _view=view, _load_full=full)
-
-
-def _rewrite_view(cache_dir: Path, key: str, g: nx.MultiDiGraph) -> None:
-    from analyzer.graph.store import view_path
-    from analyzer.graph.view import save_view
-
-    with cache_writer(cache_dir):
-        try:
-            save_view(view_path(cache_dir, key), g, {k: v for k, v in g.graph.items() if k != "unresolved"})
-        except OSError:
-            pass  # a read-only or full cache: the next run reads the full graph again
+                    _view=view, _load_full=view.to_networkx)
 
 
 def _build(ctx: Any, lock: Lock, pins: list[RepoPin], key: str, cache_dir: Path, progress: Any) -> Analysis:

@@ -60,22 +60,30 @@ def test_store_knows_the_graph_format_without_importing_the_builder() -> None:
     assert store.GRAPH_FORMAT == build.GRAPH_FORMAT
 
 
-def test_a_warm_graph_load_imports_neither_the_indexer_nor_git(tmp_path) -> None:
-    """The warm path of every graph command: key + stored graph, no GitPython, tree-sitter or resolver."""
+def test_a_warm_graph_load_imports_neither_the_indexer_nor_git_nor_networkx(tmp_path) -> None:
+    """The warm path of every graph query: key + stored view, no GitPython, tree-sitter, resolver or networkx."""
+    import networkx as nx
+
+    import analyzer
+    from analyzer.graph.store import graph_key, save_graph
+    from analyzer.lock import load_lock
+
+    lock_path = tmp_path / "repos.lock"
+    lock_path.write_text('[repos.x]\nurl = "/nowhere"\ncommit = "' + "a" * 40 + '"\n')
+    g = nx.MultiDiGraph()
+    g.add_edge("x:a.ts:f", "x:b.ts:g", kind="direct", line=3)
+    g.graph.update(format=2, analyzer_version=analyzer.__version__)
+    save_graph(tmp_path / "cache", graph_key(list(load_lock(lock_path).repos.values())), g)
     body = f"""
-import networkx as nx
 from pathlib import Path
-from analyzer.graph.store import save_graph, load_graph
 from analyzer.analysis import analyze
 from analyzer.lock import load_lock
-from analyzer.graph.store import graph_key
-lock = load_lock(Path({str(tmp_path / 'repos.lock')!r}))
-g = nx.MultiDiGraph(); g.add_node('a'); g.graph.update(format=2, analyzer_version=__import__('analyzer').__version__)
-save_graph(Path({str(tmp_path / 'cache')!r}), graph_key(list(lock.repos.values())), g)
 class Ctx:
-    lock = lock
+    lock = load_lock(Path({str(lock_path)!r}))
     cache_dir = Path({str(tmp_path / 'cache')!r})
-assert analyze(Ctx()).from_cache
+a = analyze(Ctx())
+assert a.from_cache and list(a.view.predecessors("x:b.ts:g")) == ["x:a.ts:f"]
+assert [d["line"] for _, _, d in a.view.in_edges("x:b.ts:g", data=True)] == [3]
 """
-    (tmp_path / "repos.lock").write_text('[repos.x]\nurl = "/nowhere"\ncommit = "' + "a" * 40 + '"\n')
-    assert _heavy_after(body, ("git", "tree_sitter", "analyzer.resolve", "analyzer.index", "analyzer.parse")) == []
+    heavy = ("git", "tree_sitter", "networkx", "analyzer.resolve", "analyzer.index", "analyzer.parse")
+    assert _heavy_after(body, heavy) == []

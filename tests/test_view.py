@@ -13,7 +13,8 @@ from graphfixtures import build_world
 
 from analyzer.analysis import analyze
 from analyzer.cli import main
-from analyzer.graph.store import graph_key, view_path
+from analyzer.graph.store import graph_key
+from analyzer.graph.store import graph_path as view_path
 from analyzer.graph.view import HEADER, MAGIC, LazyGraph, open_view
 
 
@@ -31,17 +32,31 @@ def _key(world) -> str:
 def test_warm_analysis_serves_queries_from_the_view_and_loads_the_full_graph_on_demand(world) -> None:
     warm = analyze(world.ctx)
     assert warm.from_cache and isinstance(warm.view, LazyGraph)
-    assert warm._graph is None  # nothing unpickled the full graph yet
+    assert warm._graph is None  # nothing built the full graph yet
     full = warm.graph
-    assert warm.view.to_networkx() is not None and full.number_of_edges() > 0
+    assert warm.view.to_networkx() is full and full.number_of_edges() > 0
 
 
-def test_the_view_matches_networkx_node_for_node(world) -> None:
-    warm = analyze(world.ctx)
-    view, full = warm.view, warm.graph
+@pytest.fixture(scope="module")
+def built(world):
+    """The networkx graph as the builder made it (not read back from the store)."""
+    return analyze(world.ctx, rebuild=True).graph
+
+
+def test_the_full_graph_read_back_is_the_built_one(world, built) -> None:
+    back = analyze(world.ctx).graph
+    assert list(back.nodes(data=True)) == list(built.nodes(data=True))
+    assert list(back.edges(keys=True, data=True)) == list(built.edges(keys=True, data=True))
+    assert {n: list(back._pred[n].items()) for n in back} == {n: list(built._pred[n].items()) for n in built}
+    for u, v, k in back.edges(keys=True):
+        assert back._succ[u][v][k] is back._pred[v][u][k]  # one attribute dict per edge, as networkx has it
+    assert {k: v for k, v in built.graph.items() if k != "unresolved"} == back.graph
+
+
+def test_the_view_matches_networkx_node_for_node(world, built) -> None:
+    view, full = analyze(world.ctx).view, built
     assert list(view.nodes(data=True)) == list(full.nodes(data=True))
     assert list(view.nodes) == list(full.nodes) and len(view) == len(full)
-    assert {k: v for k, v in full.graph.items() if k != "unresolved"} == view.graph
     for n in full:
         assert n in view and view.nodes[n] == full.nodes[n]
         assert list(view.successors(n)) == list(full.successors(n))
@@ -54,6 +69,7 @@ def test_the_view_matches_networkx_node_for_node(world) -> None:
             assert dict(view[n][v]) == dict(full[n][v])
     assert "no:such:node" not in view
     assert view.number_of_edges() == full.number_of_edges()  # not in the subset: asks the full graph
+    assert view._full is not None
 
 
 def _cli(world, *args: str) -> tuple[int, str, str]:
@@ -91,9 +107,9 @@ def test_a_corrupt_adjacency_list_is_noticed_when_read_and_answered_from_the_ful
     head_len, table_len, _blobs, _hc, _tc = HEADER.unpack_from(data, len(MAGIC))
     table = array("Q")
     table.frombytes(bytes(data[start + head_len:start + head_len + table_len]))
-    full = analyze(world.ctx).graph
+    full = analyze(world.ctx, rebuild=True).graph
     node = next(n for n in full if full.out_degree(n) > 0)
-    slot = list(full.nodes).index(node) * 2 * 3
+    slot = list(full.nodes).index(node) * 3  # out-lists first, one (offset, length, crc) per node
     offset, length = table[slot], table[slot + 1]
     data[start + head_len + table_len + offset + length // 2] ^= 0xFF
     path.write_bytes(bytes(data))

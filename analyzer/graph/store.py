@@ -1,10 +1,12 @@
 """Persist built graphs in the cache dir so a warm `trace`/`callers` only loads a file.
 
 The key covers everything that decides the graph: analyzer version, graph format, the pins (name →
-commit and aliases) and a fingerprint of the code and rule files that build it. Each file is
-`MAGIC, payload length, CRC-32, payload`, written atomically: a truncated or corrupt file (disk full, a
-copy cut short, flipped bytes) fails the length or checksum test, is discarded with one warning and
-rebuilt, never unpickled. Loading imports networkx but nothing of the indexer, resolver or GitPython.
+commit and aliases) and a fingerprint of the code and rule files that build it. A graph is one view file
+(analyzer.graph.view: opened lazily, every section checksummed) plus a framed sidecar of unresolved calls
+(`MAGIC, payload length, CRC-32, payload`), both written atomically: a truncated or corrupt file (disk
+full, a copy cut short, flipped bytes) fails the length or checksum test, is discarded with one warning
+and rebuilt, never unpickled. Loading imports nothing of the indexer, resolver, GitPython or networkx
+(until a caller asks for the full networkx graph).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import zlib
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from analyzer import __version__
 from analyzer.atomic import write_bytes_atomic
@@ -26,6 +28,8 @@ from analyzer.lock import RepoPin
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from analyzer.graph.view import LazyGraph
 
 MAGIC = b"analyzer-graph/3\n"
 HEADER = struct.Struct("<QI")  # payload length, CRC-32 of the payload
@@ -62,20 +66,16 @@ def graph_key(pins: list[RepoPin], rules_hash: str = "", extractor: str = "") ->
 
 
 def graph_path(cache_dir: Path, key: str) -> Path:
-    return cache_dir / "graphs" / f"{key}.pickle"
-
-
-def view_path(cache_dir: Path, key: str) -> Path:
-    """The lazily-loaded form of the same graph (analyzer.graph.view), for warm queries."""
-    return graph_path(cache_dir, key).with_suffix(".view")
+    """The stored graph: a view file (analyzer.graph.view), loaded lazily by warm queries."""
+    return cache_dir / "graphs" / f"{key}.view"
 
 
 def unresolved_path(cache_dir: Path, key: str) -> Path:
-    return graph_path(cache_dir, key).with_suffix(".unresolved.pickle")
+    return cache_dir / "graphs" / f"{key}.unresolved.pickle"
 
 
 def frame(payload: bytes) -> bytes:
-    """MAGIC + length + CRC-32 + payload: what every stored file looks like."""
+    """MAGIC + length + CRC-32 + payload (the unresolved-calls sidecar)."""
     return MAGIC + HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
@@ -96,39 +96,16 @@ def unframe(data: bytes) -> memoryview:
 
 
 def save_graph(cache_dir: Path, key: str, g: nx.MultiDiGraph) -> Path:
-    """Store the graph, and its view for warm queries; the (large) unresolved-call list goes to a sidecar
-    loaded only on demand. The full graph is written last: its presence means the set is complete."""
+    """Store the graph as a view file; the (large) unresolved-call list goes to a sidecar loaded only on
+    demand. The view is written last: its presence means the set is complete."""
     from analyzer.graph.view import save_view
 
     path = graph_path(cache_dir, key)
-    unresolved = g.graph.pop("unresolved", [])
-    try:
-        write_bytes_atomic(unresolved_path(cache_dir, key),
-                           frame(pickle.dumps(unresolved, protocol=pickle.HIGHEST_PROTOCOL)))
-        save_view(view_path(cache_dir, key), g, dict(g.graph))
-        write_bytes_atomic(path, frame(pickle.dumps(g, protocol=pickle.HIGHEST_PROTOCOL)))
-    finally:
-        g.graph["unresolved"] = unresolved
+    unresolved = g.graph.get("unresolved", [])
+    write_bytes_atomic(unresolved_path(cache_dir, key),
+                       frame(pickle.dumps(unresolved, protocol=pickle.HIGHEST_PROTOCOL)))
+    save_view(path, g, {k: v for k, v in g.graph.items() if k != "unresolved"})
     return path
-
-
-def check_framed(path: Path, warn: Warn | None) -> bool:
-    """Cheap look at a stored file without reading it: True when present and of the written length.
-    A truncated one is discarded (one warning); the checksum is verified when it is actually loaded."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(MAGIC) + HEADER.size)
-            size = handle.seek(0, 2)
-    except OSError:
-        return False
-    if not head.startswith(MAGIC) or len(head) < len(MAGIC) + HEADER.size:
-        _discard(path, "not an analyzer graph file, or truncated", warn)
-        return False
-    length, _crc = HEADER.unpack_from(head, len(MAGIC))
-    if size != len(head) + length:
-        _discard(path, f"truncated: {size - len(head)} of {length} bytes", warn)
-        return False
-    return True
 
 
 def _discard(path: Path, why: str, warn: Warn | None) -> None:
@@ -140,43 +117,51 @@ def _discard(path: Path, why: str, warn: Warn | None) -> None:
         warn(f"stored {path.name} in {path.parent} is damaged ({why}); discarded it, rebuilding")
 
 
-def _read(path: Path, warn: Warn | None) -> Any:
-    """Unpickle a framed file; None (after one warning, and the file removed) when it is damaged."""
+def load_unresolved(cache_dir: Path, key: str, warn: Warn | None = None) -> list[tuple[str, int, str, str]]:
+    """(source node, line, call text, reason) of every call the resolver could not bind."""
+    path = unresolved_path(cache_dir, key)
     try:
         data = path.read_bytes()
     except OSError:
+        return []
+    try:
+        found = pickle.loads(unframe(data))  # noqa: S301 - our own file, length- and checksum-verified
+    except Exception as exc:
+        _discard(path, str(exc), warn)
+        return []
+    return found if isinstance(found, list) else []
+
+
+def load_view(cache_dir: Path, key: str, warn: Warn | None = None,
+              rebuild: Callable[[], nx.MultiDiGraph] | None = None) -> LazyGraph | None:
+    """The stored graph as a lazily-loaded view, or None when absent, damaged (warned and removed) or
+    of another analyzer. `rebuild` answers for a view found damaged later, while it is being read."""
+    from analyzer.graph.view import open_view
+
+    path = graph_path(cache_dir, key)
+    view = open_view(path, rebuild, warn)
+    if view is None:
+        return None
+    if view.graph.get("format") != GRAPH_FORMAT or view.graph.get("analyzer_version") != __version__:
+        _discard(path, "not a graph of this analyzer", warn)
+        return None
+    return view
+
+
+def load_graph(cache_dir: Path, key: str, warn: Warn | None = None) -> nx.MultiDiGraph | None:
+    """The stored graph as a full networkx graph, or None when absent, damaged or of another analyzer."""
+    from analyzer.graph.view import ViewDamaged
+
+    view = load_view(cache_dir, key, warn)
+    if view is None:
         return None
     gc_was_enabled = gc.isenabled()
-    gc.disable()  # unpickling many small objects is ~40% faster without the cyclic GC running
+    gc.disable()  # building many small objects is much faster without the cyclic GC running
     try:
-        return pickle.loads(unframe(data))  # noqa: S301 - our own file, length- and checksum-verified
-    except Damaged as exc:
-        _discard(path, str(exc), warn)
-    except Exception as exc:  # verified bytes that still do not unpickle: a foreign or buggy writer
-        _discard(path, f"{type(exc).__name__}: {exc}", warn)
+        return view.to_networkx()
+    except ViewDamaged:
+        return None
     finally:
         if gc_was_enabled:
             gc.freeze()  # the loaded graph lives for the whole run: keep later collections off its objects
             gc.enable()
-    return None
-
-
-def load_unresolved(cache_dir: Path, key: str, warn: Warn | None = None) -> list[tuple[str, int, str, str]]:
-    """(source node, line, call text, reason) of every call the resolver could not bind."""
-    found = _read(unresolved_path(cache_dir, key), warn)
-    return found if isinstance(found, list) else []
-
-
-def load_graph(cache_dir: Path, key: str, warn: Warn | None = None) -> nx.MultiDiGraph | None:
-    """The stored graph, or None when absent, damaged (warned and removed), or of another analyzer."""
-    import networkx as nx
-
-    path = graph_path(cache_dir, key)
-    g = _read(path, warn)
-    if g is None:
-        return None
-    if not isinstance(g, nx.MultiDiGraph) or g.graph.get("format") != GRAPH_FORMAT \
-            or g.graph.get("analyzer_version") != __version__:
-        _discard(path, "not a graph of this analyzer", warn)
-        return None
-    return g
