@@ -117,7 +117,10 @@ def main() -> int:
         spec_from, spec_to = (args.endpoints + [None, None])[:2]
         spec_from = spec_from or ctx.lock.trace_from
         spec_to = spec_to or ctx.lock.trace_to
-        g = warm.graph
+        g = warm.view  # what the CLI queries read
+        t = time.perf_counter()
+        full_edges = warm.graph.number_of_edges()  # the full networkx graph, rebuilt from the view
+        full_s = time.perf_counter() - t
         best = float("inf")
         found = False
         for _ in range(5):
@@ -144,7 +147,8 @@ def main() -> int:
         print(f"cold index + graph         {cold_s:8.2f} s   ratio {cold_s / raw:5.2f}x raw parse (goal ≤ 2.5x)")
         print(f"  of which extraction      {index_s:8.2f} s   ratio {index_s / raw:5.2f}x raw parse")
         print(f"  of which resolution      {graph_s:8.2f} s   ratio {graph_s / raw:5.2f}x raw parse")
-        print(f"warm graph load            {load_s:8.2f} s   (in-process)")
+        print(f"warm graph load            {load_s:8.2f} s   (in-process: opening the view)")
+        print(f"full networkx graph        {full_s:8.2f} s   (in-process, built from the view; {full_edges} edges)")
         for name, seconds in query_s.items():
             print(f"warm analyze {name:<13} {seconds:8.2f} s   whole process, median of {args.runs} (goal ≤ 1 s)")
         print(f"warm trace {spec_from} → {spec_to}: {best:.3f} s best of 5 in-process, path found: {found}")

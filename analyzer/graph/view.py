@@ -285,7 +285,15 @@ class LazyGraph:
         return iter(self._adjacency(node, 0))
 
     def predecessors(self, node: str) -> Iterator[str]:
-        return iter(self._adjacency(node, 1))
+        """From the in-list's source indexes alone: the callers' out-lists are decoded only when asked."""
+        if self._full is not None or node in self._in:
+            return iter(self._adjacency(node, 1))
+        blob = self._blob(len(self._ids) + self._index[node])
+        if blob is None:
+            return iter(self._fall_back(node, 1, "checksum mismatch in an adjacency list"))
+        refs = array("Q")
+        refs.frombytes(blob)
+        return iter(dict.fromkeys(self._ids[i] for i in refs[::2]))
 
     def out_edges(self, node: str, data: bool = False, keys: bool = False) -> list[tuple[Any, ...]]:
         return _edges(node, self._adjacency(node, 0), data, keys, outgoing=True)
