@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from analyzer.cachelock import cache_writer
 from analyzer.errors import AnalyzerError
-from analyzer.graph.store import graph_key, load_view, save_graph
+from analyzer.graph.store import graph_key, load_view, materialize, save_graph
 from analyzer.lock import Lock, RepoPin
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def _load_stored(ctx: Any, lock: Lock, pins: list[RepoPin], cache_dir: Path, key
     if view is None:
         return None
     return Analysis(lock, pins, None, seconds={"load": time.perf_counter() - t}, from_cache=True,
-                    _view=view, _load_full=view.to_networkx)
+                    _view=view, _load_full=lambda: materialize(view))
 
 
 def _build(ctx: Any, lock: Lock, pins: list[RepoPin], key: str, cache_dir: Path, progress: Any) -> Analysis:

@@ -148,6 +148,18 @@ def load_view(cache_dir: Path, key: str, warn: Warn | None = None,
     return view
 
 
+def materialize(view: LazyGraph) -> nx.MultiDiGraph:
+    """The full networkx graph of a view, built with the cyclic GC paused (then frozen: it lives all run)."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # building many small objects is much faster without the cyclic GC running
+    try:
+        return view.to_networkx()
+    finally:
+        if gc_was_enabled:
+            gc.freeze()  # the loaded graph lives for the whole run: keep later collections off its objects
+            gc.enable()
+
+
 def load_graph(cache_dir: Path, key: str, warn: Warn | None = None) -> nx.MultiDiGraph | None:
     """The stored graph as a full networkx graph, or None when absent, damaged or of another analyzer."""
     from analyzer.graph.view import ViewDamaged
@@ -155,13 +167,7 @@ def load_graph(cache_dir: Path, key: str, warn: Warn | None = None) -> nx.MultiD
     view = load_view(cache_dir, key, warn)
     if view is None:
         return None
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # building many small objects is much faster without the cyclic GC running
     try:
-        return view.to_networkx()
+        return materialize(view)
     except ViewDamaged:
         return None
-    finally:
-        if gc_was_enabled:
-            gc.freeze()  # the loaded graph lives for the whole run: keep later collections off its objects
-            gc.enable()
