@@ -111,3 +111,66 @@ def test_no_path_still_writes_a_report(up: Upstreams) -> None:
     assert not r["found"] and r["hops"] == []
     assert "No request path found" in render_markdown(r)
     assert "No request path found" in render_html(r)
+
+
+def _trace_with_seam() -> dict:
+    """A small common-caller trace whose last edge is a possible seam (shapes only, names made up)."""
+    hop = {"repo": "app", "end_line": 9, "kind": "function"}
+    hops = [dict(hop, node="app:a.ts:Agent.step", symbol="Agent.step", path="src/a.ts", line=1, branch="anchor",
+                 via=None),
+            dict(hop, node="app:p.ts:render", symbol="render", path="src/p.ts", line=2, branch="from", via=0),
+            dict(hop, node="app:r.ts:Runtime.call", symbol="Runtime.call", path="src/r.ts", line=3, branch="to",
+                 via=1),
+            dict(hop, node="app:x.ts:PiAdapter.call", symbol="PiAdapter.call", path="src/x.ts", line=4,
+                 branch="to", via=2)]
+    edge = {"confidence": 1.0, "call_text": "", "evidence": [], "nested": 0, "test_alternatives": [], "rule": None}
+    edges = [dict(edge, source=hops[0]["node"], target=hops[1]["node"], kind="direct", possible=False,
+                  call_path="src/a.ts", call_line=2, alternatives=[]),
+             dict(edge, source=hops[0]["node"], target=hops[2]["node"], kind="method", possible=False,
+                  call_path="src/a.ts", call_line=3, alternatives=[]),
+             dict(edge, source=hops[2]["node"], target=hops[3]["node"], kind="interface", possible=True,
+                  call_path="src/r.ts", call_line=5, alternatives=["app:n.ts:NativeAdapter.call"])]
+    return {"found": True, "mode": "common-caller", "from": "render", "to": "PiAdapter.call", "hops": hops,
+            "edges": edges}
+
+
+def test_svg_layout_puts_the_anchor_on_top_and_one_column_per_branch() -> None:
+    from analyzer.report.svg import layout
+
+    boxes, arrows, width, height = layout(_trace_with_seam())
+    anchor, render, runtime, adapter = boxes
+    assert anchor.y < render.y == runtime.y < adapter.y
+    assert render.x + render.w < runtime.x and runtime.x == adapter.x  # FROM left, TO right, stacked
+    assert [(a.source, a.target, a.possible) for a in arrows] == [(1, 2, False), (1, 3, False), (3, 4, True)]
+    assert arrows[2].label == "L5 interface possible (+1 other target)"
+    assert all(b.x + b.w <= width and b.y + b.h <= height for b in boxes)
+    # boxes never overlap
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert a.x + a.w <= b.x or b.x + b.w <= a.x or a.y + a.h <= b.y or b.y + b.h <= a.y
+
+
+def test_svg_marks_possible_edges_dashed_and_links_every_hop() -> None:
+    from analyzer.report.svg import render_svg
+
+    svg = render_svg(_trace_with_seam())
+    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    assert svg.count('class="edge certain"') == 2 and svg.count('class="edge possible"') == 1
+    assert svg.count("stroke-dasharray") == 1
+    possible = svg.split('class="edge possible"', 1)[1].split("</g>", 1)[0]
+    assert "stroke-dasharray" in possible and "L5 interface possible (+1 other target)" in possible
+    for i in range(1, 5):
+        assert f'<a href="#hop-{i}">' in svg
+    assert "<script" not in svg and "http" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert render_svg({"found": False, "hops": []}) == ""
+
+
+def test_html_report_draws_the_path_and_markdown_keeps_mermaid(up: Upstreams) -> None:
+    r = make_report(up, up.l1)
+    html = render_html(r)
+    figure = html.split('<figure class="path">', 1)[1].split("</figure>", 1)[0]
+    assert figure.count('<g class="hop ') == len(r["hops"]) == 7
+    assert figure.count('<g class="edge ') == len(r["trace"]["edges"])
+    assert "L4 dispatch:named-events" in figure
+    assert "Mermaid source" not in html
+    assert "```mermaid" in render_markdown(r)

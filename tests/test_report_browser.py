@@ -63,3 +63,46 @@ def test_inline_css_is_applied(page: tuple[Path, dict], tmp_path: Path) -> None:
     main_px = [round(float(c) * 255) for c in img[450, 1100][:3]]
     assert nav_px == [246, 248, 250]  # the nav's inline background colour (#f6f8fa)
     assert main_px != nav_px
+
+
+def test_svg_path_is_in_the_rendered_dom(page: tuple[Path, dict], tmp_path: Path) -> None:
+    html, report = page
+    done = chromium(tmp_path, "--dump-dom", html.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    figure = done.stdout.split('<figure class="path">', 1)[1].split("</figure>", 1)[0]
+    assert "<svg" in figure and figure.count('<g class="hop ') == len(report["hops"])
+    for hop in report["hops"]:
+        assert f'href="#{hop["id"]}"' in figure
+
+
+def test_svg_is_drawn_with_boxes_and_a_dashed_possible_edge(tmp_path: Path) -> None:
+    """Screenshot the drawing alone and read pixels at the computed box and arrow positions."""
+    import matplotlib.image as mpimg
+    from test_report import _trace_with_seam
+
+    from analyzer.report.svg import FILL, layout, render_svg
+
+    trace = _trace_with_seam()
+    boxes, arrows, width, height = layout(trace)
+    page = tmp_path / "svg.html"
+    page.write_text('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0;background:#fff}'
+                    f"</style></head><body>{render_svg(trace)}</body></html>", encoding="utf-8")
+    shot = tmp_path / "svg.png"
+    done = chromium(tmp_path, f"--screenshot={shot}", "--window-size=800,600", "--hide-scrollbars",
+                    "--force-device-scale-factor=1", page.as_uri())
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    img = mpimg.imread(str(shot))
+
+    def px(x: float, y: float) -> list[int]:
+        return [round(float(c) * 255) for c in img[int(y), int(x)][:3]]
+
+    def hex_rgb(color: str) -> list[int]:
+        return [int(color[i:i + 2], 16) for i in (1, 3, 5)]
+
+    for box in boxes:  # just inside the top-left corner, away from the text and the rounded edge
+        assert px(box.x + 4, box.y + 5) == hex_rgb(FILL[box.branch]), box.title
+    dark = [sum(px(a.x1, y)) < 3 * 200 for a in arrows if a.possible
+            for y in range(int(a.y1) + 3, int(a.y2) - 8)]
+    assert any(dark) and not all(dark)  # dashed: stroke and gaps along the line
+    solid = next(a for a in arrows if not a.possible and a.x1 == a.x2)
+    assert all(sum(px(solid.x1, y)) < 3 * 200 for y in range(int(solid.y1) + 3, int(solid.y2) - 8))

@@ -73,7 +73,9 @@ def test_at_replays_another_commit_without_editing_the_lock(tmp_path: Path, repo
     old = repos["pi"][1][0]
     lock_before = write_lock(tmp_path, repos).read_text()
     assert main(args(tmp_path, repos, "--json", "--at", f"pi={old}")) == 1
-    ledger = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["upstreams"]["pi"]["commit"] == old
+    ledger = doc["routes"]["pi-ai"]
     assert ledger["upstreams"]["pi"]["commit"] == old
     pi = {f["name"]: f["value"] for f in ledger["requests"][0]["pi_usage"]}
     assert (pi["input"], pi["cacheRead"], pi["output"]) == (10000, 0, 700)

@@ -136,10 +136,26 @@ export function cacheHitPercent(b: Buckets): string | null {
 }
 """
 
+# The native adapter's shape: it reads the OpenAI-style hit field first, DeepSeek's as the fallback, subtracts
+# hits from the prompt and keeps reasoning as its own field (written for these tests).
+DSH_NATIVE_MAP = """\
+import type { TokenUsage } from '@example/llm'
+import type { WireUsage } from './wire.ts'
+
+export function mapUsage(wire: WireUsage): TokenUsage {
+  const hits = wire.prompt_tokens_details?.cached_tokens ?? wire.prompt_cache_hit_tokens
+  const thinking = wire.completion_tokens_details?.reasoning_tokens
+  const out: TokenUsage = { inputTokens: wire.prompt_tokens - (hits ?? 0), outputTokens: wire.completion_tokens }
+  if (hits !== undefined) out.cacheReadTokens = hits
+  return { ...out, ...thinking === undefined ? {} : { reasoningTokens: thinking } }
+}
+"""
+
 PI_FILES = {"packages/ai/src/api/completions.ts": PI_PARSE, "packages/ai/src/pricing.ts": PI_PRICING}
 PI_OLD_FILES = {"packages/ai/src/providers/completions.ts": PI_PARSE_OLD, "packages/ai/src/pricing.ts": PI_PRICING}
 DSH_FILES = {
     "packages/llm/llm-pi-ai/src/stream.ts": DSH_MAP,
+    "packages/llm/llm-deepseek/src/translate.ts": DSH_NATIVE_MAP,
     "packages/llm/token-meter/src/usage-projection.ts": DSH_METER,
     "packages/client/ui/src/stats.ts": DSH_STATS,
 }

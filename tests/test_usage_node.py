@@ -8,7 +8,7 @@ import pytest
 from conftest import DSH_RC2, PI_V0_58_3, PI_V0_82_1, snapshot
 from test_usage_fixtures import DSH_FILES, PI_FILES, PI_OLD_FILES
 
-from analyzer.usage.ledger import HOPS, ReplaySession, reconcile
+from analyzer.usage.ledger import HOPS, ReplaySession, reconcile, reconcile_routes, routes_for
 from analyzer.usage.locate import GitFunctionLocator, MemoryLocator
 from analyzer.usage.nodecheck import NodeCall, node_binary, run_in_node, write_bundle
 from analyzer.usage.repos import open_git_dir
@@ -42,10 +42,29 @@ def extra_dsh_calls(session: ReplaySession) -> None:
                                           "cacheWriteTokens": write})])
 
 
+# Native-adapter inputs beyond the scenarios: each cache field alone, neither, both disagreeing, zeros.
+NATIVE_USAGES = (
+    {"prompt_tokens": 10, "completion_tokens": 2},
+    {"prompt_tokens": 10, "completion_tokens": 2, "prompt_cache_hit_tokens": 0},
+    {"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": {}},
+    {"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 0},
+     "prompt_cache_hit_tokens": 8},
+    {"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 3},
+     "prompt_cache_hit_tokens": 8, "completion_tokens_details": {"reasoning_tokens": 0}},
+    {"prompt_tokens": 7, "completion_tokens": 0, "completion_tokens_details": {}},
+)
+
+
+def extra_native_calls(session: ReplaySession) -> int:
+    for usage in NATIVE_USAGES:
+        session.call("native_map", [from_python(usage)])
+    return sum(c[0] == "native_map" for c in session.calls["dsh"])
+
+
 def differential(session: ReplaySession, tmp_path: Path) -> dict[str, int]:
     compared = {}
     for repo in session.locators:
-        entries = {h.key: session.hops[h.key] for h in HOPS if h.repo == repo}
+        entries = {h.key: session.hops[h.key] for h in HOPS if h.repo == repo and h.key in session.hops}
         driver = write_bundle(session.interps[repo], entries, tmp_path / repo)
         calls = [NodeCall(*c) for c in session.calls[repo]]
         got = run_in_node(driver, calls)
@@ -56,17 +75,36 @@ def differential(session: ReplaySession, tmp_path: Path) -> dict[str, int]:
 
 
 def run_all(locs: dict, tmp_path: Path) -> dict[str, int]:
+    """Every shipped scenario through both routes (the multi-request ones fold through the meter on each),
+    plus the extra inputs; then every recorded call again in Node."""
     session = ReplaySession(locs)
     for name in shipped_names():
-        reconcile(load_scenario(name), locs, session)
+        reconcile_routes(load_scenario(name), locs, routes_for("both"), session)
     extra_dsh_calls(session)
-    return differential(session, tmp_path)
+    native = extra_native_calls(session)
+    assert native == len(NATIVE_USAGES) + sum(len(load_scenario(n).requests) for n in shipped_names())
+    assert not session.missing
+    counts = differential(session, tmp_path)
+    counts["native_map"] = native
+    return counts
 
 
 @pytest.mark.parametrize("pi_files", [PI_FILES, PI_OLD_FILES], ids=["current-shape", "old-shape"])
 def test_fixture_functions_agree_with_node(pi_files: dict, tmp_path: Path) -> None:
     counts = run_all({"pi": MemoryLocator(pi_files, "pi"), "dsh": MemoryLocator(DSH_FILES, "dsh")}, tmp_path)
-    assert counts["pi"] >= 8 and counts["dsh"] >= 20
+    assert counts["pi"] >= 8 and counts["dsh"] >= 40 and counts["native_map"] >= 14
+
+
+def test_a_wrong_native_result_is_caught(tmp_path: Path) -> None:
+    locs = {"pi": MemoryLocator(PI_FILES, "pi"), "dsh": MemoryLocator(DSH_FILES, "dsh")}
+    session = ReplaySession(locs)
+    reconcile_routes(load_scenario("deepseek-10k"), locs, routes_for("deepseek-native"), session)
+    i = next(i for i, c in enumerate(session.calls["dsh"]) if c[0] == "native_map")
+    key, args, result = session.calls["dsh"][i]
+    assert result is not None and '"reasoningTokens":200' in result
+    session.calls["dsh"][i] = (key, args, result.replace('"reasoningTokens":200', '"reasoningTokens":0'))
+    with pytest.raises(AssertionError, match="dsh native_map"):
+        differential(session, tmp_path)
 
 
 def test_a_real_difference_is_caught(tmp_path: Path) -> None:
@@ -98,4 +136,4 @@ def test_pinned_upstream_functions_agree_with_node(pi_commit: str, tmp_path: Pat
     for name, owner, commit in (("pi", "at-inc+pi", pi_commit), ("dsh", "deepseek-ai+deepseek-harness", DSH_RC2)):
         repos[name] = GitFunctionLocator(open_git_dir(snapshot(owner, commit)), commit, name)
     counts = run_all(repos, tmp_path)
-    assert counts["pi"] >= 8 and counts["dsh"] >= 20
+    assert counts["pi"] >= 8 and counts["dsh"] >= 40 and counts["native_map"] >= 14

@@ -58,6 +58,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     for name, p in report["pins"].items():
         out.append(f"| {name} | `{p['commit']}` | {p.get('ref') or '-'} | {p.get('url', '')} |")
     out.append("")
+    if report.get("notes_file"):
+        out += [f"_{report['notes_file']['message']}_", ""]
     if not report["found"]:
         out += ["**No request path found at these pins.**", ""]
     else:

@@ -9,7 +9,8 @@ Markdown, HTML and JSON all render this one structure (`analyzer.report/1`, addi
              "calls": [line, …],               # call lines in this hop's body that lead to the next hops
              "excerpt": [{"line", "text", "mark"} | {"gap": true}], "excerpt_error": str|null,
              "note": <Anchored.as_json()>|null }],
-  "other_notes": [<Anchored.as_json()>, …]    # notes on symbols that are not on this path
+  "other_notes": [<Anchored.as_json()>, …],   # notes on symbols that are not on this path
+  "notes_file": {"path", "why", "found", "count", "message"} | null   # which notes file was read, or looked for
 }
 """
 
@@ -70,7 +71,7 @@ def _excerpt(reader: SourceReader, hop: dict[str, Any], commit: str, marks: list
 
 
 def build_report(trace: dict[str, Any], g: nx.MultiDiGraph, reader: SourceReader,
-                 notes: list[Note] | None = None) -> dict[str, Any]:
+                 notes: list[Note] | None = None, notes_file: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything the three report files show, from a trace result at the pins of `g`."""
     pins = trace["pins"]
     notes = list(notes or [])
@@ -103,7 +104,7 @@ def build_report(trace: dict[str, Any], g: nx.MultiDiGraph, reader: SourceReader
     return {"schema": SCHEMA, "from": trace["from"], "to": trace["to"], "pins": pins, "found": trace["found"],
             "mode": trace["mode"], "confidence": trace["confidence"],
             "mermaid": render_mermaid(trace) if trace["found"] else "", "trace": trace, "hops": hops,
-            "other_notes": others, "reader_errors": list(reader.errors)}
+            "other_notes": others, "reader_errors": list(reader.errors), "notes_file": notes_file}
 
 
 def report_dirname(pins: dict[str, dict[str, Any]]) -> str:

@@ -11,18 +11,20 @@ def ledger_numbers(ledger: dict[str, Any]) -> dict[str, Any]:
     for req in ledger["requests"]:
         prefix = f"turn{req['turn']}.step{req['step']}"
         for layer in ("pi_usage", "dsh_usage"):
-            for f in req[layer]:
+            for f in req.get(layer) or []:
                 out[f"{prefix}.{layer.split('_')[0]}.{f['name']}"] = f["value"]
         for c in req["checks"]:
             out[f"{prefix}.check.{c['name']}"] = c["holds"]
         for layer, fields in req["dropped"].items():
             out[f"{prefix}.dropped.{layer}"] = ", ".join(fields)
-    for f in ledger["meter"]:
+    for f in ledger["meter"] or []:
         out[f"meter.{f['name']}"] = f["value"]
-    out["cache_hit_percent"] = ledger["cache_hit_percent"]["value"]
+    out["cache_hit_percent"] = (ledger["cache_hit_percent"] or {}).get("value")
+    for m in ledger.get("missing", []):
+        out[f"missing.{m['hop']}"] = m["reason"]
     for c in ledger["checks"]:
         out[f"check.{c['name']}"] = c["holds"]
-    out["prices.source"] = ledger["prices"]["source"]
+    out["prices.source"] = (ledger.get("prices") or {}).get("source")
     return out
 
 

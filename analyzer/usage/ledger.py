@@ -1,7 +1,10 @@
 """Replay a usage scenario through the pinned upstream code and check the invariants at every hop.
 
-Hops: provider raw usage → Pi `parseChunkUsage` → Pi `Usage` (with cost) → dsh llm-pi-ai `mapUsage` →
-dsh `TokenUsage` → dsh token-meter projection (`init`/`apply`/`wire.view`) → buckets → dsh `cacheHitPercent`.
+Two routes, as dsh has two ways to DeepSeek:
+- `pi-ai`: provider raw usage → Pi `parseChunkUsage` → Pi `Usage` (with cost) → dsh llm-pi-ai `mapUsage` →
+  dsh `TokenUsage`;
+- `deepseek-native`: provider raw usage → dsh llm-deepseek `mapUsage` → dsh `TokenUsage`;
+then, for both, the dsh token-meter projection (`init`/`apply`/`wire.view`) → buckets → dsh `cacheHitPercent`.
 Every number in the ledger comes from executing those functions in the evaluator; each carries the upstream
 line (repo:path:line) that set it. Fields a layer never reads are listed as dropped.
 """
@@ -9,10 +12,11 @@ line (repo:path:line) that set it. Fields a layer never reads are listed as drop
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from analyzer.usage.errors import LocateError
 from analyzer.usage.evaluator import Interpreter, check_parse_errors
 from analyzer.usage.locate import FunctionLocator, LocatedFunction
 from analyzer.usage.registry import lookup_model
@@ -34,6 +38,8 @@ class HopSpec:
 HOPS: tuple[HopSpec, ...] = (
     HopSpec("parse", "pi", "parseChunkUsage", ("packages/ai/src",), "provider usage → Pi Usage"),
     HopSpec("map", "dsh", "mapUsage", ("packages/llm/llm-pi-ai/src",), "Pi Usage → dsh TokenUsage"),
+    HopSpec("native_map", "dsh", "mapUsage", ("packages/llm/llm-deepseek/src",),
+            "DeepSeek wire usage → dsh TokenUsage (native adapter)"),
     HopSpec("meter_init", "dsh", "tokenUsageProjectionDefinition.init", ("packages/llm/token-meter/src",),
             "token-meter state"),
     HopSpec("meter_apply", "dsh", "tokenUsageProjectionDefinition.apply", ("packages/llm/token-meter/src",),
@@ -42,9 +48,41 @@ HOPS: tuple[HopSpec, ...] = (
             "token-meter buckets"),
     HopSpec("hit", "dsh", "cacheHitPercent", ("packages/client",), "dsh stats-line cache-hit %"),
 )
+HOP_BY_KEY = {h.key: h for h in HOPS}
+METER_HOPS = ("meter_init", "meter_apply", "meter_view")
+
+
+@dataclass(frozen=True)
+class Route:
+    """One way dsh reaches DeepSeek: the usage hops of that adapter, then the shared meter and stats line."""
+
+    name: str
+    title: str
+    usage_hops: tuple[str, ...]
+
+    @property
+    def hops(self) -> tuple[HopSpec, ...]:
+        return tuple(HOP_BY_KEY[k] for k in (*self.usage_hops, *METER_HOPS, "hit"))
+
+    @property
+    def repos(self) -> list[str]:
+        return sorted({h.repo for h in self.hops})
+
+
+ROUTES: dict[str, Route] = {
+    "pi-ai": Route("pi-ai", "dsh llm-pi-ai adapter → Pi parseChunkUsage → dsh mapUsage (stream.ts)", ("parse", "map")),
+    "deepseek-native": Route("deepseek-native", "dsh llm-deepseek adapter → dsh mapUsage (translate.ts)",
+                             ("native_map",)),
+}
+
+
+def routes_for(choice: str) -> list[Route]:
+    """`both` → every route in order; otherwise the one named."""
+    return list(ROUTES.values()) if choice == "both" else [ROUTES[choice]]
 
 
 def locate_hops(locators: Mapping[str, FunctionLocator]) -> dict[str, LocatedFunction]:
+    """Every hop, or the first LocateError (kept for callers that need all of them)."""
     found = {}
     for hop in HOPS:
         located = locators[hop.repo].find(hop.qualname, search_under=hop.search_under)
@@ -58,7 +96,7 @@ def model_object(scenario: Scenario, interps: Mapping[str, Interpreter],
     """The `model` argument for Pi: from the pinned registry when it has the model, else the scenario's prices."""
     p = scenario.prices
     note = ""
-    if scenario.registry is not None:
+    if scenario.registry is not None and "pi" in locators:
         entry = lookup_model(interps["pi"], locators["pi"], *scenario.registry)
         if entry.model is not None:
             cost = to_python(entry.model.props["cost"])
@@ -81,16 +119,34 @@ def model_object(scenario: Scenario, interps: Mapping[str, Interpreter],
 class ReplaySession:
     """The interpreters and located hop functions of one replay, plus a record of every hop call.
 
+    A hop that cannot be located (moved, renamed, its package absent, ambiguous) is kept in `missing` with what
+    was looked for and where, instead of stopping the replay: the layers that do not depend on it still run.
     The record (`calls`: repo → [(hop key, args JSON, result JSON)]) is what the Node differential check replays.
     """
 
-    def __init__(self, locators: Mapping[str, FunctionLocator]) -> None:
+    def __init__(self, locators: Mapping[str, FunctionLocator], hops: Sequence[HopSpec] = HOPS) -> None:
         self.locators = locators
         self.interps = {name: Interpreter(loc) for name, loc in locators.items()}
-        self.hops = locate_hops(locators)
-        self._fns = {h.key: self.interps[h.repo].function_value(self.hops[h.key]) for h in HOPS}
+        self.hops: dict[str, LocatedFunction] = {}
+        self.missing: dict[str, dict[str, Any]] = {}
         self._repo = {h.key: h.repo for h in HOPS}
+        for hop in hops:
+            if hop.repo not in locators or hop.key in self.hops:
+                continue
+            try:
+                located = locators[hop.repo].find(hop.qualname, search_under=hop.search_under)
+            except LocateError as exc:
+                self.missing[hop.key] = {
+                    "hop": hop.key, "name": hop.qualname, "role": hop.role, "repo": hop.repo,
+                    "commit": locators[hop.repo].commit, "looked_in": list(hop.search_under), "reason": str(exc)}
+                continue
+            check_parse_errors(located.module, located.node)
+            self.hops[hop.key] = located
+        self._fns = {key: self.interps[self._repo[key]].function_value(loc) for key, loc in self.hops.items()}
         self.calls: dict[str, list[tuple[str, str, str | None]]] = {name: [] for name in locators}
+
+    def has(self, *keys: str) -> bool:
+        return all(k in self.hops for k in keys)
 
     def call(self, key: str, args: list[Any]) -> Any:
         args_json = "[" + ",".join(json_stringify(a) or "null" for a in args) + "]"
@@ -105,54 +161,115 @@ class ReplaySession:
 
 def reconcile(scenario: Scenario, locators: Mapping[str, FunctionLocator],
               session: ReplaySession | None = None) -> dict[str, Any]:
-    """Run the scenario through every hop; the ledger is plain data (JSON-ready)."""
-    session = session or ReplaySession(locators)
-    hops = session.hops
-    # the registry read gets its own interpreter so it does not count as code the hops touched
-    model, prices = model_object(scenario, {"pi": Interpreter(locators["pi"])}, locators)
+    """The Pi route's ledger (what re-checks compare); plain data, JSON-ready."""
+    return replay_route(scenario, locators, ROUTES["pi-ai"], session)
 
-    state = session.call("meter_init", [])
+
+def reconcile_routes(scenario: Scenario, locators: Mapping[str, FunctionLocator], routes: Sequence[Route],
+                     session: ReplaySession | None = None) -> dict[str, Any]:
+    """Each route's ledger, then (for two routes) the numbers on which they disagree and why."""
+    from analyzer.usage.compare import compare_routes
+
+    session = session or ReplaySession(locators, [h for r in routes for h in r.hops])
+    ledgers = {r.name: replay_route(scenario, locators, r, session) for r in routes}
+    missing = list({m["hop"]: m for led in ledgers.values() for m in led["missing"]}.values())
+    doc: dict[str, Any] = {
+        "schema": "analyzer.reconcile/2",
+        "scenario": {"name": scenario.name, "title": scenario.title, "path": scenario.path},
+        "upstreams": {name: {"commit": loc.commit} for name, loc in locators.items()},
+        "routes": ledgers,
+        "comparison": compare_routes(ledgers) if len(ledgers) == 2 else None,
+        "missing": missing,
+    }
+    doc["ok"] = all(led["ok"] for led in ledgers.values())
+    return doc
+
+
+def replay_route(scenario: Scenario, locators: Mapping[str, FunctionLocator], route: Route,
+                 session: ReplaySession | None = None) -> dict[str, Any]:
+    """Run the scenario through one route's hops; a layer whose function is missing is marked, not guessed."""
+    session = session or ReplaySession(locators, route.hops)
+    hops = session.hops
+    missing = [session.missing[h.key] for h in route.hops if h.key in session.missing]
+    pi_route = route.name == "pi-ai"
+    prices: dict[str, Any] | None = None
+    model: Any = None
+    if pi_route:
+        # the registry read gets its own interpreter so it does not count as code the hops touched
+        pi_interp = {"pi": Interpreter(locators["pi"])} if "pi" in locators else {}
+        model, prices = model_object(scenario, pi_interp, locators)
+    meter_ok = session.has(*METER_HOPS)
+    state = session.call("meter_init", []) if meter_ok else None
+    folded = 0
     requests = []
     for req in scenario.requests:
         raw = from_python(req.usage)
-        usage = session.call("parse", [raw, model])
-        _clear_reads(usage)
-        token_usage = session.call("map", [usage])
-        pi_dropped = [k for k in _paths(usage) if not _was_read(usage, k)]
-        _clear_reads(token_usage)
-        event = JSObject({"type": "assistant/message",
-                          "data": JSObject({"turn": float(req.turn), "step": float(req.step), "usage": token_usage})})
-        state = session.call("meter_apply", [state, event])
-        requests.append({
-            "turn": req.turn, "step": req.step,
-            "provider": [{"name": k, "value": v, "read_by_pi": _was_read(raw, k)} for k, v in _flat_python(raw)],
-            "pi_usage": _fields(usage),
-            "dsh_usage": _fields(token_usage),
-            "dropped": {
-                "provider → Pi": [k for k in _paths(raw) if not _was_read(raw, k)],
-                "Pi → dsh": pi_dropped,
-                "dsh → meter": [k for k in _paths(token_usage) if not _was_read(token_usage, k)],
-            },
-            "checks": _request_checks(req, to_python(usage), to_python(token_usage), prices),
-        })
-    buckets = session.call("meter_view", [state])
-    hit = session.call("hit", [buckets])
-    hit_site = session.last_return_site("dsh")
-    bucket_values = to_python(buckets)
-    ledger = {
+        entry: dict[str, Any] = {"turn": req.turn, "step": req.step}
+        usage = token_usage = None
+        dropped: dict[str, list[str]] = {}
+        if pi_route:
+            if session.has("parse"):
+                usage = session.call("parse", [raw, model])
+                _clear_reads(usage)
+                entry["pi_usage"] = _fields(usage)
+                dropped["provider → Pi"] = [k for k in _paths(raw) if not _was_read(raw, k)]
+                if session.has("map"):
+                    token_usage = session.call("map", [usage])
+                    dropped["Pi → dsh"] = [k for k in _paths(usage) if not _was_read(usage, k)]
+        elif session.has("native_map"):
+            token_usage = session.call("native_map", [raw])
+            dropped["provider → dsh"] = [k for k in _paths(raw) if not _was_read(raw, k)]
+        reader = "Pi" if pi_route else "dsh"
+        entry["provider"] = [{"name": k, "value": v, "read": _was_read(raw, k), "reader": reader}
+                             for k, v in _flat_python(raw)]
+        if pi_route:
+            for f in entry["provider"]:
+                f["read_by_pi"] = f["read"]
+        present = _paths(raw)
+        entry["cache_fields_read"] = [k for k in CACHE_FIELDS if k in present and _was_read(raw, k)]
+        if token_usage is not None:
+            _clear_reads(token_usage)
+            entry["dsh_usage"] = _fields(token_usage)
+            if meter_ok:
+                event = JSObject({"type": "assistant/message", "data": JSObject(
+                    {"turn": float(req.turn), "step": float(req.step), "usage": token_usage})})
+                state = session.call("meter_apply", [state, event])
+                folded += 1
+                dropped["dsh → meter"] = [k for k in _paths(token_usage) if not _was_read(token_usage, k)]
+        entry["dropped"] = dropped
+        entry["checks"] = _request_checks(req, to_python(usage) if usage is not None else None,
+                                          to_python(token_usage) if token_usage is not None else None, prices)
+        requests.append(entry)
+    buckets = hit = hit_site = None
+    hit_ran = False
+    if meter_ok and folded == len(scenario.requests):
+        buckets = session.call("meter_view", [state])
+        if session.has("hit"):
+            hit = session.call("hit", [buckets])
+            hit_site, hit_ran = session.last_return_site("dsh"), True
+    bucket_values = to_python(buckets) if buckets is not None else None
+    ledger: dict[str, Any] = {
+        "route": route.name, "title": route.title,
         "scenario": {"name": scenario.name, "title": scenario.title, "path": scenario.path},
-        "upstreams": {name: {"commit": loc.commit} for name, loc in locators.items()},
-        "functions": {h.key: {"name": h.qualname, "role": h.role, "site": str(hops[h.key].site)} for h in HOPS},
+        "upstreams": {name: {"commit": locators[name].commit} for name in route.repos if name in locators},
+        "functions": {h.key: {"name": h.qualname, "role": h.role, "site": str(hops[h.key].site)}
+                      for h in route.hops if h.key in hops},
+        "missing": missing,
         "prices": prices,
         "meter_input": "each request's dsh TokenUsage folded as an assistant/message event (turn, step, usage)",
         "requests": requests,
-        "meter": _fields(buckets),
-        "cache_hit_percent": {"value": to_python(hit), "site": str(hit_site)},
-        "checks": _session_checks(scenario, bucket_values, to_python(hit)),
+        "meter": _fields(buckets) if buckets is not None else None,
+        "cache_hit_percent": {"value": to_python(hit), "site": str(hit_site)} if hit_ran else None,
+        "checks": _session_checks(scenario, bucket_values, to_python(hit) if hit_ran else None,
+                                  has_meter=buckets is not None, has_hit=hit_ran),
     }
-    ledger["ok"] = all(c["holds"] is not False for r in requests for c in r["checks"]) and all(
+    ledger["ok"] = not missing and all(c["holds"] is not False for r in requests for c in r["checks"]) and all(
         c["holds"] is not False for c in ledger["checks"])
     return ledger
+
+
+CACHE_FIELDS = ("prompt_tokens_details.cached_tokens", "prompt_cache_hit_tokens", "prompt_cache_miss_tokens",
+                "prompt_tokens_details.cache_write_tokens")
 
 
 # ---- field bookkeeping -----------------------------------------------------------------------------------
@@ -212,7 +329,9 @@ def _check(name: str, holds: bool | None, detail: str) -> dict[str, Any]:
     return {"name": name, "holds": holds, "detail": detail}
 
 
-def _request_checks(req: Any, usage: dict[str, Any], tu: dict[str, Any], prices: dict[str, Any]) -> list[dict]:
+def _request_checks(req: Any, usage: dict[str, Any] | None, tu: dict[str, Any] | None,
+                    prices: dict[str, Any] | None) -> list[dict]:
+    """Invariants of one request for the layers that were replayed (Pi's only on the Pi route)."""
     raw = req.usage
     prompt, completion = req.prompt_tokens, req.completion_tokens
     checks = []
@@ -221,35 +340,41 @@ def _request_checks(req: Any, usage: dict[str, Any], tu: dict[str, Any], prices:
         checks.append(_check("provider: hit + miss = prompt_tokens", h + m == prompt, f"{h} + {m} vs {prompt}"))
     else:
         checks.append(_check("provider: hit + miss = prompt_tokens", None, "no hit/miss pair in this report"))
-    i, cr, cw = usage.get("input", 0), usage.get("cacheRead", 0), usage.get("cacheWrite", 0)
-    checks.append(_check("Pi: input + cacheRead + cacheWrite = prompt_tokens", i + cr + cw == prompt,
-                         f"{i} + {cr} + {cw} = {i + cr + cw} vs {prompt}"))
     hits = req.cache_hits
-    checks.append(_check("Pi: cacheRead = provider cache hits", cr == hits, f"{cr} vs {hits}"))
-    total = usage.get("totalTokens")
-    checks.append(_check("Pi: totalTokens = prompt_tokens + completion_tokens", total == prompt + completion,
-                         f"{total} vs {prompt} + {completion} = {prompt + completion}"))
-    out = usage.get("output")
-    checks.append(_check("Pi: output = completion_tokens (reasoning already inside)", out == completion,
-                         f"{out} vs {completion} (reasoning {req.reasoning_tokens})"))
-    expected = ((prompt - hits) * prices["cache_miss"] + hits * prices["cache_hit"]
-                + completion * prices["output"]) / 1e6
-    got = (usage.get("cost") or {}).get("total")
-    holds = isinstance(got, int | float) and math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-15)
-    checks.append(_check("Pi: cost.total = Σ bucket × rate", holds,
-                         f"{got} vs miss {prompt - hits} × {prices['cache_miss']} + hit {hits} × "
-                         f"{prices['cache_hit']} + output {completion} × {prices['output']} per 1M = "
-                         f"{expected:.10g}"))
-    ti, tr, tw = tu.get("inputTokens", 0), tu.get("cacheReadTokens", 0), tu.get("cacheWriteTokens", 0)
-    checks.append(_check("dsh: inputTokens + cacheReadTokens + cacheWriteTokens = prompt_tokens",
-                         ti + tr + tw == prompt, f"{ti} + {tr} + {tw} = {ti + tr + tw} vs {prompt}"))
-    checks.append(_check("dsh: cacheReadTokens = provider cache hits", tr == hits, f"{tr} vs {hits}"))
-    checks.append(_check("dsh: outputTokens = completion_tokens", tu.get("outputTokens") == completion,
-                         f"{tu.get('outputTokens')} vs {completion}"))
+    if usage is not None:
+        i, cr, cw = usage.get("input", 0), usage.get("cacheRead", 0), usage.get("cacheWrite", 0)
+        checks.append(_check("Pi: input + cacheRead + cacheWrite = prompt_tokens", i + cr + cw == prompt,
+                             f"{i} + {cr} + {cw} = {i + cr + cw} vs {prompt}"))
+        checks.append(_check("Pi: cacheRead = provider cache hits", cr == hits, f"{cr} vs {hits}"))
+        total = usage.get("totalTokens")
+        checks.append(_check("Pi: totalTokens = prompt_tokens + completion_tokens", total == prompt + completion,
+                             f"{total} vs {prompt} + {completion} = {prompt + completion}"))
+        out = usage.get("output")
+        checks.append(_check("Pi: output = completion_tokens (reasoning already inside)", out == completion,
+                             f"{out} vs {completion} (reasoning {req.reasoning_tokens})"))
+        assert prices is not None
+        expected = ((prompt - hits) * prices["cache_miss"] + hits * prices["cache_hit"]
+                    + completion * prices["output"]) / 1e6
+        got = (usage.get("cost") or {}).get("total")
+        holds = isinstance(got, int | float) and math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-15)
+        checks.append(_check("Pi: cost.total = Σ bucket × rate", holds,
+                             f"{got} vs miss {prompt - hits} × {prices['cache_miss']} + hit {hits} × "
+                             f"{prices['cache_hit']} + output {completion} × {prices['output']} per 1M = "
+                             f"{expected:.10g}"))
+    if tu is not None:
+        ti, tr, tw = tu.get("inputTokens", 0), tu.get("cacheReadTokens", 0), tu.get("cacheWriteTokens", 0)
+        checks.append(_check("dsh: inputTokens + cacheReadTokens + cacheWriteTokens = prompt_tokens",
+                             ti + tr + tw == prompt, f"{ti} + {tr} + {tw} = {ti + tr + tw} vs {prompt}"))
+        checks.append(_check("dsh: cacheReadTokens = provider cache hits", tr == hits, f"{tr} vs {hits}"))
+        checks.append(_check("dsh: outputTokens = completion_tokens", tu.get("outputTokens") == completion,
+                             f"{tu.get('outputTokens')} vs {completion}"))
     return checks
 
 
-def _session_checks(scenario: Scenario, buckets: Any, hit: Any) -> list[dict[str, Any]]:
+def _session_checks(scenario: Scenario, buckets: Any, hit: Any, *, has_meter: bool = True,
+                    has_hit: bool = True) -> list[dict[str, Any]]:
+    if not has_meter:
+        return []
     prompt = sum(r.prompt_tokens for r in scenario.requests)
     hits = sum(r.cache_hits for r in scenario.requests)
     completion = sum(r.completion_tokens for r in scenario.requests)
@@ -262,6 +387,8 @@ def _session_checks(scenario: Scenario, buckets: Any, hit: Any) -> list[dict[str
         _check("meter: outputTokens = Σ completion_tokens", b.get("outputTokens") == completion,
                f"{b.get('outputTokens')} vs {completion}"),
     ]
+    if not has_hit:
+        return checks
     if prompt == 0:
         checks.append(_check("dsh: cache-hit % = Σ hits / Σ prompt_tokens", hit is None, f"{hit!r} vs none"))
     else:

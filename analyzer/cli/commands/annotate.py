@@ -30,13 +30,14 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
-    from analyzer.annotations import Note, annotations_path, load_notes, remove_note, upsert_note
+    from analyzer.annotations import Note, load_notes, locate_notes, remove_note, upsert_note
     from analyzer.graph.queries import resolve_one
 
-    path = annotations_path(ctx.lock.path, args.annotations)
+    notes_file = locate_notes(ctx.lock.path, args.annotations)
+    path = notes_file.path
     notes = load_notes(path)
     if args.symbol is None:
-        return _list(args, ctx, notes)
+        return _list(args, ctx, notes, notes_file.describe(len(notes)))
     if args.text is None and not args.remove:
         raise AnalyzerError("annotate needs TEXT (or --remove, or no SYMBOL to list the notes)")
     analysis = load_analysis(ctx, args)
@@ -71,11 +72,16 @@ def _read_stdin() -> str:
     return sys.stdin.read()
 
 
-def _list(args: Any, ctx: CliContext, notes: list[Note]) -> int:
+def _list(args: Any, ctx: CliContext, notes: list[Note], source: str) -> int:
     from analyzer.annotations import anchor_all
 
+    if not ctx.json:
+        ctx.out.print(source, markup=False)
     if not notes:
-        ctx.out.print("no notes yet; add one with: analyze annotate SYMBOL \"text\"", markup=False)
+        if ctx.json:
+            ctx.emit_json([])
+        else:
+            ctx.out.print("no notes yet; add one with: analyze annotate SYMBOL \"text\"", markup=False)
         return 0
     analysis = load_analysis(ctx, args)
     anchored = anchor_all(analysis.graph, notes)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from analyzer.cli.context import CliContext
 from analyzer.errors import AnalyzerError
+from analyzer.records.i18n import DEFAULT_LANG, LANGS
 
 if TYPE_CHECKING:
     from analyzer.attention.config import ModelConfig
@@ -45,6 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_argument_group("output")
     out.add_argument("--record", nargs="?", const="-", default=None, metavar="FILE",
                      help="write the research records as Markdown to FILE (stdout when FILE is omitted)")
+    out.add_argument("--lang", choices=LANGS, default=DEFAULT_LANG,
+                     help="language of the record's headings and sentences; numbers and names stay as they are (en)")
     out.add_argument("--plot", default=None, metavar="DIR", help="write PNG figures into DIR")
     out.add_argument("--export-params", default=None, metavar="FILE.npz",
                      help="write the model's parameters and config (documented names and shapes) to FILE.npz")
@@ -78,16 +81,16 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     if "append" in which:
         appended = run_append(config, length, curve_max=min(length + 1, 64) if args.plot else 0)
         payload["append"] = appended.to_dict()
-        records.append(append_record(appended))
+        records.append(append_record(appended, args.lang))
     if "edit" in which:
         edits = run_edit_contrast(config, length, position)
         payload["edit"] = [e.to_dict() for e in edits]
-        records.append(edit_record(edits))
+        records.append(edit_record(edits, args.lang))
     if "prefix" in which:
         sizes = tuple(args.block_size) if args.block_size else DEFAULT_BLOCK_SIZES
         prefixes = run_prefix(config, sizes, verify_max=args.verify_max)
         payload["prefix"] = [p.to_dict() for p in prefixes]
-        records.append(prefix_record(config, prefixes, args.verify_max))
+        records.append(prefix_record(config, prefixes, args.verify_max, args.lang))
     if not ctx.json:
         if appended:
             print_append(ctx.out, appended)
@@ -133,7 +136,7 @@ def _write_outputs(args: argparse.Namespace, config: ModelConfig, appended: Any,
     if args.export_params:
         export_params(config, init_params(config), args.export_params)
         payload["params_file"] = args.export_params
-    markdown = render_records(records)
+    markdown = render_records(records, args.lang)
     if args.record and args.record != "-":
         write_text_atomic(args.record, markdown)
         payload["record_file"] = args.record

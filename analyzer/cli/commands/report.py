@@ -25,22 +25,26 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
-    from analyzer.annotations import annotations_path, load_notes
+    from analyzer.annotations import load_notes, locate_notes
     from analyzer.report import build_report, reader_for, report_dirname, write_report
 
     args.all = 1
-    notes = load_notes(annotations_path(ctx.lock.path, args.annotations))
+    notes_file = locate_notes(ctx.lock.path, args.annotations)
+    notes = load_notes(notes_file.path)
     analysis = load_analysis(ctx, args)
     trace = compute_trace(ctx, args, analysis)
-    report = build_report(trace, analysis.graph, reader_for(ctx, analysis.pins), notes)
+    report = build_report(trace, analysis.graph, reader_for(ctx, analysis.pins), notes,
+                          notes_file.as_json(len(notes)))
     out = args.out or ctx.lock.path.resolve().parent / "reports" / report_dirname(trace["pins"])
     files = write_report(report, out)
     if ctx.json:
         ctx.emit_json({"found": report["found"], "files": [str(f) for f in files], "hops": len(report["hops"]),
-                       "notes": {h["symbol"]: h["note"]["status"] for h in report["hops"] if h["note"]}})
+                       "notes": {h["symbol"]: h["note"]["status"] for h in report["hops"] if h["note"]},
+                       "notes_file": report["notes_file"]})
     else:
         status = f"{len(report['hops'])} hops" if report["found"] else "no path found"
         ctx.out.print(f"report ({status}): " + ", ".join(str(f) for f in files), markup=False)
+        ctx.out.print(notes_file.describe(len(notes)), markup=False)
         stale = [h for h in report["hops"] if h["note"] and h["note"]["status"] != "ok"]
         for h in stale:
             ctx.out.print(f"  note on {h['symbol']}: {h['note']['status']}", markup=False)
