@@ -101,3 +101,19 @@ def test_system_prompt_projection_is_unknown_at_rc2(world, capsys) -> None:
     code, _, err = cli(world, capsys, "trace", "SystemPromptProjection", "parseChunkUsage")
     assert code == 3 and err.startswith("error: unknown symbol 'SystemPromptProjection'; closest:")
     assert "RuntimeContextProjection" in err and "renderPrompt" in err
+
+
+def test_the_stored_view_reads_back_the_built_graph(world, graph) -> None:
+    """Issue 10: the lazily-loaded view, and the full graph rebuilt from it, equal the graph as built."""
+    lock, cache = world
+    warm = analyze(CliContext(lock_path=lock, cache_dir_option=cache))
+    assert warm.from_cache and warm._graph is None
+    view = warm.view
+    assert list(view.nodes(data=True)) == list(graph.nodes(data=True))
+    for n in list(graph)[::25]:
+        assert list(view.in_edges(n, data=True, keys=True)) == list(graph.in_edges(n, data=True, keys=True))
+        assert list(view.out_edges(n, data=True, keys=True)) == list(graph.out_edges(n, data=True, keys=True))
+        assert list(view.predecessors(n)) == list(graph.predecessors(n))
+    back = warm.graph
+    assert list(back.edges(keys=True, data=True)) == list(graph.edges(keys=True, data=True))
+    assert all(list(back._pred[n]) == list(graph._pred[n]) for n in graph)
