@@ -106,6 +106,8 @@ def main() -> int:
         cold_s = time.perf_counter() - t
         index_s = sum(v for k, v in cold.seconds.items() if k.startswith("index:"))
         graph_s = cold.seconds.get("graph", 0.0)
+        store_s = cold.seconds.get("store", 0.0)
+        sources_s = sum(v for k, v in cold.seconds.items() if k.startswith("sources:"))
         stats = cold.graph.graph["stats"]
         del cold
 
@@ -147,6 +149,7 @@ def main() -> int:
         print(f"cold index + graph         {cold_s:8.2f} s   ratio {cold_s / raw:5.2f}x raw parse (goal ≤ 2.5x)")
         print(f"  of which extraction      {index_s:8.2f} s   ratio {index_s / raw:5.2f}x raw parse")
         print(f"  of which resolution      {graph_s:8.2f} s   ratio {graph_s / raw:5.2f}x raw parse")
+        print(f"  of which storing         {store_s:8.2f} s   sources (fsck) {sources_s:.2f} s")
         print(f"warm graph load            {load_s:8.2f} s   (in-process: opening the view)")
         print(f"full networkx graph        {full_s:8.2f} s   (in-process, built from the view; {full_edges} edges)")
         for name, seconds in query_s.items():

@@ -149,14 +149,13 @@ def load_view(cache_dir: Path, key: str, warn: Warn | None = None,
 
 
 def materialize(view: LazyGraph) -> nx.MultiDiGraph:
-    """The full networkx graph of a view, built with the cyclic GC paused (then frozen: it lives all run)."""
+    """The full networkx graph of a view, built with the cyclic GC paused (it only slows building down)."""
     gc_was_enabled = gc.isenabled()
-    gc.disable()  # building many small objects is much faster without the cyclic GC running
+    gc.disable()
     try:
         return view.to_networkx()
     finally:
         if gc_was_enabled:
-            gc.freeze()  # the loaded graph lives for the whole run: keep later collections off its objects
             gc.enable()
 
 
