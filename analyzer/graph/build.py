@@ -28,7 +28,7 @@ def is_test_path(path: str) -> bool:
 
 
 def build_graph(program: Program, rules: RuleSet, workers: int | None = None) -> nx.MultiDiGraph:
-    """`workers` > 1 resolves files in that many forked processes (default: as for extraction)."""
+    """`workers` > 1 resolves files in that many forked processes (default: `$ANALYZER_RESOLVE_WORKERS`, else 1)."""
     started = time.perf_counter()
     symbols = SymbolResolver(program)
     types = Types(program, symbols, rules.identity_wrappers)

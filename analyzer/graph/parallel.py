@@ -1,7 +1,8 @@
 """Resolve every file's calls, in forked worker processes when there are enough files.
 
-Resolution of one file only reads the `Program` and the resolvers' memo caches, so forked workers can
-each take contiguous chunks of files (neighbouring files share packages, hence cache hits). Chunks come
+Opt-in (`$ANALYZER_RESOLVE_WORKERS`; see `worker_count` for why serial is the default). Resolution of
+one file only reads the `Program` and the resolvers' memo caches, so forked workers can each take
+contiguous chunks of files (neighbouring files share packages, hence cache hits). Chunks come
 back in file order, so edges, unresolved calls and rule-match counts are merged exactly as the serial
 loop would produce them. Workers start from the parent's state (the program, the resolvers and the
 services the engine found), with the cyclic GC off as in the parent. No fork, one CPU or a small
@@ -85,10 +86,15 @@ def resolve_all(calls: CallResolver, engine: DispatchEngine, mods: list[ModuleRe
 
 
 def worker_count() -> int:
-    """Same setting as extraction (`$ANALYZER_INDEX_WORKERS`, else one per CPU, at most 4)."""
-    from analyzer.index.build import default_workers
+    """Resolution processes: `$ANALYZER_RESOLVE_WORKERS`, else 1.
 
-    return default_workers()
+    Serial is the default because it measured faster: at dsh rc.2 + Pi v0.82.1 on the 2-CPU machine,
+    resolving took 6.2 s in-process and 9.1–9.3 s with two forked workers (each rebuilds the resolvers'
+    memo caches, copy-on-write faults on the shared program, 160k edges pickled back)."""
+    import os
+
+    env = os.environ.get("ANALYZER_RESOLVE_WORKERS", "")
+    return int(env) if env.isdigit() and int(env) > 0 else 1
 
 
 __all__: list[Any] = ["resolve_all", "worker_count", "POOL_MIN_FILES"]
