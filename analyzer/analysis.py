@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 @dataclass
 class Analysis:
     """One pin set's graph. From the cache, `view` is the lazily-loaded `LazyGraph` that warm queries use
-    and `graph` (the full networkx graph) is unpickled only when something asks for it."""
+    and `graph` (the full networkx graph) is built from the view only when something asks for it."""
 
     lock: Lock
     pins: list[RepoPin]
