@@ -9,6 +9,7 @@ dies, so a killed run never blocks the next one.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -19,6 +20,19 @@ from filelock import FileLock, Timeout
 
 LOCK_NAME = ".writer.lock"
 _LOCKS: dict[str, FileLock] = {}
+
+
+def _lock_options() -> dict[str, object]:
+    """Plain `flock` on a lock file that stays in place: filelock 4's default (unlink the file on release,
+    fall back to a soft lock where it guesses flock is missing) once let two first runs on a new cache
+    both proceed. Older filelock versions only have the plain behaviour, so pass what this one knows."""
+    wanted: dict[str, object] = {"thread_local": False, "mode": 0o644, "fallback_to_soft": False,
+                                 "preserve_lock_file": True}
+    known = inspect.signature(FileLock.__init__).parameters
+    return {k: v for k, v in wanted.items() if k in known}
+
+
+_LOCK_OPTIONS = _lock_options()
 
 
 def _say(message: str) -> None:
@@ -38,7 +52,7 @@ def cache_writer(cache_dir: Path, *, notify: Callable[[str], None] | None = None
     key = os.path.realpath(path)
     lock = _LOCKS.get(key)
     if lock is None:
-        lock = _LOCKS[key] = FileLock(key, thread_local=False)
+        lock = _LOCKS[key] = FileLock(key, **_LOCK_OPTIONS)
     try:
         lock.acquire(timeout=0)
     except Timeout:
