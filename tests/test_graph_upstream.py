@@ -142,3 +142,19 @@ def test_computed_keys_and_runtime_mixins_on_dsh(graph) -> None:
     effect = [d for _, _, d in graph.in_edges("dsh:vendor/cordis/src/fiber.ts:Fiber.effect", data=True)]
     assert effect and all(d["possible"] for d in effect if d["kind"] == "interface")
     assert any("Pick<Fiber, 'effect'>" in ev for d in effect for ev in d["evidence"])
+
+
+def test_the_stored_view_reads_back_the_built_graph(world, graph) -> None:
+    """Issue 10: the lazily-loaded view, and the full graph rebuilt from it, equal the graph as built."""
+    lock, cache = world
+    warm = analyze(CliContext(lock_path=lock, cache_dir_option=cache))
+    assert warm.from_cache and warm._graph is None
+    view = warm.view
+    assert list(view.nodes(data=True)) == list(graph.nodes(data=True))
+    for n in list(graph)[::25]:
+        assert list(view.in_edges(n, data=True, keys=True)) == list(graph.in_edges(n, data=True, keys=True))
+        assert list(view.out_edges(n, data=True, keys=True)) == list(graph.out_edges(n, data=True, keys=True))
+        assert list(view.predecessors(n)) == list(graph.predecessors(n))
+    back = warm.graph
+    assert list(back.edges(keys=True, data=True)) == list(graph.edges(keys=True, data=True))
+    assert all(list(back._pred[n]) == list(graph._pred[n]) for n in graph)

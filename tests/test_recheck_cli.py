@@ -127,7 +127,7 @@ def test_bump_leaves_the_lock_alone_when_indexing_fails(project: Path, monkeypat
     def broken_index(*args: object, **kwargs: object) -> None:
         raise RuntimeError("extractor crashed")
 
-    monkeypatch.setattr("analyzer.cli.commands.bump.analyze", broken_index)
+    monkeypatch.setattr("analyzer.analysis.analyze", broken_index)  # bump imports it when it runs
     assert analyze(project, "bump", "lib", "v2") == 3
     assert "could not be indexed (RuntimeError: extractor crashed)" in capsys.readouterr().err
     assert (project / "repos.lock").read_bytes() == before

@@ -8,21 +8,39 @@ Public API (what other modules and tests should call):
 - experiments: `run_append`, `run_edit`, `run_edit_contrast`, `run_prefix`; prefix identity: `block_hashes`,
   `PrefixCache`
 - capacity: `PRESETS`, `KvLayout`, `v2_reduction_check`
+
+The names are imported on first use (PEP 562), so importing one light submodule — `kvsize` for the CLI's
+preset list — does not pull in NumPy.
 """
 
-from analyzer.attention.append import AppendResult, run_append
-from analyzer.attention.blocks import PrefixCache, block_hash, block_hashes
-from analyzer.attention.config import ModelConfig
-from analyzer.attention.edit import EditResult, run_edit, run_edit_contrast
-from analyzer.attention.kvcache import Counters, KVCache, closed_form_counters
-from analyzer.attention.kvsize import PRESETS, KvLayout, v2_reduction_check
-from analyzer.attention.model import AttentionModel, ForwardResult
-from analyzer.attention.params import export_params, init_params, load_params, param_spec
-from analyzer.attention.prefix import PrefixResult, run_prefix
+from __future__ import annotations
 
-__all__ = [
-    "AppendResult", "AttentionModel", "Counters", "EditResult", "ForwardResult", "KVCache", "KvLayout",
-    "ModelConfig", "PRESETS", "PrefixCache", "PrefixResult", "block_hash", "block_hashes", "closed_form_counters",
-    "export_params", "init_params", "load_params", "param_spec", "run_append", "run_edit", "run_edit_contrast",
-    "run_prefix", "v2_reduction_check",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "append": ("AppendResult", "run_append"),
+    "blocks": ("PrefixCache", "block_hash", "block_hashes"),
+    "config": ("ModelConfig",),
+    "edit": ("EditResult", "run_edit", "run_edit_contrast"),
+    "kvcache": ("Counters", "KVCache", "closed_form_counters"),
+    "kvsize": ("PRESETS", "KvLayout", "v2_reduction_check"),
+    "model": ("AttentionModel", "ForwardResult"),
+    "params": ("export_params", "init_params", "load_params", "param_spec"),
+    "prefix": ("PrefixResult", "run_prefix"),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

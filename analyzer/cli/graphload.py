@@ -1,14 +1,17 @@
-"""Shared by graph commands: build/load the analysis with a progress bar on a terminal only."""
+"""Shared by graph commands: build/load the analysis with a progress bar on a terminal only.
+
+Imported by command modules at start-up, so the analysis (networkx, GitPython) and rich's progress bar
+are imported only when a command actually loads a graph."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-from analyzer.analysis import Analysis, analyze, apply_at
 from analyzer.cli.context import CliContext
-from analyzer.trace.paths import DEFAULT_MAX_DEPTH
+from analyzer.trace.defaults import DEFAULT_MAX_DEPTH
+
+if TYPE_CHECKING:
+    from analyzer.analysis import Analysis
 
 
 def add_path_arguments(parser: Any, *, include_tests: bool = True) -> None:
@@ -27,9 +30,13 @@ def add_at_option(parser: Any) -> None:
 
 
 def load_analysis(ctx: CliContext, args: Any, *, need_program: bool = False, rebuild: bool = False) -> Analysis:
+    from analyzer.analysis import analyze, apply_at
+
     pins = apply_at(ctx.lock, getattr(args, "at", None))
     if not ctx.interactive:
         return analyze(ctx, pins=pins, need_program=need_program, rebuild=rebuild)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, console=ctx.err, transient=True) as progress:

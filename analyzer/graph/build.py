@@ -9,6 +9,7 @@ from collections import Counter
 import networkx as nx
 
 from analyzer import __version__
+from analyzer.graph.parallel import resolve_all, worker_count
 from analyzer.resolve.calls import CallResolver
 from analyzer.resolve.construct import implicit_constructor_edges
 from analyzer.resolve.edges import Edge
@@ -27,7 +28,8 @@ def is_test_path(path: str) -> bool:
     return bool(TEST_PATH_RE.search(path))
 
 
-def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
+def build_graph(program: Program, rules: RuleSet, workers: int | None = None) -> nx.MultiDiGraph:
+    """`workers` > 1 resolves files in that many forked processes (default: `$ANALYZER_RESOLVE_WORKERS`, else 1)."""
     started = time.perf_counter()
     symbols = SymbolResolver(program)
     types = Types(program, symbols, rules.identity_wrappers)
@@ -49,14 +51,9 @@ def build_graph(program: Program, rules: RuleSet) -> nx.MultiDiGraph:
                    parent=(f"{ref.repo}:{ref.path}:{d.parent}" if d.parent else None), exported=d.exported,
                    modifiers=list(d.modifiers), test=is_test_path(ref.path), has_body=d.has_body)
 
-    unresolved: list[tuple[str, int, str, str]] = []
-    external_calls: Counter[str] = Counter()
-    edges: list[Edge] = []
-    for mod in program.files:
-        result = calls.resolve_file(mod, engine.fallback, engine.claim)
-        edges.extend(result.edges)
-        unresolved.extend((u.source, u.line, u.call_text, u.reason) for u in result.unresolved)
-        external_calls.update(result.external_calls)
+    edges: list[Edge]
+    edges, unresolved, external_calls = resolve_all(calls, engine, list(program.files),
+                                                    worker_count() if workers is None else workers)
     edges.extend(engine.global_edges())
     edges.extend(implicit_constructor_edges(program, types))
     edges.extend(engine.value_edges(edges))

@@ -7,11 +7,12 @@ left out unless asked for, as traces do, and the result counts what it left out.
 
 from __future__ import annotations
 
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from analyzer.graph.queries import edges_in, edges_out, resolve_symbol
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 CONFIDENT_KINDS = frozenset({"direct", "method", "interface", "dispatch"})
 

@@ -7,10 +7,12 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from analyzer.errors import AnalyzerError
+
+if TYPE_CHECKING:
+    import networkx as nx  # annotations only: queries run on networkx graphs and LazyGraph views
 
 CONTAINER_KINDS = ("class", "interface", "type_alias")
 MEMBER_KINDS = ("method", "getter", "setter", "object_method")

@@ -121,7 +121,8 @@ class FactsCache:
             log.warning("%s", message)
 
     def _fail(self, exc: Exception) -> None:
-        """A SQLite error in use: set the file aside, keep going without a cache for this run."""
+        """A SQLite error in use (a damaged page, a row that does not decode): set the file aside and start
+        a new one, so this run's results are stored again; without a usable file, go on uncached."""
         if self.conn is not None:
             try:
                 self.conn.close()
@@ -129,6 +130,10 @@ class FactsCache:
                 pass
         self.conn = None
         self._set_aside(f"cache {self.path} failed ({exc})")
+        try:
+            self.conn = self._connect()
+        except (sqlite3.DatabaseError, OSError):
+            self.conn = None
 
     def close(self) -> None:
         if self.conn is not None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import git
 
+from analyzer.cachelock import cache_writer
 from analyzer.lock import RepoPin
 from analyzer.paths import checkout_dir
 from analyzer.sources.errors import (
@@ -32,6 +33,7 @@ from analyzer.sources.errors import (
 )
 from analyzer.sources.gitrun import GitFailure, ProgressSink, has_commit, is_shallow, run_git
 from analyzer.sources.refs import ResolvedRef, check_reachable, record_verified, resolve_ref, verified_offline
+from analyzer.sources.repair import repair
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,18 @@ def sync_pin(pin: RepoPin, cache_dir: Path, *, url: str | None = None,
 @contextmanager
 def cache_repo(dest: Path, name: str) -> Iterator[tuple[git.Repo, bool]]:
     """The cached repo for `name` and whether it is new. A new one is built in a hidden sibling and
-    moved into place only when the caller succeeds, so a failed first sync leaves nothing behind."""
+    moved into place only when the caller succeeds, so a failed first sync leaves nothing behind.
+
+    The cache's writer lock is held throughout, so two runs never build or update the same entry at once
+    (the second waits, then finds the first one's checkout)."""
+    with cache_writer(dest.parent.parent):
+        with _cache_repo(dest, name) as found:
+            yield found
+
+
+@contextmanager
+def _cache_repo(dest: Path, name: str) -> Iterator[tuple[git.Repo, bool]]:
+    repair(dest, name)  # a damaged checkout (truncated HEAD, index, pack…) is set aside and fetched again
     if dest.is_dir() and not any(dest.iterdir()):
         dest.rmdir()
     if dest.exists() or dest.is_symlink():

@@ -11,10 +11,12 @@ from typing import Protocol
 
 import git
 
+from analyzer.cachelock import cache_writer
 from analyzer.lock import RepoPin
 from analyzer.paths import checkout_dir
 from analyzer.sources.errors import MissingCommit, SourceError
 from analyzer.sources.gitrun import GitFailure, ProgressSink, has_commit, run_git
+from analyzer.sources.repair import quick_damage, repair
 from analyzer.sources.sync import fetch_commit, normalize_url, open_cached, sync_pin
 
 
@@ -40,12 +42,19 @@ def open_repo(where: HasCache | Path | str, pin: RepoPin, *, fetch: bool = True,
     else:
         cache_dir, url = where.cache_dir, where.source_for(pin.name, pin.url)
     dest = checkout_dir(cache_dir, pin.name)
+    if fetch and quick_damage(dest) is not None:
+        with cache_writer(cache_dir):
+            repair(dest, pin.name)  # set aside; synced again just below
     if not (dest / ".git").exists():
         if not fetch:
             raise SourceError(f"{pin.name}: not in the cache ({dest}); run 'analyze sync {pin.name}'")
         sync_pin(pin, cache_dir, url=url, progress=progress)
     repo = open_cached(dest, pin.name)
-    ensure_commit(repo, pin.commit, name=pin.name, url=url if fetch else None, progress=progress)
+    if fetch and not has_commit(repo, pin.commit):
+        with cache_writer(cache_dir):  # fetching writes the cached repo: one writer at a time
+            ensure_commit(repo, pin.commit, name=pin.name, url=url, progress=progress)
+    else:
+        ensure_commit(repo, pin.commit, name=pin.name, url=url if fetch else None, progress=progress)
     return repo
 
 

@@ -22,14 +22,16 @@ import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from analyzer.resolve.edges import EDGE_KINDS, KIND_CONFIDENCE
+from analyzer.trace.defaults import DEFAULT_MAX_DEPTH
+
+if TYPE_CHECKING:
+    import networkx as nx  # annotations only: queries run on networkx graphs and LazyGraph views
 
 HOP_COST = 0.001
 LOCALITY_STEP = 0.0001
-DEFAULT_MAX_DEPTH = 40
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,12 @@ edge = {"source", "target", "kind", "confidence", "possible", "call_path", "call
 
 from __future__ import annotations
 
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from analyzer.trace.paths import Step, TracePath, seam_alternatives
+
+if TYPE_CHECKING:
+    import networkx as nx  # annotations only: queries run on networkx graphs and LazyGraph views
 
 SCHEMA = "analyzer.trace/1"
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from analyzer.annotations import Note, anchor_all, load_notes, locate_notes, remove_note, upsert_note
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
 from analyzer.errors import AnalyzerError
-from analyzer.graph.queries import resolve_one
+
+if TYPE_CHECKING:
+    from analyzer.annotations import Note
 
 NAME = "annotate"
 HELP = "add or update a note on a symbol in reports/annotations.toml (keyed by symbol, not line)"
@@ -29,6 +30,9 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
+    from analyzer.annotations import Note, load_notes, locate_notes, remove_note, upsert_note
+    from analyzer.graph.queries import resolve_one
+
     notes_file = locate_notes(ctx.lock.path, args.annotations)
     path = notes_file.path
     notes = load_notes(path)
@@ -69,6 +73,8 @@ def _read_stdin() -> str:
 
 
 def _list(args: Any, ctx: CliContext, notes: list[Note], source: str) -> int:
+    from analyzer.annotations import anchor_all
+
     if not ctx.json:
         ctx.out.print(source, markup=False)
     if not notes:

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from analyzer.atomic import write_text_atomic
-from analyzer.attention.append import run_append
-from analyzer.attention.config import DTYPES, ModelConfig
-from analyzer.attention.edit import run_edit_contrast
-from analyzer.attention.params import export_params, init_params
-from analyzer.attention.plots import write_plots
-from analyzer.attention.prefix import DEFAULT_BLOCK_SIZES, run_prefix
-from analyzer.attention.record import append_record, edit_record, prefix_record, render_records
-from analyzer.attention.render import print_append, print_edit, print_prefix
 from analyzer.cli.context import CliContext
 from analyzer.errors import AnalyzerError
 from analyzer.records.i18n import DEFAULT_LANG, LANGS
+
+if TYPE_CHECKING:
+    from analyzer.attention.config import ModelConfig
 
 NAME = "attention"
 HELP = "NumPy attention experiments: what a KV cache saves on append, edit and shared prefixes"
@@ -27,6 +21,7 @@ DESCRIPTION = (
     "layer. prefix: block-hashed prefix cache across request pairs (vLLM-style). all: the three in order."
 )
 EXPERIMENTS = ("append", "edit", "prefix", "all")
+DTYPE_NAMES = ("float64", "float32")  # = analyzer.attention.config.DTYPES (a test keeps them equal; no NumPy here)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--d-ff", type=int, default=64, help="MLP hidden width (64)")
     model.add_argument("--vocab", type=int, default=64, help="vocabulary size (64)")
     model.add_argument("--seed", type=int, default=0, help="seed for weights and token ids (0)")
-    model.add_argument("--dtype", choices=tuple(DTYPES), default="float64", help="float64 (default) or float32")
+    model.add_argument("--dtype", choices=DTYPE_NAMES, default="float64", help="float64 (default) or float32")
     exp = parser.add_argument_group("experiments")
     exp.add_argument("--length", type=int, default=32, metavar="N", help="cached tokens for append and edit (32)")
     exp.add_argument("--edit-pos", type=int, default=None, metavar="M", help="position to edit, 0-based (N // 2)")
@@ -59,11 +54,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace) -> ModelConfig:
+    from analyzer.attention.config import ModelConfig
+
     return ModelConfig(layers=args.layers, d_model=args.d_model, heads=args.heads, kv_heads=args.kv_heads,
                        head_dim=args.head_dim, d_ff=args.d_ff, vocab=args.vocab, seed=args.seed, dtype=args.dtype)
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.attention.append import run_append
+    from analyzer.attention.edit import run_edit_contrast
+    from analyzer.attention.prefix import DEFAULT_BLOCK_SIZES, run_prefix
+    from analyzer.attention.record import append_record, edit_record, prefix_record
+    from analyzer.attention.render import print_append, print_edit, print_prefix
+
     config = _config(args)
     which = EXPERIMENTS[:3] if args.experiment == "all" else (args.experiment,)
     length = args.length
@@ -118,8 +121,14 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
 def _write_outputs(args: argparse.Namespace, config: ModelConfig, appended: Any, edits: Any,
                    records: list[Any], payload: dict[str, Any]) -> list[Any]:
     """Plots, exported parameters and the record file; fills `payload` with what was written."""
+    from analyzer.atomic import write_text_atomic
+    from analyzer.attention.params import export_params, init_params
+    from analyzer.attention.record import render_records
+
     written = []
     if args.plot:
+        from analyzer.attention.plots import write_plots
+
         curve = appended.qk_curve if appended else None
         written = write_plots(args.plot, curve, edits, title=f"QK products per new token ({config.attention_kind}, "
                                                               f"{config.layers} layers, {config.heads} query heads)")

@@ -12,16 +12,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from analyzer.analysis import analyze
-from analyzer.annotations import annotations_path, load_notes
 from analyzer.cli.commands.recheck import add_common, endpoints, finish
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_path_arguments
 from analyzer.errors import AnalyzerError
 from analyzer.lock import load_lock
-from analyzer.recheck import recheck
-from analyzer.sources import git_progress, pin_ref
-from analyzer.sources.lockedit import rewrite_pin
 
 NAME = "bump"
 HELP = "pin NAME to REF and re-check the request path (lock untouched if REF cannot be fetched or indexed)"
@@ -37,6 +32,12 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
+    from analyzer.analysis import analyze
+    from analyzer.annotations import annotations_path, load_notes
+    from analyzer.recheck import recheck
+    from analyzer.sources import git_progress, pin_ref
+    from analyzer.sources.lockedit import rewrite_pin
+
     lock = ctx.lock
     pin = lock.get(args.name)
     spec_from, spec_to = endpoints(args, ctx)

@@ -29,7 +29,7 @@ def run(args: Any, ctx: CliContext, direction: str = DIRECTION) -> int:
     from analyzer.errors import AnalyzerError
     from analyzer.graph.neighbours import neighbours
 
-    g = load_analysis(ctx, args).graph
+    g = load_analysis(ctx, args).view
     results: list[dict[str, Any]] = []
     failed = False
     for spec in args.symbol:

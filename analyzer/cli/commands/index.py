@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.table import Table
-
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
 
@@ -22,7 +20,7 @@ def add_arguments(parser: Any) -> None:
 
 def run(args: Any, ctx: CliContext) -> int:
     analysis = load_analysis(ctx, args, rebuild=args.rebuild)
-    g = analysis.graph
+    g = analysis.view  # graph attributes only: the full graph is not needed
     stats = dict(g.graph.get("stats", {}))
     payload = {"pins": analysis.pins_json(), "from_cache": analysis.from_cache,
                "seconds": {k: round(v, 3) for k, v in analysis.seconds.items()}, "stats": stats,
@@ -34,6 +32,8 @@ def run(args: Any, ctx: CliContext) -> int:
     source = "loaded from cache" if analysis.from_cache else "built"
     ctx.out.print(f"graph {source}: {stats.get('nodes', 0)} nodes, {stats.get('edges', 0)} edges ({pins})")
     if args.stats:
+        from rich.table import Table
+
         table = Table(show_header=False, box=None)
         for key in ("files", "files_with_parse_errors", "nodes", "edges", "unresolved_calls", "external_calls",
                     "unresolved_imports", "external_imports", "external_packages"):

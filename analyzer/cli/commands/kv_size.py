@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from analyzer.attention.kvsize import PRESETS, KvLayout, find_preset, v2_reduction_check
-from analyzer.attention.render import print_kv_size
+from analyzer.attention.kvsize import PRESETS  # plain data (the package imports NumPy only on demand)
 from analyzer.cli.context import CliContext
 from analyzer.errors import AnalyzerError
+
+if TYPE_CHECKING:
+    from analyzer.attention.kvsize import KvLayout
 
 NAME = "kv-size"
 HELP = "KV cache bytes per token and per context (MHA/GQA/MQA/MLA presets or your own numbers)"
@@ -35,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _custom(args: argparse.Namespace) -> KvLayout | None:
+    from analyzer.attention.kvsize import KvLayout
+
     given = [args.kv_heads, args.head_dim, args.latent_dim, args.rope_dim]
     if args.layers is None:
         if any(v is not None for v in given):
@@ -51,6 +56,9 @@ def _custom(args: argparse.Namespace) -> KvLayout | None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.attention.kvsize import find_preset, v2_reduction_check
+    from analyzer.attention.render import print_kv_size
+
     if args.context < 0:
         raise AnalyzerError("--context must be 0 or more tokens")
     if not 0 < args.bits <= 64:

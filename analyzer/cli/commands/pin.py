@@ -6,7 +6,6 @@ import argparse
 
 from analyzer.cli.commands.sync import check_source_names
 from analyzer.cli.context import CliContext
-from analyzer.sources import git_progress, pin_ref
 
 NAME = "pin"
 HELP = "pin NAME to a tag, branch or sha (resolved at the source) and rewrite repos.lock"
@@ -24,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.sources import git_progress, pin_ref
+
     lock = ctx.lock
     pin = lock.get(args.name)
     check_source_names(ctx)

@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analyzer.annotations import annotations_path, load_notes
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_path_arguments
 from analyzer.errors import AnalyzerError
-from analyzer.recheck import old_pins, print_summary, recheck
 
 NAME = "recheck"
 HELP = "compare the request path at two pin sets (default: repos.lock at git HEAD vs the working file)"
@@ -47,6 +45,8 @@ def endpoints(args: Any, ctx: CliContext) -> tuple[str, str]:
 
 
 def finish(args: Any, ctx: CliContext, result: dict[str, Any], path: Path | None) -> int:
+    from analyzer.recheck import print_summary
+
     if ctx.json:
         ctx.emit_json(dict(result, report=str(path) if path else None))
     else:
@@ -55,6 +55,9 @@ def finish(args: Any, ctx: CliContext, result: dict[str, Any], path: Path | None
 
 
 def run(args: Any, ctx: CliContext) -> int:
+    from analyzer.annotations import annotations_path, load_notes
+    from analyzer.recheck import old_pins, recheck
+
     spec_from, spec_to = endpoints(args, ctx)
     lock = ctx.lock
     before, origin = old_pins(lock, args.from_, args.from_commit)

@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analyzer.annotations import load_notes, locate_notes
 from analyzer.cli.commands.trace import compute_trace
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, add_path_arguments, load_analysis
-from analyzer.report import build_report, reader_for, report_dirname, write_report
 
 NAME = "report"
 HELP = "write the request path as a Markdown, HTML and JSON report with source excerpts and notes"
@@ -28,6 +26,9 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
+    from analyzer.annotations import load_notes, locate_notes
+    from analyzer.report import build_report, reader_for, report_dirname, write_report
+
     args.all = 1
     notes_file = locate_notes(ctx.lock.path, args.annotations)
     notes = load_notes(notes_file.path)

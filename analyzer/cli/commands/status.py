@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from analyzer.cli.context import CliContext
-from analyzer.sources import pin_status
 
 NAME = "status"
 HELP = "show each pinned upstream: url, ref, commit, whether it is cached, its date and subject"
@@ -17,6 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.sources import pin_status
+
     lock = ctx.lock
     statuses = [pin_status(p, ctx.cache_dir, ctx.source_for(p.name, p.url)) for p in lock.select(args.names)]
     if ctx.json:

@@ -26,7 +26,7 @@ def run(args: Any, ctx: CliContext) -> int:
     from analyzer.graph.neighbours import definition_row
     from analyzer.graph.queries import find_symbols
 
-    g = load_analysis(ctx, args).graph
+    g = load_analysis(ctx, args).view
     nodes = find_symbols(g, args.pattern, args.kind)
     rows = [definition_row(g, n) for n in nodes[: args.limit]]  # has_body: False for signatures
     if ctx.json:

@@ -7,7 +7,6 @@ from typing import Any
 
 from analyzer.cli.context import CliContext
 from analyzer.errors import AnalyzerError
-from analyzer.sources import git_progress, sync_pin
 
 NAME = "sync"
 HELP = "fetch the pinned upstreams into the cache, detached at their commits"
@@ -36,6 +35,8 @@ def check_source_names(ctx: CliContext) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.sources import git_progress, sync_pin
+
     pins = ctx.lock.select(args.names)
     check_source_names(ctx)
     results: list[dict[str, Any]] = []

@@ -8,10 +8,6 @@ from typing import Any
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, add_path_arguments, load_analysis
 from analyzer.errors import AnalyzerError
-from analyzer.graph.queries import resolve_symbol
-from analyzer.trace.paths import anchor_level, find_paths, reaching_set
-from analyzer.trace.render import render_mermaid, render_text
-from analyzer.trace.result import trace_result
 
 NAME = "trace"
 HELP = "print the request path from FROM to TO (lowest common caller when neither calls the other)"
@@ -29,12 +25,16 @@ def add_arguments(parser: Any) -> None:
 
 
 def compute_trace(ctx: CliContext, args: Any, analysis: Any = None) -> dict[str, Any]:
+    from analyzer.graph.queries import resolve_symbol
+    from analyzer.trace.paths import anchor_level, find_paths, reaching_set
+    from analyzer.trace.result import trace_result
+
     spec_from = args.from_symbol or ctx.lock.trace_from
     spec_to = args.to_symbol or ctx.lock.trace_to
     if not spec_from or not spec_to:
         raise AnalyzerError("trace needs FROM and TO (or a [trace] table with from/to in repos.lock)")
     analysis = analysis or load_analysis(ctx, args)
-    g = analysis.graph
+    g = analysis.view  # lazily loaded: a trace reads the adjacency of a few hundred nodes
     include_tests = getattr(args, "include_tests", False)
 
     def reaches(other: str, backwards: bool) -> Callable[[str], float | None]:
@@ -66,10 +66,19 @@ def compute_trace(ctx: CliContext, args: Any, analysis: Any = None) -> dict[str,
             # usually lives on the application side, not in the repo of the other end
             return near if any(n.split(":", 1)[0] not in other_repos for n in nodes) else 2.5
         return level
-        return level
 
-    sources = resolve_symbol(g, spec_from, connected=reaches(spec_to, backwards=False))
-    targets = resolve_symbol(g, spec_to, connected=reaches(spec_from, backwards=True))
+    def lazily(other: str, backwards: bool) -> Callable[[str], float | None]:
+        """`reaches`, prepared on the first question: only an unknown name (suggestions) asks it."""
+        made: list[Callable[[str], float | None]] = []
+
+        def ask(candidate: str) -> float | None:
+            if not made:
+                made.append(reaches(other, backwards))
+            return made[0](candidate)
+        return ask
+
+    sources = resolve_symbol(g, spec_from, connected=lazily(spec_to, backwards=False))
+    targets = resolve_symbol(g, spec_to, connected=lazily(spec_from, backwards=True))
     k = max(1, (args.all or 1) + (1 if args.all and args.all > 1 else 0))
     paths = find_paths(g, [n for m in sources for n in m.endpoints], [n for m in targets for n in m.endpoints],
                        allow_guesses=args.allow_guesses, max_depth=args.max_depth, k=k,
@@ -79,6 +88,8 @@ def compute_trace(ctx: CliContext, args: Any, analysis: Any = None) -> dict[str,
 
 
 def run(args: Any, ctx: CliContext) -> int:
+    from analyzer.trace.render import render_mermaid, render_text
+
     result = compute_trace(ctx, args)
     if ctx.json:
         ctx.emit_json(result)

@@ -1,0 +1,132 @@
+"""The lazily-loaded graph view answers exactly what the full networkx graph answers (issue 10)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+from array import array
+from pathlib import Path
+
+import pytest
+from graphfixtures import build_world
+
+from analyzer.analysis import analyze
+from analyzer.cli import main
+from analyzer.graph.store import graph_key
+from analyzer.graph.store import graph_path as view_path
+from analyzer.graph.view import HEADER, MAGIC, LazyGraph, open_view
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory):
+    w = build_world(tmp_path_factory.mktemp("view"), trace=("PromptProjection", "parseChunkUsage"))
+    analyze(w.ctx)  # build and store
+    return w
+
+
+def _key(world) -> str:
+    return graph_key(list(world.ctx.lock.repos.values()))
+
+
+def test_warm_analysis_serves_queries_from_the_view_and_loads_the_full_graph_on_demand(world) -> None:
+    warm = analyze(world.ctx)
+    assert warm.from_cache and isinstance(warm.view, LazyGraph)
+    assert warm._graph is None  # nothing built the full graph yet
+    full = warm.graph
+    assert warm.view.to_networkx() is full and full.number_of_edges() > 0
+
+
+@pytest.fixture(scope="module")
+def built(world):
+    """The networkx graph as the builder made it (not read back from the store)."""
+    return analyze(world.ctx, rebuild=True).graph
+
+
+def test_the_full_graph_read_back_is_the_built_one(world, built) -> None:
+    back = analyze(world.ctx).graph
+    assert list(back.nodes(data=True)) == list(built.nodes(data=True))
+    assert list(back.edges(keys=True, data=True)) == list(built.edges(keys=True, data=True))
+    assert {n: list(back._pred[n].items()) for n in back} == {n: list(built._pred[n].items()) for n in built}
+    for u, v, k in back.edges(keys=True):
+        assert back._succ[u][v][k] is back._pred[v][u][k]  # one attribute dict per edge, as networkx has it
+    assert {k: v for k, v in built.graph.items() if k != "unresolved"} == back.graph
+
+
+def test_the_view_matches_networkx_node_for_node(world, built) -> None:
+    view, full = analyze(world.ctx).view, built
+    assert list(view.nodes(data=True)) == list(full.nodes(data=True))
+    assert list(view.nodes) == list(full.nodes) and len(view) == len(full)
+    for n in full:
+        assert n in view and view.nodes[n] == full.nodes[n]
+        assert list(view.successors(n)) == list(full.successors(n))
+        assert list(view.predecessors(n)) == list(full.predecessors(n))
+        for data in (False, True):
+            for keys in (False, True):
+                assert list(view.out_edges(n, data=data, keys=keys)) == list(full.out_edges(n, data=data, keys=keys))
+                assert list(view.in_edges(n, data=data, keys=keys)) == list(full.in_edges(n, data=data, keys=keys))
+        for v in full.successors(n):
+            assert dict(view[n][v]) == dict(full[n][v])
+    assert "no:such:node" not in view
+    assert view.number_of_edges() == full.number_of_edges()  # not in the subset: asks the full graph
+    assert view._full is not None
+
+
+def _cli(world, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["--lock", str(world.lock_path), "--cache-dir", str(world.ctx.cache_dir), *args])
+    return code, out.getvalue(), err.getvalue()
+
+
+QUERIES = [("--json", "trace"), ("trace", "-v"), ("--json", "callers", "parseChunkUsage"),
+           ("callees", "-v", "AgentLoop.step"), ("--json", "symbols", "Usage"),
+           ("trace", "NoSuchThing", "parseChunkUsage"), ("--json", "index", "--stats")]
+
+
+def test_commands_print_the_same_from_the_view_and_from_the_full_graph(world) -> None:
+    path = view_path(world.ctx.cache_dir, _key(world))
+    with_view = [_cli(world, *q) for q in QUERIES]
+    assert path.exists()
+    path.unlink()  # no view: the commands read the full graph (and store a new view)
+    without = [_cli(world, *q) for q in QUERIES]
+    assert path.exists()
+    for q, a, b in zip(QUERIES, with_view, without, strict=True):
+        if "index" in q:  # the load time differs; the rest must not
+            a, b = (a[0], a[1].split('"seconds"')[0], a[2]), (b[0], b[1].split('"seconds"')[0], b[2])
+        assert a == b, q
+    assert with_view[0][0] == 0 and "parseChunkUsage" in with_view[0][1]
+
+
+def test_a_corrupt_adjacency_list_is_noticed_when_read_and_answered_from_the_full_graph(world, tmp_path) -> None:
+    src = view_path(world.ctx.cache_dir, _key(world))
+    path = tmp_path / src.name
+    shutil.copy(src, path)
+    data = bytearray(path.read_bytes())
+    start = len(MAGIC) + HEADER.size
+    head_len, table_len, _blobs, _hc, _tc = HEADER.unpack_from(data, len(MAGIC))
+    table = array("Q")
+    table.frombytes(bytes(data[start + head_len:start + head_len + table_len]))
+    full = analyze(world.ctx, rebuild=True).graph
+    node = next(n for n in full if full.out_degree(n) > 0)
+    slot = list(full.nodes).index(node) * 3  # out-lists first, one (offset, length, crc) per node
+    offset, length = table[slot], table[slot + 1]
+    data[start + head_len + table_len + offset + length // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    warnings: list[str] = []
+    view = open_view(path, lambda: full, warnings.append)
+    assert view is not None  # head and table are sound
+    assert list(view.out_edges(node, data=True)) == list(full.out_edges(node, data=True))
+    assert len(warnings) == 1 and "damaged" in warnings[0] and not path.exists()
+    assert list(view.in_edges(node, data=True)) == list(full.in_edges(node, data=True))  # keeps answering
+
+
+@pytest.mark.parametrize("cut", [0, 10, 0.5, -1])
+def test_a_truncated_view_is_refused_at_open(world, tmp_path: Path, cut: float) -> None:
+    src = view_path(world.ctx.cache_dir, _key(world))
+    data = src.read_bytes()
+    path = tmp_path / src.name
+    path.write_bytes(data[: int(len(data) * cut) if isinstance(cut, float) else cut])
+    warnings: list[str] = []
+    assert open_view(path, lambda: None, warnings.append) is None  # type: ignore[arg-type, return-value]
+    assert len(warnings) == 1 and not path.exists()
