@@ -18,7 +18,7 @@ import httpx
 from analyzer import __version__
 from analyzer.observe.client import Outcome, headers_for, send
 from analyzer.observe.experiment import Experiment
-from analyzer.observe.jsonl import RowWriter
+from analyzer.observe.jsonl import RowWriter, read_rows
 from analyzer.observe.plan import PlannedRequest, plan
 
 SCHEMA = "analyzer.observe/1"
@@ -47,7 +47,6 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
     headers = headers_for(api_key)
     timeout = httpx.Timeout(exp.endpoint.timeout_s, connect=min(10.0, exp.endpoint.timeout_s))
     previous_start: float | None = None
-    pending: dict[str, Any] | None = None  # a row handed to the writer but not yet counted here
     # proxies from the environment apply to remote APIs, never to a local engine (a proxy would answer instead)
     trust_env = urlparse(exp.endpoint.base_url).hostname not in LOOPBACK
     try:
@@ -63,19 +62,18 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
                                sleep=sleep)
                 gap = None if previous_start is None else round(start - previous_start, 6)
                 previous_start = start
-                pending = build_row(exp, planned, outcome, started_at, gap, result.server_version)
-                writer.write(pending)
-                result.rows.append(pending)
-                row, pending = pending, None
+                row = build_row(exp, planned, outcome, started_at, gap, result.server_version)
+                writer.write(row)
+                result.rows.append(row)
                 if on_row is not None:
                     on_row(row, len(result.rows), len(requests))
                 if stop_on_error and not outcome.ok:
                     result.stopped_on_error = True
                     break
     except KeyboardInterrupt:
-        # Ctrl-C held during the write lands right after it: the row is on disk, so it counts
-        if pending is not None and writer.rows > len(result.rows):
-            result.rows.append(pending)
+        # What counts is what is durably on disk: Ctrl-C can land anywhere between a row's fsync and the
+        # bookkeeping here, so the finished rows are read back from the log instead of trusted from memory.
+        result.rows = read_rows(writer.path) if writer.rows else []
         result.interrupted = True
     return result
 
