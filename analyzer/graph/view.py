@@ -281,6 +281,13 @@ class LazyGraph:
     def number_of_nodes(self) -> int:
         return len(self._attrs)
 
+    def has_edge(self, u: str, v: str, key: int | None = None) -> bool:
+        """Answered from u's out-list alone (traces ask this at every step; the full graph is not needed)."""
+        if u not in self._attrs:
+            return False
+        keyed = self._adjacency(u, 0).get(v)
+        return keyed is not None and (key is None or key in keyed)
+
     def successors(self, node: str) -> Iterator[str]:
         return iter(self._adjacency(node, 0))
 
