@@ -7,16 +7,14 @@ validates their shape so a malformed file is one `error:` line, never a tracebac
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from analyzer.errors import AnalyzerError
+from analyzer.rules.files import read_rule_files
 
 KINDS = ("time", "random", "environment", "filesystem", "ordering", "counter", "locale")
 PARTS = ("system prompt", "tool definitions", "message history", "runtime context", "cache key")
@@ -132,21 +130,10 @@ def _glob_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 def load_hazard_rules(extra: list[Path] | None = None) -> HazardRules:
     """The shipped rule files (plus any extra TOML files); malformed entries are one-line errors."""
-    texts: list[tuple[str, str]] = []
-    pkg = resources.files("analyzer.rules.hazards")
-    for entry in sorted(pkg.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            texts.append((f"analyzer/rules/hazards/{entry.name}", entry.read_text(encoding="utf-8")))
-    for path in extra or []:
-        texts.append((str(path), Path(path).read_text(encoding="utf-8")))
     rules = HazardRules()
-    digest = hashlib.sha1()
-    for name, text in texts:
-        digest.update(text.encode())
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise AnalyzerError(f"{name}: malformed hazard rule file ({exc}); fix the TOML syntax") from None
+    files, rules.text_hash = read_rule_files("analyzer.rules.hazards", extra or [], what="hazard rule file")
+    for rule_file in files:
+        name, data = rule_file.name, rule_file.data
         for table, entries in data.items():
             if table not in _READERS or not isinstance(entries, list):
                 raise AnalyzerError(f"{name}: unknown hazard rule table [[{table}]]; known: {', '.join(_READERS)}")
@@ -159,7 +146,6 @@ def load_hazard_rules(extra: list[Path] | None = None) -> HazardRules:
                     raise AnalyzerError(f"{name}: [[{table}]] {entry['name']!r}: {exc}; see the comments at the "
                                         "top of the shipped file for the expected keys") from None
         rules.files.append(name)
-    rules.text_hash = digest.hexdigest()[:16]
     return rules
 
 

@@ -8,10 +8,8 @@ and every rule reports how often it matched, so a re-check can say when a rule s
 from __future__ import annotations
 
 import re
-import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 from analyzer.errors import AnalyzerError
@@ -50,23 +48,13 @@ class RuleSet:
 
 def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
     """The shipped rules plus any `*.toml` in `extra_dirs`; a malformed rule file is a one-line error."""
-    import hashlib
+    from analyzer.rules.files import read_rule_files
 
     rs = RuleSet()
-    digest = hashlib.sha1()
-    files: list[tuple[str, str]] = []
-    for entry in sorted(resources.files("analyzer.rules").iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            files.append((f"analyzer/rules/{entry.name}", entry.read_text(encoding="utf-8")))
-    for d in extra_dirs or []:
-        for path in sorted(Path(d).glob("*.toml")):
-            files.append((str(path), path.read_text(encoding="utf-8")))
-    for name, text in files:
-        digest.update(text.encode())
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise AnalyzerError(f"{name}: malformed rule file ({exc}); fix the TOML syntax") from None
+    extra = [path for d in extra_dirs or [] for path in sorted(Path(d).glob("*.toml"))]
+    files, rs.text_hash = read_rule_files("analyzer.rules", extra)
+    for rule_file in files:
+        name, data = rule_file.name, rule_file.data
         for kind, entries in data.items():
             if kind not in RULE_KINDS or not isinstance(entries, list):
                 raise AnalyzerError(f"{name}: unknown rule kind [[{kind}]]; known: {', '.join(sorted(RULE_KINDS))}")
@@ -83,7 +71,6 @@ def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
                                  "callback_object": "callback_objects", "table": "tables",
                                  "function_value": "function_values"}[kind]).append(entry)
         rs.sources.append(name)
-    rs.text_hash = digest.hexdigest()[:16]
     return rs
 
 

@@ -14,6 +14,7 @@ function's parameter is followed a few levels.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from analyzer.index.model import Arg, Assignment, Call, Definition
@@ -105,16 +106,20 @@ class FunctionValues:
             values = self._assigned_values(mod, call)
         return values
 
-    def _param_owner(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, int] | None:
-        """The named function (innermost first) that declares `name` as a parameter, and its index."""
+    def _enclosing_functions(self, mod: ModuleRef, scope: str | None) -> Iterator[tuple[DefRef, Definition]]:
+        """The named definitions around `scope`, innermost first, up to module level."""
         for sc in self.p.scope_chain(mod, scope):
             if sc is None:
-                return None
+                return
             ref = DefRef(mod.repo, mod.path, sc)
             d = self.p.defs.get(ref)
-            if d is None:
-                continue
-            if any(b.name == name and b.kind != "param" for b in self.p.bindings_named(mod, sc, name)):
+            if d is not None:
+                yield ref, d
+
+    def _param_owner(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, int] | None:
+        """The named function (innermost first) that declares `name` as a parameter, and its index."""
+        for ref, d in self._enclosing_functions(mod, scope):
+            if any(b.name == name and b.kind != "param" for b in self.p.bindings_named(mod, ref.qualname, name)):
                 return None  # shadowed by a local variable
             for i, prm in enumerate(d.params):
                 if prm.name == name:
@@ -131,13 +136,7 @@ class FunctionValues:
 
     def _destructured_param(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, int, str] | None:
         """`{ onChunk }` / `{ onChunk: handle }` / `{ onChunk = noop }` as parameter i: (function, i, key)."""
-        for sc in self.p.scope_chain(mod, scope):
-            if sc is None:
-                return None
-            ref = DefRef(mod.repo, mod.path, sc)
-            d = self.p.defs.get(ref)
-            if d is None:
-                continue
+        for ref, d in self._enclosing_functions(mod, scope):
             for i, prm in enumerate(d.params):
                 if prm.name.startswith("{"):
                     for key, local in object_pattern_names(prm.name):
