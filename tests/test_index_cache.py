@@ -169,3 +169,74 @@ def test_real_snapshots_index_without_failures(tmp_path: Path) -> None:
         assert idx.stats.extract_error_files == 0, owner_name
         assert all(f.path and f.language for f in idx.files)
         idx.close()
+
+
+# -- the cache codec (marshal rows) ---------------------------------------------------------------
+
+CODEC_SOURCE = b"""
+import { a, type B } from './a.js';
+export interface Port { send(x: string): Promise<void>; }
+export class Agent extends Base implements Port {
+  private readonly io = new Io();
+  constructor(private ctx: Ctx, name?: string) { super(ctx, 'llm'); }
+  async send(x: string): Promise<void> { await this.io.write?.(x, { kind: 'k', run: () => f(1) }); }
+}
+const table = { openai: async (o: Opts) => import('./openai.js'), ...rest };
+export default function make(): Port { return new Agent(ctx); }
+"""
+
+
+def test_codec_round_trip_keeps_every_field_and_list_type() -> None:
+    from analyzer.index.cache import decode_facts, encode_facts
+    from analyzer.parse.extract import extract_facts
+
+    facts = extract_facts(CODEC_SOURCE, "src/agent.ts")
+    assert facts.calls and facts.objects and facts.definitions and facts.fields and facts.imports
+    back = decode_facts(encode_facts(facts))
+    assert back.path == ""  # the path belongs to the caller
+    back.path = facts.path
+    assert back == facts  # dataclass equality: every field of every nested record
+    call = next(c for c in back.calls if c.callee[-1] == "write")
+    assert isinstance(call.callee, list) and isinstance(call.args, list)
+    assert type(call.args[1]).__name__ == "Arg" and call.args[1].object_id is not None
+    prop = next(o for o in back.objects if o.holder.startswith("variable:")).properties[0]
+    assert type(prop).__name__ == "ObjectProperty" and isinstance(prop.dynamic_imports, list)
+
+
+def test_codec_rejects_damaged_and_foreign_bytes() -> None:
+    import json
+    import zlib
+
+    from analyzer.index.cache import decode_facts, encode_facts
+    from analyzer.parse.extract import extract_facts
+
+    good = encode_facts(extract_facts(CODEC_SOURCE, "src/agent.ts"))
+    old_json = zlib.compress(json.dumps(["", "typescript", False, 0, 0, 1, [], [], [], [], [], [], [], [], []]).encode())
+    for bad in (good[: len(good) // 2], b"not zlib", zlib.compress(b"\x00garbage"), old_json,
+                zlib.compress(__import__("marshal").dumps([1, 2]))):
+        with pytest.raises((ValueError, EOFError, TypeError, zlib.error)):
+            decode_facts(bad)
+
+
+def test_cache_key_names_the_codec() -> None:
+    from analyzer.index.cache import CODEC, cache_version
+
+    assert f"codec={CODEC}" in cache_version()  # rows of another codec are never looked up
+
+
+def test_a_row_that_does_not_decode_is_re_extracted(repo: git.Repo, tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    first = index_repo(repo, "HEAD", repo_name="r", cache=cache_dir)
+    conn = sqlite3.connect(cache_dir / DB_NAME)
+    with conn:  # an old-codec (JSON) value and a truncated one under the current key
+        rows = conn.execute("SELECT blob, data FROM facts ORDER BY blob").fetchall()
+        conn.execute("UPDATE facts SET data = ? WHERE blob = ?", (b'["", "typescript"]', rows[0][0]))
+        conn.execute("UPDATE facts SET data = ? WHERE blob = ?", (rows[1][1][:10], rows[1][0]))
+    conn.close()
+    warnings: list[str] = []
+    with FactsCache(cache_dir, warn=warnings.append) as cache:
+        again = index_repo(repo, "HEAD", repo_name="r", cache=cache)
+    assert again.stats.parsed == 7 and len(warnings) == 1 and "moved it to" in warnings[0]
+    assert [f.to_dict() for f in again.files] == [f.to_dict() for f in first.files]
+    with FactsCache(cache_dir) as cache:  # and the new cache serves them
+        assert index_repo(repo, "HEAD", repo_name="r", cache=cache).stats.cached == 7
