@@ -16,6 +16,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from tree_sitter import Node, QueryCursor
@@ -58,6 +59,7 @@ _HAS_WS = re.compile(rb"\s")
 _PROTECT = bytes.maketrans(b" \t\n\r\x0b\x0c", b"\x00\x01\x02\x03\x04\x05")  # literal whitespace is code
 _DOT_WS = re.compile(r"\s*(\??\.)\s*")
 _SIMPLE_CHAIN = re.compile(r"[\w$#]+(?:\??\.[\w$#]+)*")
+_EVENT_ORDER = itemgetter(0, 1, 2)  # (start, -end, priority): outer before inner, regions before facts
 _GLUE = re.compile(rb" (?![\w$\x80-\xff])|(?<![\w$\x80-\xff]) ")
 
 
@@ -194,6 +196,7 @@ def _run(state: _State, root: Node, declaration: bool) -> None:
 class _Extractor:
     def __init__(self, state: _State, declaration: bool) -> None:
         self.s = state
+        self.source = state.source
         self.facts = state.facts
         self.declaration = declaration
         self.by_role = state.by_role
@@ -224,14 +227,14 @@ class _Extractor:
     # -- helpers -----------------------------------------------------------------------------
 
     def text(self, node: Node) -> str:
-        return self.s.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def snippet(self, node: Node) -> str:
         """The node's text folded and cut to TEXT_LIMIT, without decoding a large node whole."""
         start, end = node.start_byte, node.end_byte
         if end - start > 4 * TEXT_LIMIT:
             end = start + 4 * TEXT_LIMIT
-        return _fold(self.s.source[start:end].decode("utf-8", "replace"), TEXT_LIMIT)
+        return _fold(self.source[start:end].decode("utf-8", "replace"), TEXT_LIMIT)
 
     def guard(self, fn, *args) -> Any:
         try:
@@ -609,7 +612,7 @@ class _Extractor:
         elif kind != "type_alias":
             body = fn.child_by_field_name("body")
         end = body.start_byte if body is not None else node.end_byte
-        text = self.s.source[node.start_byte:end].decode("utf-8", "replace")
+        text = self.source[node.start_byte:end].decode("utf-8", "replace")
         return _fold(text, SIGNATURE_LIMIT).rstrip(";").rstrip()
 
     def params_of(self) -> dict[int, tuple[Node, bool]]:
@@ -695,7 +698,7 @@ class _Extractor:
                 n = m[key][0]
                 events.append((n.start_byte, -n.end_byte, 1, kind, (m, variant)))
         self.params = self.params_of()
-        events.sort(key=lambda e: (e[0], e[1], e[2]))
+        events.sort(key=_EVENT_ORDER)
         return events
 
     def sweep(self, events: list[tuple[int, int, int, str, Any]]) -> None:
@@ -789,8 +792,13 @@ class _Extractor:
         if t == "pair":
             key_node = child.child_by_field_name("key")
             value = child.child_by_field_name("value")
-            key = self.key_text(key_node) if key_node is not None else "?"
-            prop = ObjectProperty(key=key, line=self.line(child), value_kind="other")
+            if key_node is None:
+                key = "?"
+            elif key_node.type == "property_identifier":
+                key = self.source[key_node.start_byte:key_node.end_byte].decode("utf-8", "replace")
+            else:
+                key = self.key_text(key_node)
+            prop = ObjectProperty(key, child.start_point[0] + 1, "other")
             if value is not None:
                 self.classify_value(prop, value)
         elif t == "method_definition":
@@ -815,7 +823,8 @@ class _Extractor:
         return prop
 
     def classify_value(self, prop: ObjectProperty, value: Node) -> None:
-        inner = _unwrap(value) if value.type not in FUNCTION_TYPES else value
+        t = value.type
+        inner = _unwrap(value) if t in WRAPPERS else value
         t = inner.type
         if t in FUNCTION_TYPES:
             prop.value_kind = "function"
@@ -832,7 +841,8 @@ class _Extractor:
             ctor = inner.child_by_field_name("constructor")
             prop.value_kind, prop.value_text = "new", (_fold(self.text(ctor)) if ctor is not None else "")
         elif t == "string" or (t == "template_string" and not _has_substitution(inner)):
-            prop.value_kind, prop.value_text = "string", _unquote(self.text(inner))
+            prop.value_kind = "string"
+            prop.value_text = _unquote(self.source[inner.start_byte:inner.end_byte].decode("utf-8", "replace"))
         elif t == "object":
             prop.value_kind = "object"
             if inner.named_child_count:
@@ -844,9 +854,10 @@ class _Extractor:
         # the hottest path of extraction: one Node property per question, fast paths inlined
         node = m["call"][0]
         callee_node = m["callee"][0]
-        start, end = callee_node.byte_range
+        start = callee_node.start_byte
+        end = callee_node.end_byte
         if end - start <= TEXT_LIMIT:
-            raw = self.s.source[start:end].decode("utf-8", "replace")
+            raw = self.source[start:end].decode("utf-8", "replace")
             if raw == "import":
                 return  # dynamic import: see on_dynamic_import
             if _SIMPLE_CHAIN.fullmatch(raw):
@@ -864,18 +875,18 @@ class _Extractor:
         kind = variant or ("super" if text == "super" else "call")
         row, col = node.start_point
         args_list: list[Arg] = []
-        call = Call(top.scope, chain, row + 1, col + 1, kind, optional or node.id in self.optional_call_ids,
-                    top.nested, args_list, text)
+        optional_ids = self.optional_call_ids
+        call = Call(top.scope, chain, row + 1, col + 1, kind,
+                    optional or (bool(optional_ids) and node.id in optional_ids), top.nested, args_list, text)
         args = m["args"][0] if "args" in m else node.child_by_field_name("arguments")
         if args is not None and args.type == "arguments":
             index = 0
-            src = self.s.source
+            src = self.source
             track = self.track_args
             for a in args.named_children:
                 t = a.type
                 if t == "identifier" and not track:
-                    s, e = a.byte_range
-                    args_list.append(Arg("identifier", src[s:e].decode("utf-8", "replace")))
+                    args_list.append(Arg("identifier", src[a.start_byte:a.end_byte].decode("utf-8", "replace")))
                 elif t == "comment":
                     continue
                 else:
@@ -889,25 +900,26 @@ class _Extractor:
     def make_arg(self, node: Node, callee_text: str, index: int) -> Arg:
         t = node.type
         if t == "identifier":
-            arg = Arg(kind="identifier", text=self.text(node))
+            arg = Arg("identifier", self.source[node.start_byte:node.end_byte].decode("utf-8", "replace"))
             if self.track_args:
                 self.arg_by_node[node.id] = arg
             return arg
         inner = _unwrap(node) if t in WRAPPERS else node
         t = inner.type
         if t == "string" or (t == "template_string" and not _has_substitution(inner)):
-            arg = Arg(kind="string", text=_unquote(self.text(inner)))
-        elif t in ("identifier", "this"):
-            arg = Arg(kind="identifier", text=self.text(inner))
-        elif t in ("member_expression", "subscript_expression"):
-            arg = Arg(kind="member", text=".".join(self.chain(inner)[0]))
+            arg = Arg("string", _unquote(self.source[inner.start_byte:inner.end_byte].decode("utf-8", "replace")))
         elif t in FUNCTION_TYPES:
-            arg = Arg(kind="function", text=self.snippet(inner))
+            arg = Arg("function", self.snippet(inner))
         elif t == "call_expression":
             fn = inner.child_by_field_name("function")
-            arg = Arg(kind="call", text=self.snippet(fn) if fn is not None else "")
+            arg = Arg("call", self.snippet(fn) if fn is not None else "")
+        elif t == "member_expression" or t == "subscript_expression":
+            arg = Arg("member", ".".join(self.chain(inner)[0]))
+        elif t == "identifier" or t == "this":
+            arg = Arg("identifier", self.source[inner.start_byte:inner.end_byte].decode("utf-8", "replace"))
         elif t == "object" and inner.named_child_count:
-            arg = Arg(kind="object", text=self.snippet(inner), object_id=self.object_id(inner))
+            point = inner.start_point
+            arg = Arg("object", self.snippet(inner), f"L{point[0] + 1}C{point[1] + 1}")
             htype = None
             if node.type in ("satisfies_expression", "as_expression"):
                 named = [c for c in node.named_children if c.type != "comment"]
@@ -1228,7 +1240,7 @@ class _Extractor:
     def hash_bodies(self) -> None:
         if not self.bodies:
             return
-        hashes = body_hashes(self.s.source, [(s, e) for _d, s, e in self.bodies],
+        hashes = body_hashes(self.source, [(s, e) for _d, s, e in self.bodies],
                              [(n.start_byte, n.end_byte) for m in self.matches("token.comment") for n in m["comment"]],
                              [(n.start_byte, n.end_byte) for m in self.matches("token.literal") for n in m["literal"]])
         for (d, _s, _e), h in zip(self.bodies, hashes, strict=True):
