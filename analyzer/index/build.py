@@ -12,6 +12,7 @@ import gc
 import logging
 import multiprocessing
 import os
+import resource
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -41,6 +42,8 @@ class IndexStats:
     extract_error_files: int = 0  # files where some construct was skipped after an internal failure
     skipped: dict[str, int] = field(default_factory=dict)  # reason → count (see analyzer.index.source)
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # CPU (user + sys) of this process while indexing: reading, decoding, storing
+    worker_cpu_seconds: float = 0.0  # CPU of the extraction worker processes (0 when extracted in-process)
 
 
 @dataclass
@@ -98,15 +101,18 @@ def index_repo(repo: git.Repo, commit: str, *, repo_name: str, cache: FactsCache
     `workers` > 1 extracts uncached files in that many processes (default: `default_workers()`).
     """
     started = time.perf_counter()
+    cpu_started = time.process_time()
     own_cache = isinstance(cache, Path)
     store = FactsCache(cache) if isinstance(cache, Path) else cache
     reader = BlobReader(repo)
     try:
         full = reader.git.rev_parse(f"{commit}^{{commit}}").strip()
         scan = scan_sources(repo, full, reader)
+        children_started = _children_cpu()  # after the git commands of the scan: only the pool from here
         with gc_paused():
             files, stats = _index_files(reader, scan.files, store, progress,
                                         default_workers() if workers is None else workers)
+        stats.worker_cpu_seconds = _children_cpu() - children_started  # the pool's workers are reaped by now
     finally:
         if own_cache and store is not None:
             store.close()
@@ -114,6 +120,7 @@ def index_repo(repo: git.Repo, commit: str, *, repo_name: str, cache: FactsCache
     skipped.update(stats.skipped)
     stats.skipped = dict(sorted(skipped.items()))
     stats.seconds = time.perf_counter() - started
+    stats.cpu_seconds = time.process_time() - cpu_started
     return RepoIndex(name=repo_name, commit=full, files=files, stats=stats,
                      blobs={f.path: f.blob_sha for f in scan.files}, git_dir=str(repo.git_dir), _reader=reader)
 
@@ -162,6 +169,11 @@ def _index_files(reader: BlobReader, sources: list[SourceFile], store: FactsCach
     stats.files = len(out)
     stats.skipped = dict(skipped)
     return out, stats
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _extract_encoded(item: tuple[str, bytes]) -> bytes | None:

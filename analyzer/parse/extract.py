@@ -748,33 +748,36 @@ class _Extractor:
         return f"L{node.start_point[0] + 1}C{node.start_point[1] + 1}"
 
     def on_object(self, node: Node, top: _Frame) -> _Frame:
-        oid = self.object_id(node)
-        holder, htype = self.holders.get(node.id, ("other", None))
+        row, col = node.start_point
+        oid = f"L{row + 1}C{col + 1}"
+        node_id = node.id
+        holder, htype = self.holders.get(node_id, ("other", None))
         prefix = top.prefix
-        if node.id in self.property_holders and top.kind == "object":
-            key, ptype = self.property_holders[node.id]
+        if node_id in self.property_holders and top.kind == "object":
+            key, ptype = self.property_holders[node_id]
             holder, htype = f"property:{top.object_id}.{key}", ptype
             prefix = f"{prefix}.{key}" if prefix else key
         elif holder.startswith("variable:"):
             name = holder[len("variable:"):]
             prefix = f"{prefix}.{name}" if prefix else name
         elif holder == "field":
-            owner_node, fname = self._field_holder_nodes.get(node.id, (None, ""))
+            owner_node, fname = self._field_holder_nodes.get(node_id, (None, ""))
             owner = self.class_owner.get(owner_node.id) if owner_node is not None else None
             holder = f"field:{owner.qualname if owner else '?'}.{fname}"
             prefix = f"{prefix}.{fname}" if prefix else fname
         elif holder == "return" and htype is None:
             htype = self.return_type_of(top)
-        obj = ObjectLiteral(object_id=oid, scope=top.scope, line=self.line(node), end_line=node.end_point[0] + 1,
-                            holder=holder, holder_type=htype, nested=top.nested)
+        props: list[ObjectProperty] = []
+        obj = ObjectLiteral(oid, top.scope, row + 1, node.end_point[0] + 1, holder, htype, props, top.nested)
+        make_property = self.make_property
         for child in node.named_children:
             try:
-                prop = self.make_property(child, oid)
+                prop = make_property(child, oid)
             except Exception:  # noqa: BLE001
                 self.s.errors += 1
                 continue
             if prop is not None:
-                obj.properties.append(prop)
+                props.append(prop)
         self.facts.objects.append(obj)
         return _Frame(end=node.end_byte, kind="object", prefix=prefix, scope=top.scope, nested=top.nested,
                       fn_node=top.fn_node, fn_def=top.fn_def, object_id=oid)
