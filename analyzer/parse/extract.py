@@ -60,7 +60,9 @@ _PROTECT = bytes.maketrans(b" \t\n\r\x0b\x0c", b"\x00\x01\x02\x03\x04\x05")  # l
 _DOT_WS = re.compile(r"\s*(\??\.)\s*")
 _SIMPLE_CHAIN = re.compile(r"[\w$#]+(?:\??\.[\w$#]+)*")
 _EVENT_ORDER = itemgetter(0, 1, 2)  # (start, -end, priority): outer before inner, regions before facts
-_GLUE = re.compile(rb" (?![\w$\x80-\xff])|(?<![\w$\x80-\xff]) ")
+# a (folded, single) space that does not separate two word characters: after it a non-word character,
+# or before it one (the look-behind spans the space, so every match starts with a literal space: fast)
+_GLUE = re.compile(rb" (?:(?![\w$\x80-\xff])|(?<![\w$\x80-\xff] ))")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1287,10 +1289,10 @@ def body_hashes(source: bytes, ranges: list[tuple[int, int]], comments: list[tup
     buf = bytearray(source)
     for s, e in comments:
         buf[s:e] = b" " * (e - s)
+    has_ws = _HAS_WS.search
     for s, e in literals:
-        piece = buf[s:e]
-        if _HAS_WS.search(piece):
-            buf[s:e] = piece.translate(_PROTECT)
+        if has_ws(buf, s, e):  # searched in place: most literals have no whitespace, so no copy
+            buf[s:e] = buf[s:e].translate(_PROTECT)
     depth_change: dict[int, int] = defaultdict(int)
     for s, e in ranges:
         depth_change[s] += 1
