@@ -240,3 +240,24 @@ def test_a_row_that_does_not_decode_is_re_extracted(repo: git.Repo, tmp_path: Pa
     assert [f.to_dict() for f in again.files] == [f.to_dict() for f in first.files]
     with FactsCache(cache_dir) as cache:  # and the new cache serves them
         assert index_repo(repo, "HEAD", repo_name="r", cache=cache).stats.cached == 7
+
+
+def test_worker_hands_over_rows_and_the_stored_bytes_of_the_same_facts() -> None:
+    from analyzer.index.cache import decode_facts, decode_rows
+
+    raw, stored = build._extract_encoded(("src/agent.ts", CODEC_SOURCE))
+    assert decode_rows(raw) == decode_facts(stored)
+    assert decode_rows(raw).calls  # not an empty shell
+    assert build._extract_encoded(("vendor/x.min.js", b"var a=1;" * 5000)) is None  # bundles are skipped
+
+
+def test_indexed_facts_are_frozen_out_of_the_collector(repo: git.Repo, tmp_path: Path) -> None:
+    import gc
+
+    before = gc.get_freeze_count()
+    try:
+        idx = index_repo(repo, "HEAD", repo_name="r", cache=tmp_path / "cache")
+        # every record of every file is out of the generations a collection scans
+        assert gc.get_freeze_count() - before >= sum(1 + len(f.calls) + len(f.definitions) for f in idx.files)
+    finally:
+        gc.unfreeze()

@@ -196,7 +196,8 @@ class FactsCache:
 # A record is the tuple of its fields in class order (one C-level `attrgetter` call), lists of records
 # become lists of such tuples; `marshal` writes and reads that several times faster than JSON, and
 # keeps lists and tuples apart (list fields come back as lists). Rows are rebuilt with `starmap` (no
-# Python frame per row). CODEC is part of the cache key: rows written by another codec are never read.
+# Python frame per row; see `_decode_rows`). CODEC is part of the cache key: rows written by another
+# codec are never read.
 
 CODEC = "marshal-rows/1"
 
@@ -258,35 +259,53 @@ def _encoder(cls: type) -> Callable[[Any], Any]:
     return encode
 
 
-_DECODERS: dict[type, Callable[[list[Any]], Any]] = {}
+def _decode_rows(cls: type, rows: list[Any]) -> list[Any]:
+    """Records of `cls` from their rows: built by `starmap` (no Python frame per row); a nested record
+    list (a call's arguments, an object's properties) is then rebuilt in place where it is not empty."""
+    out = list(starmap(cls, rows))
+    names, nested = _get_layout(cls)
+    for i, sub in nested:
+        name = names[i]
+        get = attrgetter(name)
+        if _get_layout(sub)[1]:  # records below that hold records (none in today's model)
+            for obj in out:
+                inner = get(obj)
+                if inner:
+                    setattr(obj, name, _decode_rows(sub, inner))
+            continue
+        for obj in out:
+            inner = get(obj)
+            if inner:
+                setattr(obj, name, list(starmap(sub, inner)))
+    return out
 
 
-def _decoder(cls: type) -> Callable[[list[Any]], Any]:
-    """A row → record function for `cls`; leaf classes decode through `starmap` (no Python frame per row)."""
-    found = _DECODERS.get(cls)
-    if found is not None:
-        return found
-    _names, nested = _get_layout(cls)
-    subs = [(i, sub, not _get_layout(sub)[1]) for i, sub in nested]
+def encode_rows(facts: FileFacts) -> bytes:
+    """The uncompressed encoding (what a worker hands the main process besides the stored bytes)."""
+    row = _encoder(FileFacts)(facts)
+    row[0] = ""  # the path belongs to the caller, not the blob
+    return marshal.dumps(row)
 
-    def decode(row: list[Any]) -> Any:
-        for i, sub, leaf in subs:
-            row[i] = list(starmap(sub, row[i])) if leaf else list(map(_decoder(sub), row[i]))
-        return cls(*row)
 
-    _DECODERS[cls] = decode
-    return decode
+def compress_rows(raw: bytes) -> bytes:
+    """`encode_rows` bytes as stored in the cache."""
+    return zlib.compress(raw, 1)
 
 
 def encode_facts(facts: FileFacts) -> bytes:
-    row = _encoder(FileFacts)(facts)
-    row[0] = ""  # the path belongs to the caller, not the blob
-    return zlib.compress(marshal.dumps(row), 1)
+    return compress_rows(encode_rows(facts))
+
+
+def decode_rows(raw: bytes) -> FileFacts:
+    """Facts from `encode_rows` bytes; ValueError (or EOFError, TypeError) when they are not."""
+    row = marshal.loads(raw)
+    if not isinstance(row, list) or len(row) != len(_get_layout(FileFacts)[0]):
+        raise ValueError("cached facts do not match the model")
+    for i, sub in _get_layout(FileFacts)[1]:
+        row[i] = _decode_rows(sub, row[i])
+    return FileFacts(*row)
 
 
 def decode_facts(blob: bytes) -> FileFacts:
     """Facts from `encode_facts` bytes; ValueError (or zlib.error, EOFError, TypeError) when they are not."""
-    row = marshal.loads(zlib.decompress(blob))
-    if not isinstance(row, list) or len(row) != len(_get_layout(FileFacts)[0]):
-        raise ValueError("cached facts do not match the model")
-    return _decoder(FileFacts)(row)
+    return decode_rows(zlib.decompress(blob))
