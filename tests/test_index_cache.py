@@ -205,15 +205,16 @@ def test_codec_round_trip_keeps_every_field_and_list_type() -> None:
 
 def test_codec_rejects_damaged_and_foreign_bytes() -> None:
     import json
+    import marshal
     import zlib
 
     from analyzer.index.cache import decode_facts, encode_facts
     from analyzer.parse.extract import extract_facts
 
     good = encode_facts(extract_facts(CODEC_SOURCE, "src/agent.ts"))
-    old_json = zlib.compress(json.dumps(["", "typescript", False, 0, 0, 1, [], [], [], [], [], [], [], [], []]).encode())
+    old_json = zlib.compress(json.dumps(["", "typescript", False, 0, 0, 1] + [[]] * 9).encode())
     for bad in (good[: len(good) // 2], b"not zlib", zlib.compress(b"\x00garbage"), old_json,
-                zlib.compress(__import__("marshal").dumps([1, 2]))):
+                zlib.compress(marshal.dumps([1, 2]))):
         with pytest.raises((ValueError, EOFError, TypeError, zlib.error)):
             decode_facts(bad)
 
