@@ -39,6 +39,7 @@ class CallResolver:
         self.symbols = symbols
         self.types = types
         self._method_names: dict[str, list[DefRef]] | None = None
+        self._impl_targets: dict[tuple[DefRef, str], list[tuple[DefRef, tuple[str, ...]]]] = {}
         self.no_guess: set[str] = set()  # builtin method names never guessed (rules: name_guess.skip_methods)
         self.global_receivers: set[str] = set()  # JavaScript globals (rules: name_guess.skip_receivers)
 
@@ -228,12 +229,21 @@ class CallResolver:
 
     def _implementation_edges(self, mod: ModuleRef, call: Call, owner: DefRef, method: str,
                               evidence: tuple[str, ...], seam: str) -> list[Edge]:
-        edges = []
+        return [self.make_edge(mod, call, target, "interface", (*evidence, *why), possible=True, seam=seam)
+                for target, why in self._implementation_targets(owner, method)]
+
+    def _implementation_targets(self, owner: DefRef, method: str) -> list[tuple[DefRef, tuple[str, ...]]]:
+        """(target, evidence after the receiver's) of every implementation of `owner.method`. Memoised: it
+        depends only on the owner and the name, and an interface call site asks it once per receiver type."""
+        key = (owner, method)
+        found = self._impl_targets.get(key)
+        if found is not None:
+            return found
+        out: list[tuple[DefRef, tuple[str, ...]]] = []
         for impl, why in self.types.implementations(owner):
             for child in self.p.children(impl):
                 if child.name == method and child.kind in CALLABLE_KINDS and "abstract" not in child.modifiers:
-                    edges.append(self.make_edge(mod, call, DefRef(impl.repo, impl.path, child.qualname), "interface",
-                                            (*evidence, why), possible=True, seam=seam))
+                    out.append((DefRef(impl.repo, impl.path, child.qualname), (why,)))
         for omod, object_id, why in self.types.object_implementations(owner):
             obj = self.p.object_literal(omod, object_id)
             if obj is None:
@@ -242,21 +252,18 @@ class CallResolver:
                 if prop.key != method:
                     continue
                 if prop.value_def:
-                    edges.append(self.make_edge(mod, call, DefRef(omod.repo, omod.path, prop.value_def), "interface",
-                                            (*evidence, why), possible=True, seam=seam))
+                    out.append((DefRef(omod.repo, omod.path, prop.value_def), (why,)))
                 elif prop.value_kind == "identifier":
                     local = self.p.local_function(omod, obj.scope, prop.value_text)
                     if local is not None:  # `{ onPayload }` where `const onPayload = (…) => …` is local
-                        ref = DefRef(omod.repo, omod.path, local.qualname)
-                        edges.append(self.make_edge(mod, call, ref, "interface",
-                                                    (*evidence, why, f"{omod.path}:{local.line}: local function"),
-                                                    possible=True, seam=seam))
+                        out.append((DefRef(omod.repo, omod.path, local.qualname),
+                                    (why, f"{omod.path}:{local.line}: local function")))
                         continue
                     sym = self.symbols.resolve_name(omod, prop.value_text)
                     if sym is not None and sym.definition is not None:
-                        edges.append(self.make_edge(mod, call, sym.definition, "interface",
-                                                (*evidence, why, *sym.evidence), possible=True, seam=seam))
-        return edges
+                        out.append((sym.definition, (why, *sym.evidence)))
+        self._impl_targets[key] = out
+        return out
 
     def _name_guess(self, mod: ModuleRef, call: Call) -> list[Edge]:
         """Last resort: a method name defined exactly once across all indexed classes, in the caller's own
