@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from analyzer.index.model import Binding, Definition, Field, ObjectLiteral
 from analyzer.resolve.modules import ModuleRef
@@ -45,17 +45,18 @@ _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][
 _INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
 
 
-@dataclass(frozen=True)
-class TypeExpr:
-    """A type written somewhere (`text` is resolved in `mod`), with why the receiver has it."""
+class TypeExpr(NamedTuple):
+    """A type written somewhere (`text` is resolved in `mod`), with why the receiver has it.
+
+    This and the other typing results are named tuples rather than frozen dataclasses: resolution makes
+    millions of them, and a frozen dataclass's `__init__` (one `object.__setattr__` per field) cost 2× more."""
 
     mod: ModuleRef
     text: str
     evidence: str
 
 
-@dataclass(frozen=True)
-class NamedType:
+class NamedType(NamedTuple):
     """A resolved class / interface / type alias. `static` marks the class object itself (`C.m()`)."""
 
     ref: DefRef
@@ -64,8 +65,7 @@ class NamedType:
     mixin: str | None = None  # reached through `extends Pick<…>`/`Omit<…>`: the line that says so
 
 
-@dataclass(frozen=True)
-class NamespaceType:
+class NamespaceType(NamedTuple):
     module: ModuleRef
     evidence: tuple[str, ...]
 
@@ -73,8 +73,7 @@ class NamespaceType:
 Typed = TypeExpr | NamedType | NamespaceType
 
 
-@dataclass(frozen=True)
-class Member:
+class Member(NamedTuple):
     """A member found on a type: a callable definition or a field."""
 
     owner: DefRef
