@@ -159,7 +159,7 @@ def _build(ctx: Any, lock: Lock, pins: list[RepoPin], key: str, cache_dir: Path,
                                     RepoModules(pin.name, files, configs, pin.aliases)))
             idx.close()
     t = time.perf_counter()
-    with gc_paused():  # hundreds of thousands of small records: the cyclic GC only slows this down
+    with gc_paused(freeze=True):  # hundreds of thousands of small records: the cyclic GC only slows this down
         program = Program(inputs)
         g = build_graph(program, rules)
     g.graph["index_stats"] = index_stats

@@ -651,9 +651,13 @@ class Types:
         with it (also through identity wrappers like `Object.freeze`), `satisfies`, annotated variables."""
         if self._object_impls is None:
             index: dict[DefRef, list[tuple[ModuleRef, str, str]]] = defaultdict(list)
+            # Built once, from a call site (never while a receiver is being typed), so what an argument's
+            # callee declares is the same for every literal passed to it in one scope: asked once each
+            # (45,000 argument literals, 18,000 distinct callees on the real repos).
+            wrapped: dict[tuple[ModuleRef, str, str | None], tuple[ModuleRef, str] | None] = {}
             for mod in self.p.files:
                 for obj in self.p.objects(mod):
-                    for nt in self._literal_types(mod, obj):
+                    for nt in self._literal_types(mod, obj, wrapped=wrapped):
                         index[nt.ref].append((mod, obj.object_id, nt.evidence[0]))
             self._object_impls = index
         out = self._object_impls_of.get(ref)
@@ -664,11 +668,21 @@ class Types:
             self._object_impls_of[ref] = out
         return out
 
-    def _literal_types(self, mod: ModuleRef, obj: ObjectLiteral, depth: int = 0) -> list[NamedType]:
+    def _literal_types(self, mod: ModuleRef, obj: ObjectLiteral, depth: int = 0,
+                       wrapped: dict[tuple[ModuleRef, str, str | None], tuple[ModuleRef, str] | None] | None = None,
+                       ) -> list[NamedType]:
         """The declared types an object literal gets from where it stands: its annotation / `satisfies`, the
         parameter it is passed to, the member of an enclosing typed literal (`{ store: { subscribe() {} } }`
         typed `{ store: Store }`), or the typed field or variable it is assigned to (`this.face = {…}`)."""
-        typed = (mod, obj.holder_type) if obj.holder_type else self._wrapped_return_type(mod, obj.holder, obj.scope)
+        if obj.holder_type:
+            typed: tuple[ModuleRef, str] | None = (mod, obj.holder_type)
+        elif wrapped is None:
+            typed = self._wrapped_return_type(mod, obj.holder, obj.scope)
+        else:  # memo of the object-implementations index (see there)
+            key = (mod, obj.holder, obj.scope)
+            if key not in wrapped:
+                wrapped[key] = self._wrapped_return_type(mod, obj.holder, obj.scope)
+            typed = wrapped[key]
         if typed:
             type_mod, holder_type = typed
             why = f"{mod.path}:{obj.line}: object literal ({obj.holder}) typed {holder_type}"

@@ -270,7 +270,7 @@ class FunctionValues:
     def _field_owners(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int, key: str) -> set[DefRef]:
         """The types that declare `key` as a field (not a method) on the receiver `chain`."""
         owners: set[DefRef] = set()
-        for recv in self.types.chain_types(mod, scope, chain, line):
+        for recv in self.calls.receiver_types(mod, scope, chain, line):
             named = (self.types.resolve_text(recv.mod, recv.text, recv.evidence)
                      if isinstance(recv, TypeExpr) else [recv] if isinstance(recv, NamedType) else [])
             for nt in named:
