@@ -208,6 +208,8 @@ class CallResolver:
     def _method_edges(self, mod: ModuleRef, call: Call, nt: NamedType, method: str) -> list[Edge]:
         edges: list[Edge] = []
         members = self.types.find_member(nt.ref, method)
+        if not members:  # most receiver types (augmentations of a shared interface) lack the member
+            return edges
         seam = f"{mod.repo}:{mod.path}:{call.line}:{call.column}"
         for m in members:
             owner_def = self.p.defs[m.owner]
