@@ -63,6 +63,8 @@ def build_graph(program: Program, rules: RuleSet, workers: int | None = None) ->
     edges.extend(engine.global_edges())
     edges.extend(implicit_constructor_edges(program, types))
     edges.extend(engine.value_edges(edges))
+    matches, by_kind = engine.matches, dict(Counter(e.kind for e in edges))
+    del symbols, types, calls, engine  # their memo tables are done with: freed before the graph grows (peak RSS)
     _add_edges(g, edges)
 
     files = list(program.files.values())
@@ -72,13 +74,13 @@ def build_graph(program: Program, rules: RuleSet, workers: int | None = None) ->
         "files_with_parse_errors": sum(1 for f in files if f.parse_errors),
         "nodes": g.number_of_nodes(),
         "edges": g.number_of_edges(),
-        "edges_by_kind": dict(Counter(e.kind for e in edges)),
+        "edges_by_kind": by_kind,
         "unresolved_calls": len(unresolved),
         "external_calls": sum(external_calls.values()),
         "external_packages": len({r.external for _, r in unresolved_imports if r.external}),
         "unresolved_imports": len(unresolved_imports),
         "external_imports": sum(1 for _, r in unresolved_imports if r.external),
-        "rule_matches": engine.matches,
+        "rule_matches": matches,
         "resolve_seconds": round(time.perf_counter() - started, 3),
     }
     _add_external_nodes(g, unresolved_imports, external_calls)
@@ -94,9 +96,11 @@ def _add_edges(g: nx.MultiDiGraph, edges: list[Edge]) -> None:
     """Add every edge in order, as `g.add_edge(source, target, **attrs)` would — the same node order
     (unknown endpoints appended on first use), keys (0, 1, … per node pair) and one key dict shared by
     `_succ` and `_pred` — but straight into networkx's dicts: its per-call overhead (argument dicts,
-    attribute copies, cache clearing) was most of graph assembly for 190,000 edges."""
+    attribute copies, cache clearing) was most of graph assembly for 190,000 edges. Consumes `edges`
+    (left all None), so the Edge objects and their attribute dicts are not all alive at once."""
     nodes, succ, pred = g._node, g._succ, g._pred
-    for e in edges:
+    for i, e in enumerate(edges):
+        edges[i] = None  # type: ignore[call-overload]  # consumed: each Edge is freed once its attrs exist
         source, target = e.source, e.target
         for node in (source, target):
             if node not in nodes:
