@@ -13,11 +13,17 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(freeze: bool = False) -> Iterator[None]:
+    """`freeze`: afterwards, move everything allocated so far out of the collector's reach (`gc.freeze`).
+    Re-enabling the GC after building the graph otherwise starts with a collection over all of those
+    millions of young objects (about 0.5 s on the real repos) that finds nothing; they are still freed
+    by reference counting."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         if enabled:
             gc.enable()

@@ -45,11 +45,17 @@ def build_graph(program: Program, rules: RuleSet, workers: int | None = None) ->
         "pins": {name: repo.commit for name, repo in program.repos.items()},
         "rules": {"files": rules.sources, "hash": rules.text_hash},
     })
+    nodes = g._node  # filled directly (see `_add_edges`): same dicts and order as add_node/add_edge
     for ref, d in program.defs.items():
-        g.add_node(ref.node_id, repo=ref.repo, path=ref.path, qualname=d.qualname, name=d.name, kind=d.kind,
-                   line=d.line, end_line=d.end_line, signature=d.signature, body_hash=d.body_hash,
-                   parent=(f"{ref.repo}:{ref.path}:{d.parent}" if d.parent else None), exported=d.exported,
-                   modifiers=list(d.modifiers), test=is_test_path(ref.path), has_body=d.has_body)
+        nodes[ref.node_id] = {
+            "repo": ref.repo, "path": ref.path, "qualname": d.qualname, "name": d.name, "kind": d.kind,
+            "line": d.line, "end_line": d.end_line, "signature": d.signature, "body_hash": d.body_hash,
+            "parent": (f"{ref.repo}:{ref.path}:{d.parent}" if d.parent else None), "exported": d.exported,
+            "modifiers": list(d.modifiers), "test": is_test_path(ref.path), "has_body": d.has_body}
+    succ, pred = g._succ, g._pred
+    for n in nodes:
+        succ[n] = {}
+        pred[n] = {}
 
     edges: list[Edge]
     edges, unresolved, external_calls = resolve_all(calls, engine, list(program.files),
@@ -57,17 +63,9 @@ def build_graph(program: Program, rules: RuleSet, workers: int | None = None) ->
     edges.extend(engine.global_edges())
     edges.extend(implicit_constructor_edges(program, types))
     edges.extend(engine.value_edges(edges))
-    for e in edges:
-        for node in (e.source, e.target):
-            if node not in g:
-                repo, path, qual = node.split(":", 2)
-                g.add_node(node, repo=repo, path=path, qualname=qual, name=qual, kind="module"
-                           if qual == MODULE_QUALNAME else "unknown", line=1, end_line=1, signature="",
-                           body_hash="", parent=None, exported=False, modifiers=[], test=is_test_path(path))
-        attrs = e.to_dict()
-        attrs.pop("source")
-        attrs.pop("target")
-        g.add_edge(e.source, e.target, **attrs)
+    matches, by_kind = engine.matches, dict(Counter(e.kind for e in edges))
+    del symbols, types, calls, engine  # their memo tables are done with: freed before the graph grows (peak RSS)
+    _add_edges(g, edges)
 
     files = list(program.files.values())
     unresolved_imports = _unresolved_imports(program)
@@ -76,13 +74,13 @@ def build_graph(program: Program, rules: RuleSet, workers: int | None = None) ->
         "files_with_parse_errors": sum(1 for f in files if f.parse_errors),
         "nodes": g.number_of_nodes(),
         "edges": g.number_of_edges(),
-        "edges_by_kind": dict(Counter(e.kind for e in edges)),
+        "edges_by_kind": by_kind,
         "unresolved_calls": len(unresolved),
         "external_calls": sum(external_calls.values()),
         "external_packages": len({r.external for _, r in unresolved_imports if r.external}),
         "unresolved_imports": len(unresolved_imports),
         "external_imports": sum(1 for _, r in unresolved_imports if r.external),
-        "rule_matches": engine.matches,
+        "rule_matches": matches,
         "resolve_seconds": round(time.perf_counter() - started, 3),
     }
     _add_external_nodes(g, unresolved_imports, external_calls)
@@ -92,6 +90,37 @@ def build_graph(program: Program, rules: RuleSet, workers: int | None = None) ->
         {"file": f, "specifier": r.specifier, "external": r.external, "how": r.how} for f, r in unresolved_imports
     ]
     return g
+
+
+def _add_edges(g: nx.MultiDiGraph, edges: list[Edge]) -> None:
+    """Add every edge in order, as `g.add_edge(source, target, **attrs)` would — the same node order
+    (unknown endpoints appended on first use), keys (0, 1, … per node pair) and one key dict shared by
+    `_succ` and `_pred` — but straight into networkx's dicts: its per-call overhead (argument dicts,
+    attribute copies, cache clearing) was most of graph assembly for 190,000 edges. Consumes `edges`
+    (left all None), so the Edge objects and their attribute dicts are not all alive at once."""
+    nodes, succ, pred = g._node, g._succ, g._pred
+    for i, e in enumerate(edges):
+        edges[i] = None  # type: ignore[call-overload]  # consumed: each Edge is freed once its attrs exist
+        source, target = e.source, e.target
+        for node in (source, target):
+            if node not in nodes:
+                repo, path, qual = node.split(":", 2)
+                nodes[node] = {"repo": repo, "path": path, "qualname": qual, "name": qual,
+                               "kind": "module" if qual == MODULE_QUALNAME else "unknown", "line": 1,
+                               "end_line": 1, "signature": "", "body_hash": "", "parent": None,
+                               "exported": False, "modifiers": [], "test": is_test_path(path)}
+                succ[node] = {}
+                pred[node] = {}
+        attrs = e.to_dict()
+        del attrs["source"], attrs["target"]
+        keyed = succ[source].get(target)
+        if keyed is None:
+            keyed = succ[source][target] = {}
+            pred[target][source] = keyed
+        keyed[len(keyed)] = attrs  # networkx's new_edge_key: the lowest unused integer
+    clear = getattr(nx, "_clear_cache", None)  # networkx ≥ 3.3 caches views of a graph
+    if clear is not None:
+        clear(g)
 
 
 def _unresolved_imports(program: Program) -> list[tuple[str, Resolution]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from analyzer.index.configs import PackageManifest, RepoConfigs, TsConfig
 
@@ -20,8 +20,9 @@ BUILD_DIRS = ("dist", "lib", "build", "out", "esm", "cjs", "types")
 CONDITION_ORDER = ("source", "import", "module", "default", "node", "require", "types")
 
 
-@dataclass(frozen=True)
-class ModuleRef:
+class ModuleRef(NamedTuple):
+    """A module of a locked repo (a named tuple: a memo key everywhere in resolution, hashed in C)."""
+
     repo: str
     path: str
 

@@ -128,7 +128,7 @@ class DispatchEngine:
     def _is_context(self, mod: ModuleRef, call: Call, rule: dict, typed_only: bool) -> bool:
         """Is the receiver before the service name the framework context (by type, or by name when untyped)?"""
         chain = call.callee
-        for recv in self.types.chain_types(mod, call.scope, chain[:-2], call.line):
+        for recv in self.calls.receiver_types(mod, call.scope, chain[:-2], call.line):
             if set(_type_names(recv)) & set(rule.get("context_types", [])):
                 return True
         return not typed_only and chain[-3] in rule.get("context_names", [])

@@ -4,7 +4,7 @@ and barrels, a namespace, a module-level variable, or an external package.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from analyzer.index.model import Binding
 from analyzer.resolve.modules import ModuleRef
@@ -13,15 +13,15 @@ from analyzer.resolve.program import DefRef, Program
 MAX_REEXPORT_DEPTH = 24
 
 
-@dataclass(frozen=True)
-class Symbol:
-    """A resolved name. Exactly one of `definition`, `namespace`, `binding`, `external` is set."""
+class Symbol(NamedTuple):
+    """A resolved name. Exactly one of `definition`, `namespace`, `binding`, `external` is set.
+    (A named tuple: made for every name lookup, cheaper to build than a frozen dataclass.)"""
 
     definition: DefRef | None = None
     namespace: ModuleRef | None = None
     binding: tuple[ModuleRef, Binding] | None = None
     external: str | None = None
-    evidence: tuple[str, ...] = field(default_factory=tuple)  # "path:line: why" from use site to target
+    evidence: tuple[str, ...] = ()  # "path:line: why" from use site to target
     type_only: bool = False
 
 

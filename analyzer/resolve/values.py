@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from analyzer.index.model import Arg, Assignment, Call, Definition
+from analyzer.index.model import Arg, Assignment, Call, Definition, ObjectLiteral
 from analyzer.resolve.calls import CallResolver, node_id_for_scope
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.modules import ModuleRef
@@ -52,6 +52,8 @@ class FunctionValues:
         self._into: dict[str, list[Edge]] = defaultdict(list)
         self._assigned: dict[str, list[tuple[ModuleRef, Assignment]]] = defaultdict(list)
         self._param_cache: dict[tuple[DefRef, int, str | None, int], list[Value]] = {}
+        self._held: dict[ModuleRef, dict[str, list[ObjectLiteral]]] = {}
+        self._owners: dict[tuple[ModuleRef, str | None, tuple[str, ...], int, str], set[DefRef]] = {}
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -128,9 +130,14 @@ class FunctionValues:
 
     def _held_literal(self, mod: ModuleRef, scope: str | None, name: str) -> str | None:
         """The object literal a `const name = { … }` in the scope chain holds (its object id)."""
+        held = self._held.get(mod)
+        if held is None:  # indexed per file (asked for every call): holder → its literals, in file order
+            held = self._held[mod] = defaultdict(list)
+            for obj in self.p.objects(mod):
+                held[obj.holder].append(obj)
         chain = self.p.scope_chain(mod, scope)
-        for obj in self.p.objects(mod):
-            if obj.holder == f"variable:{name}" and obj.scope in chain:
+        for obj in held.get(f"variable:{name}", ()):
+            if obj.scope in chain:
                 return obj.object_id
         return None
 
@@ -268,15 +275,21 @@ class FunctionValues:
         return out
 
     def _field_owners(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int, key: str) -> set[DefRef]:
-        """The types that declare `key` as a field (not a method) on the receiver `chain`."""
+        """The types that declare `key` as a field (not a method) on the receiver `chain`. Memoised (do not
+        mutate): every call of a field name asks it again for each assignment site of that name."""
+        memo_key = (mod, scope, tuple(chain), line, key)
+        found = self._owners.get(memo_key)
+        if found is not None:
+            return found
         owners: set[DefRef] = set()
-        for recv in self.types.chain_types(mod, scope, chain, line):
+        for recv in self.calls.receiver_types(mod, scope, chain, line):
             named = (self.types.resolve_text(recv.mod, recv.text, recv.evidence)
                      if isinstance(recv, TypeExpr) else [recv] if isinstance(recv, NamedType) else [])
             for nt in named:
                 for m in self.types.find_member(nt.ref, key):
                     if m.field is not None:
                         owners.add(m.owner)
+        self._owners[memo_key] = owners
         return owners
 
 

@@ -21,10 +21,13 @@ from pathlib import Path
 Warn = Callable[[str], None]
 
 
+def _env(dest: Path) -> dict[str, str]:
+    return dict(os.environ, GIT_DIR=str(dest / ".git"), GIT_WORK_TREE=str(dest), GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+
+
 def _git(dest: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """git on exactly this checkout (no discovery upwards into an enclosing repository)."""
-    env = dict(os.environ, GIT_DIR=str(dest / ".git"), GIT_WORK_TREE=str(dest), GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    return subprocess.run(["git", *args], cwd=dest, capture_output=True, text=True, env=env)
+    return subprocess.run(["git", *args], cwd=dest, capture_output=True, text=True, env=_env(dest))
 
 
 def _first_line(text: str) -> str:
@@ -78,3 +81,39 @@ def repair(dest: Path, name: str, *, deep: bool = False, warn: Warn | None = Non
         return False
     discard(dest, name, why, warn)
     return True
+
+
+class DeepCheck:
+    """`repair(dest, deep=True)` split in two: the cheap checks and the start of the full `git fsck` now,
+    the verdict later. A cold graph build starts one per checkout before indexing the first, so the
+    checks run side by side and each overlaps the indexing of the repos before it; every checkout is
+    still verified before its own files are read and cached."""
+
+    def __init__(self, dest: Path, name: str) -> None:
+        self.dest, self.name = dest, name
+        self.skip = dest.is_symlink() or not dest.is_dir() or not any(dest.iterdir())
+        self.why = None if self.skip else quick_damage(dest)
+        self.proc: subprocess.Popen[str] | None = None
+        if not self.skip and self.why is None:
+            self.proc = subprocess.Popen(["git", "fsck", "--no-dangling", "--no-progress"], cwd=self.dest,
+                                         env=_env(self.dest), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True)
+
+    def finish(self, warn: Warn | None = None) -> bool:
+        """Wait for the verdict; discard the checkout when it is damaged (True when it did)."""
+        if self.proc is not None:
+            out, err = self.proc.communicate()
+            if self.proc.returncode != 0:
+                self.why = _first_line(err or out)
+            self.proc = None
+        if self.skip or self.why is None:
+            return False
+        discard(self.dest, self.name, self.why, warn)
+        return True
+
+    def cancel(self) -> None:
+        """Stop a check whose verdict is no longer wanted (the build failed or was interrupted)."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.communicate()
+            self.proc = None

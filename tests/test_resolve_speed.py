@@ -1,0 +1,181 @@
+"""The speed machinery of graph building changes nothing (issue 10 goal 3): memo tables, graph assembly
+straight into networkx's dicts, the frozen GC, and `git fsck` started before indexing."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from graphfixtures import build_world
+
+import analyzer.graph.build as build
+from analyzer.gcpause import gc_paused
+from analyzer.graph.build import build_graph
+from analyzer.resolve.calls import CallResolver
+from analyzer.resolve.receivers import Types
+from analyzer.resolve.rules import load_rules
+from analyzer.resolve.values import FunctionValues
+from analyzer.sources.repair import DeepCheck
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory):
+    world = build_world(tmp_path_factory.mktemp("speed"))
+    return world.analysis(need_program=True).program
+
+
+def _snapshot(g):
+    stats = {k: v for k, v in g.graph["stats"].items() if k != "resolve_seconds"}
+    return (list(g.nodes(data=True)), list(g.edges(keys=True, data=True)),
+            {n: list(g.predecessors(n)) for n in g}, g.graph["unresolved"], stats)
+
+
+class _Forgetful(dict):
+    """A memo table that never remembers: every question is computed again."""
+
+    def get(self, key, default=None):  # type: ignore[override]
+        return default
+
+    def __contains__(self, key: object) -> bool:
+        return False
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
+MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of"),
+         CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",)}
+
+
+def test_memo_tables_change_no_edge(program, monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = load_rules()
+    with gc_paused():
+        memoised = build_graph(program, rules)
+    for cls, names in MEMOS.items():
+        real = cls.__init__
+
+        def init(self, *args, _real=real, _names=names, **kw) -> None:
+            _real(self, *args, **kw)
+            for name in _names:
+                assert isinstance(getattr(self, name), dict), name  # the table exists under that name
+                setattr(self, name, _Forgetful())
+
+        monkeypatch.setattr(cls, "__init__", init)
+    with gc_paused():
+        recomputed = build_graph(program, rules)
+    kinds = recomputed.graph["stats"]["edges_by_kind"]
+    assert kinds.get("interface") and kinds.get("method") and kinds.get("dispatch")  # the memos were exercised
+    assert _snapshot(memoised) == _snapshot(recomputed)
+
+
+def test_direct_assembly_builds_what_add_edge_builds(program, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = []
+    real = build._add_edges
+
+    def spy(g, edges):
+        seen.append((dict(g._node), list(edges)))  # the nodes before any edge, and the edges in order
+        real(g, edges)
+
+    monkeypatch.setattr(build, "_add_edges", spy)
+    with gc_paused():
+        g = build_graph(program, load_rules())
+    nodes, edges = seen[0]
+    ref = nx.MultiDiGraph()
+    for n, attrs in nodes.items():
+        ref.add_node(n, **attrs)
+    for e in edges:
+        for node in (e.source, e.target):
+            if node not in ref:  # an endpoint without a definition: the attributes build_graph gave it
+                ref.add_node(node, **g.nodes[node])
+        attrs = e.to_dict()
+        attrs.pop("source")
+        attrs.pop("target")
+        ref.add_edge(e.source, e.target, **attrs)
+    built = list(g.nodes(data=True))
+    assert built[:len(ref)] == list(ref.nodes(data=True))
+    assert all(n.startswith("npm:") for n, _ in built[len(ref):])  # added after the edges, on purpose
+    assert list(g.edges(keys=True, data=True)) == list(ref.edges(keys=True, data=True))
+    assert {n: list(g._pred[n].items()) for n in ref} == {n: list(ref._pred[n].items()) for n in ref}
+    assert any(len(keyed) > 1 for adj in g._succ.values() for keyed in adj.values())  # parallel edges too
+    # one key dict per node pair, shared by both directions (as networkx does)
+    assert all(g._pred[v][u] is keyed for u, adj in g._succ.items() for v, keyed in adj.items())
+
+
+def test_resolve_text_memo_keeps_evidence_apart_and_hands_out_copies(program) -> None:
+    from analyzer.resolve.symbols import SymbolResolver
+
+    types = Types(program, SymbolResolver(program))
+    mod, cls = next((m, d) for m, facts in program.files.items() for d in facts.definitions
+                    if d.kind == "class" and d.parent is None)
+    named = [cls]
+    first = types.resolve_text(mod, named[0].name, "here: one")
+    assert first and first[0].evidence[0] == "here: one"
+    first.clear()  # a caller that mutates its answer does not change the next one
+    again = types.resolve_text(mod, named[0].name, "here: one")
+    other = types.resolve_text(mod, named[0].name, "there: two")
+    assert again and again[0].evidence[0] == "here: one"
+    assert other and other[0].evidence[0] == "there: two"
+
+
+def test_receiver_memo_keys_on_scope_chain_and_line(program, monkeypatch: pytest.MonkeyPatch) -> None:
+    from analyzer.resolve.symbols import SymbolResolver
+
+    symbols = SymbolResolver(program)
+    types = Types(program, symbols)
+    calls = CallResolver(program, symbols, types)
+    asked = []
+
+    def chain_types(mod, scope, chain, line):
+        asked.append((scope, tuple(chain), line))
+        return [line]
+
+    monkeypatch.setattr(types, "chain_types", chain_types)
+    mod = next(iter(program.files))
+    assert calls.receiver_types(mod, "f", ["this", "a"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["this", "a"], 4) == [4]
+    assert calls.receiver_types(mod, "g", ["this", "a"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["this", "b"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["this", "a"], 3) == [3]
+    assert len(asked) == 4  # the repeated question was answered from the table
+
+
+def test_gc_paused_can_freeze_what_was_built() -> None:
+    before = gc.get_freeze_count()
+    try:
+        with gc_paused(freeze=True):
+            kept = [[i] for i in range(1000)]
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= before + len(kept)
+    finally:
+        gc.unfreeze()
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def test_deep_check_started_early_still_finds_a_corrupt_object(tmp_path: Path) -> None:
+    warnings: list[str] = []
+    sound, broken = tmp_path / "sound", tmp_path / "broken"
+    for dest in (sound, broken):
+        dest.mkdir()
+        _git(dest, "init", "-q")
+        (dest / "a.ts").write_text("export const a = 1;\n" * 50)
+        _git(dest, "add", "a.ts")
+        _git(dest, "commit", "-qm", "one")
+    blob = subprocess.run(["git", "rev-parse", "HEAD:a.ts"], cwd=broken, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    loose = broken / ".git" / "objects" / blob[:2] / blob[2:]
+    loose.chmod(0o644)
+    data = bytearray(loose.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # a flipped byte inside the compressed blob: only the full fsck reads it
+    loose.write_bytes(bytes(data))
+    checks = [DeepCheck(sound, "sound"), DeepCheck(broken, "broken"), DeepCheck(tmp_path / "absent", "absent")]
+    assert [c.finish(warn=warnings.append) for c in checks] == [False, True, False]
+    assert sound.is_dir() and not broken.exists()
+    assert len(warnings) == 1 and "broken" in warnings[0] and "damaged" in warnings[0]
