@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from analyzer.index.model import Arg, Assignment, Call, Definition
+from analyzer.index.model import Arg, Assignment, Call, Definition, ObjectLiteral
 from analyzer.resolve.calls import CallResolver, node_id_for_scope
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.modules import ModuleRef
@@ -52,6 +52,7 @@ class FunctionValues:
         self._into: dict[str, list[Edge]] = defaultdict(list)
         self._assigned: dict[str, list[tuple[ModuleRef, Assignment]]] = defaultdict(list)
         self._param_cache: dict[tuple[DefRef, int, str | None, int], list[Value]] = {}
+        self._jsx: dict[str, list[tuple[ModuleRef, ObjectLiteral]]] = defaultdict(list)  # component → its props
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -60,6 +61,7 @@ class FunctionValues:
                 self._call_at[(mod.repo, mod.path, call.line, call.column)] = (mod, call)
             for a in facts.assignments:
                 self._assigned[a.target[-1]].append((mod, a))
+            self._index_jsx(mod, facts.objects)
         have: set[tuple[str, str, int]] = set()
         for e in graph_edges:
             have.add((e.source, e.target, e.line))
@@ -80,6 +82,14 @@ class FunctionValues:
                     out.append(edge)
         out = _dedupe(out)
         return out, len(out)
+
+    def _index_jsx(self, mod: ModuleRef, objects: list[ObjectLiteral]) -> None:
+        """`<Comp onClose={…} />` gives Comp its props: index each element's props by the component."""
+        for obj in objects:
+            if obj.holder.startswith("jsx:"):
+                target = self._named_function(mod, obj.scope, obj.holder[4:])
+                if target is not None:
+                    self._jsx[target.node_id].append((mod, obj))
 
     # --- which values reach a call ----------------------------------------------------------
     def _values_for(self, mod: ModuleRef, call: Call) -> list[Value]:
@@ -167,10 +177,16 @@ class FunctionValues:
             if key is None:
                 found = self._arg_values(mod, call, arg, where, depth)
             elif arg.kind == "object" and arg.object_id:
-                found = self._property_values(mod, arg.object_id, key, where)
+                found = self._property_values(mod, arg.object_id, key, where, depth=depth)
             else:
                 found = []
             out.extend(Value(v.target, v.evidence, passer) for v in found)
+        if index == 0 and key is not None:  # a component's props: what each `<Comp key={…} />` gives
+            for mod, obj in self._jsx.get(fn.node_id, []):
+                where = (f"{fn.path}:{d.line}: {prm} is the props of {d.qualname}",
+                         f"{mod.path}:{obj.line}: <{obj.holder[4:]} …> gives its attributes as props")
+                found = self._property_values(mod, obj.object_id, key, where, "given", depth)
+                out.extend(Value(v.target, v.evidence, node_id_for_scope(mod, obj.scope)) for v in found)
         self._param_cache[cache_key] = out
         return out
 
@@ -180,14 +196,7 @@ class FunctionValues:
             repo, path, qual = owner.split(":", 2)
             return [Value(DefRef(repo, path, qual), (*where, INLINE))]
         if arg.kind == "identifier":
-            found = self._named_function(mod, call.scope, arg.text)
-            if found is not None:
-                return [Value(found, where)]
-            forwarded = self._param_owner(mod, call.scope, arg.text)
-            if forwarded is not None and depth < MAX_FORWARDS:
-                fn, index = forwarded
-                return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(fn, index, None, depth + 1)]
-            return []
+            return self._identifier_values(mod, call.scope, arg.text, where, depth)
         if arg.kind == "member" and arg.text.startswith("this.") and arg.text.count(".") == 1 and call.scope:
             cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, call.scope))
             if cls is not None:
@@ -196,8 +205,24 @@ class FunctionValues:
                         return [Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), where)]
         return []
 
+    def _identifier_values(self, mod: ModuleRef, scope: str | None, name: str, where: tuple[str, ...],
+                           depth: int) -> list[Value]:
+        """What a name passed on stands for: a function, or what reaches the parameter (plain or
+        destructured, `{ onClose }`) of the enclosing function that forwards it."""
+        found = self._named_function(mod, scope, name)
+        if found is not None:
+            return [Value(found, where)]
+        if depth >= MAX_FORWARDS:
+            return []
+        forwarded = self._param_owner(mod, scope, name)
+        picked = (*forwarded, None) if forwarded is not None else self._destructured_param(mod, scope, name)
+        if picked is None:
+            return []
+        fn, index, key = picked
+        return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(fn, index, key, depth + 1)]
+
     def _property_values(self, mod: ModuleRef, object_id: str, key: str, where: tuple[str, ...],
-                         how: str = "passed") -> list[Value]:
+                         how: str = "passed", depth: int = 0) -> list[Value]:
         obj = self.p.object_literal(mod, object_id)
         if obj is None:
             return []
@@ -208,10 +233,11 @@ class FunctionValues:
             why = (*where, f"{mod.path}:{prop.line}: property {key!r} of the object {how}")
             if prop.value_def:
                 out.append(Value(DefRef(mod.repo, mod.path, prop.value_def), why))
+            elif prop.value_kind == "function":  # an inline closure without a definition (a JSX attribute)
+                repo, path, qual = node_id_for_scope(mod, obj.scope).split(":", 2)
+                out.append(Value(DefRef(repo, path, qual), (*why, INLINE)))
             elif prop.value_kind == "identifier":
-                found = self._named_function(mod, obj.scope, prop.value_text)
-                if found is not None:
-                    out.append(Value(found, why))
+                out.extend(self._identifier_values(mod, obj.scope, prop.value_text, why, depth))
         return out
 
     def _named_function(self, mod: ModuleRef, scope: str | None, name: str) -> DefRef | None:
