@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from analyzer.index.model import Arg, Assignment, Call, Definition, ObjectLiteral
 from analyzer.resolve.calls import CallResolver, node_id_for_scope
 from analyzer.resolve.edges import Edge
+from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
 from analyzer.resolve.receivers import NamedType, TypeExpr, Types
@@ -53,6 +54,7 @@ class FunctionValues:
         self._assigned: dict[str, list[tuple[ModuleRef, Assignment]]] = defaultdict(list)
         self._param_cache: dict[tuple[DefRef, int, str | None, int], list[Value]] = {}
         self._jsx: dict[str, list[tuple[ModuleRef, ObjectLiteral]]] = defaultdict(list)  # component → its props
+        self.ftypes = FunctionTypes(program, types)
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -63,8 +65,10 @@ class FunctionValues:
                 self._assigned[a.target[-1]].append((mod, a))
             self._index_jsx(mod, facts.objects)
         have: set[tuple[str, str, int]] = set()
+        bound: set[tuple[str, str, int, int]] = set()  # call sites that already have an edge
         for e in graph_edges:
             have.add((e.source, e.target, e.line))
+            bound.add((e.repo, e.path, e.line, e.column))
             if e.kind in CALL_KINDS:
                 self._into[e.target].append(e)
         out: list[Edge] = []
@@ -72,7 +76,10 @@ class FunctionValues:
             for call in facts.calls:
                 if call.kind != "call":
                     continue
-                for v in self._values_for(mod, call):
+                values = self._values_for(mod, call)
+                if not values and (mod.repo, mod.path, call.line, call.column) not in bound:
+                    values = self._typed_values(mod, call)
+                for v in values:
                     source = node_id_for_scope(mod, call.scope)
                     if (source, v.target.node_id, call.line) in have:
                         continue  # already bound (e.g. an object literal typed by the option interface)
@@ -115,6 +122,48 @@ class FunctionValues:
         if key is not None and not values:
             values = self._assigned_values(mod, call)
         return values
+
+    def _typed_values(self, mod: ModuleRef, call: Call) -> list[Value]:
+        """No value can be followed to this call: the producers of its declared function type, if named."""
+        out: list[Value] = []
+        for declared in self._declared_types(mod, call):
+            for alias in self.ftypes.function_aliases([declared]):
+                for ref, evidence, returned in self.ftypes.producers(alias.ref):
+                    note = (INLINE,) if returned else ()
+                    out.append(Value(ref, (*alias.evidence, *evidence[:1], *note)))
+        return out
+
+    def _declared_types(self, mod: ModuleRef, call: Call) -> list[NamedType]:
+        """The declared types of the value called: a parameter, a destructured option, or a property or field
+        reached from `this` or a parameter."""
+        chain = call.callee
+        root = chain[0]
+        if len(chain) == 1 and self._param_owner(mod, call.scope, root) is None:
+            picked = self._destructured_param(mod, call.scope, root)
+            if picked is None:
+                return []
+            fn, index, key = picked
+            d = self.p.defs[fn]
+            prm = d.params[index]
+            if not prm.type:
+                return []
+            out: list[NamedType] = []
+            why = f"{fn.path}:{d.line}: {{ {key} }} of {d.qualname} is typed {prm.type}"
+            for base in self.ftypes.text_types(fn.module, prm.type, why):
+                for m in self.types.find_member(base.ref, key):
+                    if m.field is not None and m.field.type:
+                        out.extend(self.ftypes.text_types(m.owner.module, m.field.type, (
+                            f"{m.owner.path}:{m.field.line}: {m.field.owner}.{key}: {m.field.type}")))
+            return out
+        if root != "this" and self._param_owner(mod, call.scope, root) is None:
+            return []
+        out = []
+        for t in self.types.chain_types(mod, call.scope, chain, call.line):
+            if isinstance(t, TypeExpr):
+                out.extend(self.ftypes.text_types(t.mod, t.text, t.evidence))
+            elif isinstance(t, NamedType):
+                out.append(t)
+        return out
 
     def _enclosing_functions(self, mod: ModuleRef, scope: str | None) -> Iterator[tuple[DefRef, Definition]]:
         """The named definitions around `scope`, innermost first, up to module level."""
