@@ -25,7 +25,7 @@ from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
 from analyzer.resolve.receivers import NamedType, TypeExpr, Types
 from analyzer.resolve.symbols import SymbolResolver
-from analyzer.resolve.typetext import object_pattern_names
+from analyzer.resolve.typetext import arrow_parameters, object_pattern_names
 
 MAX_FORWARDS = 3
 CALL_KINDS = ("direct", "method", "interface")  # edges that are real calls with these arguments
@@ -55,12 +55,14 @@ class FunctionValues:
         self._param_cache: dict[tuple[DefRef, int, str | None, int], list[Value]] = {}
         self._jsx: dict[str, list[tuple[ModuleRef, ObjectLiteral]]] = defaultdict(list)  # component → its props
         self.ftypes = FunctionTypes(program, types)
+        self._calls_in: dict[tuple[ModuleRef, str | None], list[Call]] = defaultdict(list)
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
         for mod, facts in self.p.files.items():
             for call in facts.calls:
                 self._call_at[(mod.repo, mod.path, call.line, call.column)] = (mod, call)
+                self._calls_in[(mod, call.scope)].append(call)
             for a in facts.assignments:
                 self._assigned[a.target[-1]].append((mod, a))
             self._index_jsx(mod, facts.objects)
@@ -109,7 +111,9 @@ class FunctionValues:
         if owner is None:
             if len(chain) == 1:  # `function f({ onChunk }: Opts) { onChunk() }`: a destructured option
                 picked = self._destructured_param(mod, call.scope, chain[0])
-                return self._param_values(*picked, 0) if picked is not None else []
+                if picked is not None:
+                    return self._param_values(*picked, 0)
+                return self._closure_param_values(mod, call) if call.nested else []
             held = self._held_literal(mod, call.scope, chain[0])
             if held is not None:  # `const internals = { tempName, … }` then `internals.tempName()`
                 found = self._property_values(mod, held, chain[1], (f"{mod.path}:{call.line}: {chain[0]} is an "
@@ -122,6 +126,42 @@ class FunctionValues:
         if key is not None and not values:
             values = self._assigned_values(mod, call)
         return values
+
+    def _closure_param_values(self, mod: ModuleRef, call: Call) -> list[Value]:
+        """`withLock(key, async (release) => { …; release() })`: a parameter of an inline closure handed to
+        a function of the repos is what that function passes when it calls the closure."""
+        name = call.callee[0]
+        siblings = self._calls_in.get((mod, call.scope), [])
+        earlier = sorted((c for c in siblings if c.line <= call.line and c is not call),
+                         key=lambda c: (-c.line, -c.column))
+        for outer in earlier:
+            for i, arg in enumerate(outer.args):
+                if arg.kind != "function":
+                    continue
+                params = arrow_parameters(arg.text)
+                if params[:1] == ["this"]:  # a `this` parameter is a type, not a position
+                    params = params[1:]
+                if name in params:
+                    return self._invoked_with(mod, outer, i, params.index(name), name)
+        return []
+
+    def _invoked_with(self, mod: ModuleRef, outer: Call, index: int, position: int, name: str) -> list[Value]:
+        """What the callees of `outer` pass at `position` when they call their parameter `index`."""
+        out: list[Value] = []
+        for target in self.types.callee_targets(mod, outer.scope, outer.callee, outer.line):
+            d = self.p.defs.get(target)
+            if d is None or index >= len(d.params) or d.params[index].name.startswith(("{", "[")):
+                continue
+            prm = d.params[index].name
+            where = (f"{mod.path}:{outer.line}: {name} is parameter {position + 1} of the closure passed to "
+                     f"{d.qualname}",)
+            for inner in self._calls_in.get((target.module, target.qualname), []):
+                if inner.callee != [prm] or position >= len(inner.args):
+                    continue
+                why = (*where, f"{target.path}:{inner.line}: {d.qualname} calls {prm}(…) with "
+                               f"{inner.args[position].text[:60]}")
+                out.extend(self._arg_values(target.module, inner, inner.args[position], why, 1))
+        return out
 
     def _typed_values(self, mod: ModuleRef, call: Call) -> list[Value]:
         """No value can be followed to this call: the producers of its declared function type, if named."""
