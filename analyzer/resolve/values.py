@@ -43,12 +43,14 @@ class Value:
 
 class FunctionValues:
     def __init__(self, program: Program, symbols: SymbolResolver, types: Types, calls: CallResolver,
-                 rule: str) -> None:
+                 rule: dict) -> None:
         self.p = program
         self.symbols = symbols
         self.types = types
         self.calls = calls
-        self.rule = rule
+        self.rule = rule["name"]
+        self.element_factories = set(rule.get("element_factories", []))
+        self.function_wrappers = set(rule.get("function_wrappers", []))
         self._call_at: dict[tuple[str, str, int, int], tuple[ModuleRef, Call]] = {}
         self._into: dict[str, list[Edge]] = defaultdict(list)
         self._assigned: dict[str, list[tuple[ModuleRef, Assignment]]] = defaultdict(list)
@@ -63,6 +65,8 @@ class FunctionValues:
             for call in facts.calls:
                 self._call_at[(mod.repo, mod.path, call.line, call.column)] = (mod, call)
                 self._calls_in[(mod, call.scope)].append(call)
+                if len(call.args) >= 2 and ".".join(call.callee) in self.element_factories:
+                    self._index_element(mod, call)
             for a in facts.assignments:
                 self._assigned[a.target[-1]].append((mod, a))
             self._index_jsx(mod, facts.objects)
@@ -99,6 +103,16 @@ class FunctionValues:
                 target = self._named_function(mod, obj.scope, obj.holder[4:])
                 if target is not None:
                     self._jsx[target.node_id].append((mod, obj))
+
+    def _index_element(self, mod: ModuleRef, call: Call) -> None:
+        """`createElement(Comp, { onClose })`: the object literal is Comp's props, as in JSX."""
+        comp, props = call.args[0], call.args[1]
+        if comp.kind != "identifier" or props.kind != "object" or not props.object_id:
+            return
+        obj = self.p.object_literal(mod, props.object_id)
+        target = self._named_function(mod, call.scope, comp.text)
+        if obj is not None and target is not None:
+            self._jsx[target.node_id].append((mod, obj))
 
     # --- which values reach a call ----------------------------------------------------------
     def _values_for(self, mod: ModuleRef, call: Call) -> list[Value]:
@@ -301,6 +315,9 @@ class FunctionValues:
         found = self._named_function(mod, scope, name)
         if found is not None:
             return [Value(found, where)]
+        wrapped = self._wrapped_closure(mod, scope, name)
+        if wrapped is not None:
+            return [Value(wrapped[0], (*where, wrapped[1], INLINE))]
         if depth >= MAX_FORWARDS:
             return []
         forwarded = self._param_owner(mod, scope, name)
@@ -309,6 +326,17 @@ class FunctionValues:
             return []
         fn, index, key = picked
         return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(fn, index, key, depth + 1)]
+
+    def _wrapped_closure(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, str] | None:
+        """`const close = useCallback(() => …, deps)`: the closure belongs to the function that writes it."""
+        if not self.function_wrappers:
+            return None
+        for sc in self.p.scope_chain(mod, scope):
+            for b in self.p.bindings_named(mod, sc, name):
+                if b.init_callee and ".".join(b.init_callee) in self.function_wrappers:
+                    repo, path, qual = node_id_for_scope(mod, b.scope).split(":", 2)
+                    return DefRef(repo, path, qual), f"{mod.path}:{b.line}: {name} = {'.'.join(b.init_callee)}(…)"
+        return None
 
     def _property_values(self, mod: ModuleRef, object_id: str, key: str, where: tuple[str, ...],
                          how: str = "passed", depth: int = 0) -> list[Value]:
@@ -327,7 +355,28 @@ class FunctionValues:
                 out.append(Value(DefRef(repo, path, qual), (*why, INLINE)))
             elif prop.value_kind == "identifier":
                 out.extend(self._identifier_values(mod, obj.scope, prop.value_text, why, depth))
+            elif prop.value_kind == "member":
+                out.extend(self._member_values(mod, obj.scope, prop.value_text, why, depth))
         return out
+
+    def _member_values(self, mod: ModuleRef, scope: str | None, text: str, where: tuple[str, ...],
+                       depth: int) -> list[Value]:
+        """`props.onPicked` / `opts.onDone` handed on: what reaches that option of the enclosing function's
+        parameter; `this.handle`: the class's method."""
+        head, _, key = text.partition(".")
+        if not key or "." in key or depth >= MAX_FORWARDS:
+            return []
+        if head == "this" and scope:
+            cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, scope))
+            if cls is None:
+                return []
+            return [Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), where)
+                    for m in self.types.find_member(cls, key)
+                    if m.definition is not None and m.definition.kind in CALLABLE_KINDS]
+        owner = self._param_owner(mod, scope, head)
+        if owner is None:
+            return []
+        return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(owner[0], owner[1], key, depth + 1)]
 
     def _named_function(self, mod: ModuleRef, scope: str | None, name: str) -> DefRef | None:
         local = self.p.local_function(mod, scope, name)
