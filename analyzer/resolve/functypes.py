@@ -53,6 +53,30 @@ class FunctionTypes:
         self.types = types
         self._fn_alias: dict[DefRef, bool] = {}
         self._producers: dict[DefRef, list[tuple[DefRef, tuple[str, ...], bool]]] | None = None
+        self._typed_names: set[str] | None = None
+        self._aliases: set[str] | None = None
+
+    def typed_names(self) -> set[str]:
+        """Names of fields and parameters whose declared type may be a named function type: the only calls
+        worth typing (typing every unbound call would cost more than the rest of this pass)."""
+        if self._typed_names is None:
+            aliases = self._alias_names()
+            names: set[str] = set()
+            for f in (f for facts in self.p.files.values() for f in facts.fields):
+                if f.type and (aliases.intersection(named_types(f.type)) or _INDEXED.match(f.type)):
+                    names.add(f.name)
+            for d in self.p.defs.values():
+                for prm in d.params:
+                    if prm.type and (aliases.intersection(named_types(prm.type)) or _INDEXED.match(prm.type)):
+                        names.add(prm.name)
+            self._typed_names = names
+        return self._typed_names
+
+    def _alias_names(self) -> set[str]:
+        if self._aliases is None:
+            self._aliases = {d.name for d in self.p.defs.values() if d.kind == "type_alias" and (
+                is_function_type(alias_rhs(d.signature) or "") or _INDEXED.match(alias_rhs(d.signature) or ""))}
+        return self._aliases
 
     def function_aliases(self, nts: list[NamedType], depth: int = 0) -> list[NamedType]:
         """The named function types among `nts`, following `type A = B` and `type A = X['k']`."""
@@ -92,10 +116,7 @@ class FunctionTypes:
         return found if len(found) <= MAX_PRODUCERS else []
 
     def _index(self) -> dict[DefRef, list[tuple[DefRef, tuple[str, ...], bool]]]:
-        names = {d.name for d in self.p.defs.values()
-                 if d.kind == "type_alias" and is_function_type(alias_rhs(d.signature) or "")}
-        names |= {d.name for d in self.p.defs.values()
-                  if d.kind == "type_alias" and _INDEXED.match(alias_rhs(d.signature) or "")}
+        names = self._alias_names()
         out: dict[DefRef, list[tuple[DefRef, tuple[str, ...], bool]]] = defaultdict(list)
         for ref, d in self.p.defs.items():
             if d.kind not in PRODUCER_KINDS or not d.has_body:

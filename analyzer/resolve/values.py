@@ -13,6 +13,7 @@ function's parameter is followed a few levels.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ class Value:
 
 class FunctionValues:
     def __init__(self, program: Program, symbols: SymbolResolver, types: Types, calls: CallResolver,
-                 rule: dict) -> None:
+                 rule: dict, events: list[dict] | None = None) -> None:
         self.p = program
         self.symbols = symbols
         self.types = types
@@ -51,6 +52,10 @@ class FunctionValues:
         self.rule = rule["name"]
         self.element_factories = set(rule.get("element_factories", []))
         self.function_wrappers = set(rule.get("function_wrappers", []))
+        self.events = [e for e in events or [] if e.get("next_methods")]
+        self._next_given: dict[str, list[tuple[ModuleRef, Call]]] = defaultdict(list)  # event → emitter calls
+        self._listener_of: dict[str, set[str]] = defaultdict(set)  # named handler → events it listens to
+        self._out_at: dict[tuple[str, str, int, int], list[str]] = defaultdict(list)
         self._call_at: dict[tuple[str, str, int, int], tuple[ModuleRef, Call]] = {}
         self._into: dict[str, list[Edge]] = defaultdict(list)
         self._assigned: dict[str, list[tuple[ModuleRef, Assignment]]] = defaultdict(list)
@@ -58,6 +63,8 @@ class FunctionValues:
         self._jsx: dict[str, list[tuple[ModuleRef, ObjectLiteral]]] = defaultdict(list)  # component → its props
         self.ftypes = FunctionTypes(program, types)
         self._calls_in: dict[tuple[ModuleRef, str | None], list[Call]] = defaultdict(list)
+        self._closure_calls: dict[tuple[ModuleRef, str | None], list[Call]] = defaultdict(list)  # with closures
+        self._bound: set[tuple[str, str, int, int]] = set()  # call sites that already have an edge
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -65,25 +72,31 @@ class FunctionValues:
             for call in facts.calls:
                 self._call_at[(mod.repo, mod.path, call.line, call.column)] = (mod, call)
                 self._calls_in[(mod, call.scope)].append(call)
+                if any(a.kind == "function" for a in call.args):
+                    self._closure_calls[(mod, call.scope)].append(call)
                 if len(call.args) >= 2 and ".".join(call.callee) in self.element_factories:
                     self._index_element(mod, call)
             for a in facts.assignments:
                 self._assigned[a.target[-1]].append((mod, a))
             self._index_jsx(mod, facts.objects)
         have: set[tuple[str, str, int]] = set()
-        bound: set[tuple[str, str, int, int]] = set()  # call sites that already have an edge
+        bound = self._bound
         for e in graph_edges:
             have.add((e.source, e.target, e.line))
             bound.add((e.repo, e.path, e.line, e.column))
             if e.kind in CALL_KINDS:
                 self._into[e.target].append(e)
+                self._out_at[(e.repo, e.path, e.line, e.column)].append(e.target)
+        self._index_events()
         out: list[Edge] = []
+        typed_names = self.ftypes.typed_names()
         for mod, facts in self.p.files.items():
             for call in facts.calls:
                 if call.kind != "call":
                     continue
                 values = self._values_for(mod, call)
-                if not values and (mod.repo, mod.path, call.line, call.column) not in bound:
+                if not values and len(call.callee) <= 2 and call.callee[-1] in typed_names \
+                        and (mod.repo, mod.path, call.line, call.column) not in bound:
                     values = self._typed_values(mod, call)
                 for v in values:
                     source = node_id_for_scope(mod, call.scope)
@@ -103,6 +116,42 @@ class FunctionValues:
                 target = self._named_function(mod, obj.scope, obj.holder[4:])
                 if target is not None:
                     self._jsx[target.node_id].append((mod, obj))
+
+    def _event_of(self, call: Call, methods: str) -> tuple[int, str] | None:
+        """(index, name) of the event a `listen_methods` / `next_methods` call names, if it is one."""
+        for rule in self.events:
+            if len(call.callee) >= 2 and call.callee[-1] in rule.get(methods, []):
+                for i, a in enumerate(call.args):
+                    if a.kind == "string":
+                        return (i, a.text) if re.match(rule.get("name_pattern", r".+"), a.text) else None
+        return None
+
+    def _index_events(self) -> None:
+        """Emitters that hand listeners a `next`, and the named functions registered as listeners."""
+        if not self.events:
+            return
+        for mod, facts in self.p.files.items():
+            for call in facts.calls:
+                if (given := self._event_of(call, "next_methods")) is not None and call.args:
+                    self._next_given[given[1]].append((mod, call))
+                elif (heard := self._event_of(call, "listen_methods")) is not None:
+                    handler = call.args[heard[0] + 1] if heard[0] + 1 < len(call.args) else None
+                    if handler is not None and handler.kind == "identifier":
+                        target = self._named_function(mod, call.scope, handler.text)
+                        if target is not None:
+                            self._listener_of[target.node_id].add(heard[1])
+
+    def _next_values(self, event: str, where: tuple[str, ...]) -> list[Value]:
+        """A listener's `next()`: the emitter's last argument, and the emitting method (whose closure it is)."""
+        out: list[Value] = []
+        for mod, call in self._next_given.get(event, []):
+            why = (*where, f"{mod.path}:{call.line}: {'.'.join(call.callee)}({event!r}, …) hands listeners a next")
+            out.extend(self._arg_values(mod, call, call.args[-1], why, MAX_FORWARDS))
+            for target in self._out_at.get((mod.repo, mod.path, call.line, call.column), []):
+                repo, path, qual = target.split(":", 2)
+                note = f"{path}: {qual} emits; the next may be a closure of its own"
+                out.append(Value(DefRef(repo, path, qual), (*why, note, INLINE)))
+        return out
 
     def _index_element(self, mod: ModuleRef, call: Call) -> None:
         """`createElement(Comp, { onClose })`: the object literal is Comp's props, as in JSX."""
@@ -145,7 +194,9 @@ class FunctionValues:
         """`withLock(key, async (release) => { …; release() })`: a parameter of an inline closure handed to
         a function of the repos is what that function passes when it calls the closure."""
         name = call.callee[0]
-        siblings = self._calls_in.get((mod, call.scope), [])
+        if (mod.repo, mod.path, call.line, call.column) in self._bound:
+            return []  # bound already (an import, a global the resolver knows)
+        siblings = self._closure_calls.get((mod, call.scope), [])
         earlier = sorted((c for c in siblings if c.line <= call.line and c is not call),
                          key=lambda c: (-c.line, -c.column))
         for outer in earlier:
@@ -156,6 +207,11 @@ class FunctionValues:
                 if params[:1] == ["this"]:  # a `this` parameter is a type, not a position
                     params = params[1:]
                 if name in params:
+                    heard = self._event_of(outer, "listen_methods") if self.events else None
+                    if heard is not None and params[-1] == name:
+                        where = (f"{mod.path}:{outer.line}: {name} is the last parameter of a listener of "
+                                 f"{heard[1]!r}",)
+                        return self._next_values(heard[1], where)
                     return self._invoked_with(mod, outer, i, params.index(name), name)
         return []
 
@@ -284,6 +340,10 @@ class FunctionValues:
             else:
                 found = []
             out.extend(Value(v.target, v.evidence, passer) for v in found)
+        if key is None and index == len(d.params) - 1 and fn.node_id in self._listener_of:
+            for event in sorted(self._listener_of[fn.node_id]):
+                where = (f"{fn.path}:{d.line}: {prm} is the last parameter of {d.qualname}, a listener of {event!r}",)
+                out.extend(self._next_values(event, where))
         if index == 0 and key is not None:  # a component's props: what each `<Comp key={…} />` gives
             for mod, obj in self._jsx.get(fn.node_id, []):
                 where = (f"{fn.path}:{d.line}: {prm} is the props of {d.qualname}",
