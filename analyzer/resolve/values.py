@@ -65,6 +65,9 @@ class FunctionValues:
         self._calls_in: dict[tuple[ModuleRef, str | None], list[Call]] = defaultdict(list)
         self._closure_calls: dict[tuple[ModuleRef, str | None], list[Call]] = defaultdict(list)  # with closures
         self._bound: set[tuple[str, str, int, int]] = set()  # call sites that already have an edge
+        self._named_args: list[tuple[ModuleRef, Call, int]] = []
+        self._passed: dict[str, list[tuple[ModuleRef, Call, int]]] | None = None  # function → calls passing it
+        self._under: dict[tuple[ModuleRef, str], list[Call]] = {}
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -74,6 +77,9 @@ class FunctionValues:
                 self._calls_in[(mod, call.scope)].append(call)
                 if any(a.kind == "function" for a in call.args):
                     self._closure_calls[(mod, call.scope)].append(call)
+                for k, a in enumerate(call.args):
+                    if a.kind == "identifier" and a.text in self.p.by_name:
+                        self._named_args.append((mod, call, k))
                 if len(call.args) >= 2 and ".".join(call.callee) in self.element_factories:
                     self._index_element(mod, call)
             for a in facts.assignments:
@@ -215,7 +221,27 @@ class FunctionValues:
                     return self._invoked_with(mod, outer, i, params.index(name), name)
         return []
 
-    def _invoked_with(self, mod: ModuleRef, outer: Call, index: int, position: int, name: str) -> list[Value]:
+    def _passed_along(self) -> dict[str, list[tuple[ModuleRef, Call, int]]]:
+        """Named functions handed to other functions by name: function → (module, call, argument index)."""
+        if self._passed is None:
+            self._passed = defaultdict(list)
+            for mod, call, k in self._named_args:
+                target = self._named_function(mod, call.scope, call.args[k].text)
+                if target is not None:
+                    self._passed[target.node_id].append((mod, call, k))
+        return self._passed
+
+    def _calls_under(self, mod: ModuleRef, qual: str) -> list[Call]:
+        """Calls in a definition's body, its local functions' included (they see its parameters)."""
+        key = (mod, qual)
+        if key not in self._under:
+            facts = self.p.files.get(mod)
+            self._under[key] = [c for c in (facts.calls if facts else []) if c.scope is not None and
+                                (c.scope == qual or c.scope.startswith(qual + "."))]
+        return self._under[key]
+
+    def _invoked_with(self, mod: ModuleRef, outer: Call, index: int, position: int, name: str,
+                      what: str = "the closure") -> list[Value]:
         """What the callees of `outer` pass at `position` when they call their parameter `index`."""
         out: list[Value] = []
         for target in self.types.callee_targets(mod, outer.scope, outer.callee, outer.line):
@@ -223,9 +249,9 @@ class FunctionValues:
             if d is None or index >= len(d.params) or d.params[index].name.startswith(("{", "[")):
                 continue
             prm = d.params[index].name
-            where = (f"{mod.path}:{outer.line}: {name} is parameter {position + 1} of the closure passed to "
+            where = (f"{mod.path}:{outer.line}: {name} is parameter {position + 1} of {what} passed to "
                      f"{d.qualname}",)
-            for inner in self._calls_in.get((target.module, target.qualname), []):
+            for inner in self._calls_under(target.module, target.qualname):
                 if inner.callee != [prm] or position >= len(inner.args):
                     continue
                 why = (*where, f"{target.path}:{inner.line}: {d.qualname} calls {prm}(…) with "
@@ -340,6 +366,10 @@ class FunctionValues:
             else:
                 found = []
             out.extend(Value(v.target, v.evidence, passer) for v in found)
+        if key is None:  # `register('pkg', install)`: what register passes when it calls its parameter
+            for mod, call, k in self._passed_along().get(fn.node_id, []):
+                out.extend(Value(v.target, v.evidence, None)
+                           for v in self._invoked_with(mod, call, k, index, prm, d.qualname))
         if key is None and index == len(d.params) - 1 and fn.node_id in self._listener_of:
             for event in sorted(self._listener_of[fn.node_id]):
                 where = (f"{fn.path}:{d.line}: {prm} is the last parameter of {d.qualname}, a listener of {event!r}",)
