@@ -16,7 +16,7 @@ from collections import defaultdict
 
 from analyzer.resolve.program import DefRef, Program
 from analyzer.resolve.receivers import NamedType, Types
-from analyzer.resolve.typetext import named_types
+from analyzer.resolve.typetext import named_types, object_type_members
 
 MAX_PRODUCERS = 16
 PRODUCER_KINDS = ("function", "method", "getter", "object_method")
@@ -65,10 +65,15 @@ class FunctionTypes:
             for f in (f for facts in self.p.files.values() for f in facts.fields):
                 if f.type and (aliases.intersection(named_types(f.type)) or _INDEXED.match(f.type)):
                     names.add(f.name)
+            def candidate(text: str) -> bool:
+                return bool(aliases.intersection(named_types(text)) or _INDEXED.match(text))
+
             for d in self.p.defs.values():
                 for prm in d.params:
-                    if prm.type and (aliases.intersection(named_types(prm.type)) or _INDEXED.match(prm.type)):
+                    if prm.type and candidate(prm.type):
                         names.add(prm.name)
+                    elif prm.type and prm.type.lstrip().startswith("{"):  # `({ t }: { t: Translate })`
+                        names.update(k for k, t in object_type_members(prm.type).items() if candidate(t))
             self._typed_names = names
         return self._typed_names
 

@@ -26,7 +26,7 @@ from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
 from analyzer.resolve.receivers import NamedType, TypeExpr, Types
 from analyzer.resolve.symbols import SymbolResolver
-from analyzer.resolve.typetext import arrow_parameters, object_pattern_names
+from analyzer.resolve.typetext import arrow_parameters, object_pattern_names, object_type_members
 
 MAX_FORWARDS = 3
 CALL_KINDS = ("direct", "method", "interface")  # edges that are real calls with these arguments
@@ -285,6 +285,9 @@ class FunctionValues:
                 return []
             out: list[NamedType] = []
             why = f"{fn.path}:{d.line}: {{ {key} }} of {d.qualname} is typed {prm.type}"
+            inline = object_type_members(prm.type).get(key)
+            if inline:  # `({ t }: { t: Props['t'] })`: the member's type is written in place
+                return self.ftypes.text_types(fn.module, inline, why)
             for base in self.ftypes.text_types(fn.module, prm.type, why):
                 for m in self.types.find_member(base.ref, key):
                     if m.field is not None and m.field.type:
