@@ -82,8 +82,31 @@ function suppliedOutside(param) {
   if (ts.isPropertyAccessExpression(callee)) callee = callee.name;
   const sym = checker.getSymbolAtLocation(callee);
   const decls = (sym && sym.declarations) || [];
-  return decls.length > 0 && decls.every((d) => rel(d.getSourceFile().fileName) === null ||
-                                                d.getSourceFile().fileName.includes("node_modules"));
+  // no declaration at all: a package the checkout does not install (vitest's `it(…)`, `it.skipIf(c)(…)`)
+  return decls.every((d) => rel(d.getSourceFile().fileName) === null ||
+                            d.getSourceFile().fileName.includes("node_modules"));
+}
+
+// an implementation that is a property given by name (`{ onDone: report }`, `{ report }`): the value is the
+// function that name is bound to, not the function whose body writes the literal
+function namedValue(n) {
+  if (!n) return null;
+  let ident = null;
+  if (ts.isPropertyAssignment(n) && ts.isIdentifier(n.initializer)) ident = n.initializer;
+  else if (ts.isShorthandPropertyAssignment(n)) ident = n.name;
+  if (!ident) return null;
+  let sym = ts.isShorthandPropertyAssignment(n) ? checker.getShorthandAssignmentValueSymbol(n)
+    : checker.getSymbolAtLocation(ident);
+  if (sym && sym.flags & ts.SymbolFlags.Alias) sym = checker.getAliasedSymbol(sym);
+  for (const decl of (sym && sym.declarations) || []) {
+    const fn = ts.isFunctionDeclaration(decl) || ts.isMethodDeclaration(decl) ||
+      (ts.isVariableDeclaration(decl) && decl.initializer &&
+       (ts.isArrowFunction(decl.initializer) || ts.isFunctionExpression(decl.initializer)));
+    const r = rel(decl.getSourceFile().fileName);
+    if (fn && r) return { file: r, line: lineOf(decl.getSourceFile(), (decl.name || decl).getStart()), kind: "function",
+                          cls: "concrete" };
+  }
+  return null;
 }
 
 function classify(n) {
@@ -171,6 +194,8 @@ for (const s of cfg.samples) {
         const r = rel(d.fileName);
         if (!r) continue;
         const n = declNode(d);
+        const named = namedValue(n);  // `{ onDone: report }` / `{ report }`: the function named there runs
+        if (named) { out.impls.push(named); continue; }
         out.impls.push({ file: r, line: lineOf(program.getSourceFile(d.fileName), d.textSpan.start), kind: d.kind, cls: classify(n) });
       }
     }

@@ -1,6 +1,7 @@
 """Measure the call graph against the TypeScript compiler (LanguageService) on a random sample of functions.
 
-    python benchmarks/ts_oracle.py --typescript DIR [--lock repos.lock] [--cache-dir DIR] [--sample 200] [--seed 11]
+    python benchmarks/ts_oracle.py --typescript DIR [--lock repos.lock] [--cache-dir DIR] [--sample 200]
+                                   [--seed 11 [23 …]] [--misses F.json] [--rows F.jsonl]
 
 DIR is a `node_modules` folder holding `typescript` (`npm install typescript` into a scratch dir; the
 compiler is a yardstick, never a dependency of analyzer). The pinned commits are exported from the synced
@@ -180,7 +181,10 @@ def compare(g: Any, rows: list[dict]) -> tuple[Counter, dict[str, list]]:
             stats["value_sites_with_edge"] += bool(confident)
             if prod:
                 stats["value_sites_with_ts_impl"] += 1
-                stats["value_sites_impl_found"] += any(m.accept(t) & confident for t in prod)
+                reached = any(m.accept(t) & confident for t in prod)
+                stats["value_sites_impl_found"] += reached
+                if not reached:
+                    misses["value_impl"].append((r["sample"], r["line"], r["text"], sorted(prod)))
             if not confident:
                 misses["value"].append((r["sample"], r["line"], r["text"]))
         if key in seen_lines:
@@ -229,8 +233,10 @@ def main() -> int:
     ap.add_argument("--cache-dir", type=Path)
     ap.add_argument("--typescript", type=Path, required=True, help="a node_modules dir holding typescript")
     ap.add_argument("--sample", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--seed", type=int, nargs="+", default=[11],
+                    help="one or more seeds: one sample each, measured separately over one TypeScript program")
     ap.add_argument("--misses", type=Path, help="write the misses as JSON here (scratch; quotes upstream names)")
+    ap.add_argument("--rows", type=Path, help="write the compiler's rows as JSON lines here (scratch)")
     args = ap.parse_args()
     ctx = CliContext(lock_path=args.lock, cache_dir_option=args.cache_dir)
     g = analyze(ctx).graph
@@ -253,15 +259,23 @@ def main() -> int:
             for alias in repo.aliases:  # an old npm scope of this repo's package of the same name
                 if alias.split("/")[-1] in own:
                     aliases[alias] = [own[alias.split("/")[-1]]]
-        nodes = sample_functions(g, args.sample, args.seed)
-        rows = run_oracle(root, g, nodes, workspace_paths(root, aliases), args.typescript)
+        samples = {seed: sample_functions(g, args.sample, seed) for seed in args.seed}
+        union = sorted(set().union(*samples.values()))
+        rows = run_oracle(root, g, union, workspace_paths(root, aliases), args.typescript)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    stats, misses = compare(g, rows)
-    print(f"sample: {len(nodes)} production functions (seed {args.seed})")
-    print("\n".join(report(stats)))
+    if args.rows:
+        args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    all_misses = {}
+    for seed, nodes in samples.items():
+        chosen = set(nodes)
+        stats, misses = compare(g, [r for r in rows if r.get("sample") in chosen])
+        all_misses[str(seed)] = misses
+        print(f"sample: {len(nodes)} production functions (seed {seed})")
+        print("\n".join(report(stats)))
     if args.misses:
-        args.misses.write_text(json.dumps(misses, indent=1))
+        args.misses.write_text(json.dumps(all_misses if len(samples) > 1 else all_misses[str(args.seed[0])],
+                                          indent=1))
     return 0
 
 

@@ -470,3 +470,24 @@ def test_unannotated_returns_keep_their_chain() -> None:
     assert got["A.current"] == ["this", "session", "agent"]
     assert got["A.typed"] is None  # annotated: the annotation says it
     assert got["A.later"] is None  # a closure's return is not the method's; `undefined` types nothing
+
+
+def test_jsx_elements_give_their_attributes_as_a_props_object() -> None:
+    source = textwrap.dedent("""
+        export function Screen({ done }: P) {
+          return <Dialog.Frame title="x" onClose={() => done()} t={translate} {...rest} open>
+            <button onClick={done} />
+            <Row pick={props.pick} />
+          </Dialog.Frame>
+        }
+        """).encode()
+    for path in ("a.tsx", "a.jsx"):
+        f = extract_facts(source.replace(b": P", b"") if path.endswith("jsx") else source, path)
+        jsx = [o for o in f.objects if o.holder.startswith("jsx:")]
+        assert [(o.holder, o.scope, o.line) for o in jsx] == [("jsx:Dialog.Frame", "Screen", 3),
+                                                              ("jsx:Row", "Screen", 5)]
+        frame = {p.key: (p.value_kind, p.value_text, p.value_def) for p in jsx[0].properties}
+        assert frame == {"title": ("other", "", None), "onClose": ("function", "", None),
+                         "t": ("identifier", "translate", None), "open": ("other", "", None)}
+        assert [(p.key, p.value_kind, p.value_text) for p in jsx[1].properties] == [("pick", "member", "props.pick")]
+    assert not [o for o in extract_facts(b"const a = <T>b; const c = x < Y && z > w;", "a.ts").objects]

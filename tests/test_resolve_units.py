@@ -62,3 +62,15 @@ def test_function_type_return() -> None:
     assert function_type_return("((a: A) => Promise<B>)") == "Promise<B>"
     assert function_type_return("(a: (x: X) => Y) => Z") == "Z"
     assert function_type_return("Store") is None
+
+
+def test_named_function_types_are_recognised_by_their_right_hand_side() -> None:
+    from analyzer.resolve.functypes import alias_rhs, is_function_type
+
+    rhs = alias_rhs("export type Translate<K extends string = string> = (key: K) => string")
+    assert rhs == "(key: K) => string" and is_function_type(rhs)
+    assert is_function_type(alias_rhs("type Make = <T>(x: T) => T") or "")
+    assert not is_function_type(alias_rhs("type Obj = { run: () => void }") or "")
+    assert not is_function_type(alias_rhs("type Pair = [() => void, number]") or "")
+    assert alias_rhs("type LabelFn = LabelProps['t']") == "LabelProps['t']"
+    assert alias_rhs("interface X { a: string }") is None

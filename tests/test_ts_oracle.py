@@ -62,5 +62,7 @@ def test_the_compilers_concrete_targets_and_implementations_are_reached(measured
 
 def test_function_typed_value_calls_reach_something(measured) -> None:
     stats, misses = measured
-    assert stats["value_sites"] >= 8
-    assert stats["value_sites_with_edge"] / stats["value_sites"] >= 0.6, misses["value"]
+    assert stats["value_sites"] >= 30
+    assert stats["value_sites_with_edge"] / stats["value_sites"] >= 0.8, misses["value"]
+    # the one call left without an edge: a function type nothing produces (functypes.ts `check`)
+    assert {(m[0].rsplit(":", 1)[1], m[2]) for m in misses["value"]} == {("check", "fail")}

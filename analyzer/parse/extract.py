@@ -40,7 +40,7 @@ from analyzer.parse.languages import is_declaration_file, language_for_path, par
 from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 
 log = logging.getLogger(__name__)
 
@@ -695,7 +695,7 @@ class _Extractor:
                 ("binding.for_of", "binding", "binding", "for_of"), ("binding.catch", "binding", "binding", "catch"),
                 ("binding.using", "binding", "binding", "using"), ("assign.member", "assign", "assign", ""),
                 ("binding.destructure", "destructure", "binding", ""),
-                ("binding.destructure_var", "destructure", "binding", "var")):
+                ("binding.destructure_var", "destructure", "binding", "var"), ("jsx", "jsx", "element", "")):
             for m in self.matches(role):
                 n = m[key][0]
                 events.append((n.start_byte, -n.end_byte, 1, kind, (m, variant)))
@@ -707,7 +707,7 @@ class _Extractor:
         stack: list[_Frame] = [_Frame(end=1 << 62, kind="module", prefix="", scope=None, nested=0)]
         handlers = {"call": self.on_call, "new": self.on_call, "dynamic_import": self.on_dynamic_import,
                     "binding": self.on_binding, "destructure": self.on_destructure, "return_new": self.on_return_new,
-                    "assign": self.on_assign, "return_chain": self.on_return_chain}
+                    "assign": self.on_assign, "return_chain": self.on_return_chain, "jsx": self.on_jsx}
         for start, neg_end, _prio, kind, payload in events:
             while stack[-1].end <= start:
                 stack.pop()
@@ -1007,6 +1007,27 @@ class _Extractor:
             kind, text = "member", ".".join(self.chain(value)[0])
         self.facts.assignments.append(Assignment(scope=top.scope, target=target, line=self.line(value),
                                                  value_kind=kind, value_text=text, nested=top.nested))
+
+    def on_jsx(self, m: dict[str, list[Node]], _variant: str, top: _Frame) -> None:
+        """`<Comp a={f} b={() => …} />`: the props object Comp receives, as an object literal held by
+        `jsx:<Comp>` (intrinsic lower-case elements pass nothing to the repo's code)."""
+        name = self.text(m["name"][0])
+        if not name[:1].isupper() and "." not in name:
+            return
+        node = m["element"][0]
+        obj = ObjectLiteral(object_id=self.object_id(node), scope=top.scope, line=self.line(node),
+                            end_line=node.end_point[0] + 1, holder=f"jsx:{name}", nested=top.nested)
+        for attr in node.named_children:
+            if attr.type != "jsx_attribute" or not attr.named_child_count:
+                continue
+            key = attr.named_children[0]
+            value = attr.named_children[1] if attr.named_child_count > 1 else None
+            prop = ObjectProperty(key=self.text(key), line=self.line(attr), value_kind="other")
+            if value is not None and value.type == "jsx_expression" and value.named_child_count:
+                self.classify_value(prop, value.named_children[0])
+            obj.properties.append(prop)
+        if obj.properties:
+            self.facts.objects.append(obj)
 
     def _is_require(self, value: Node) -> bool:
         fn = value.child_by_field_name("function")

@@ -1,7 +1,9 @@
 """Load the `.scm` query files that hold the language knowledge, combined into one query per grammar.
 
 Each aspect (definitions, members, modules, …) lives in its own file, `<aspect>.ts.scm` for
-TypeScript/TSX and `<aspect>.js.scm` for JavaScript, or `<aspect>.scm` when the node types are shared.
+TypeScript/TSX and `<aspect>.js.scm` for JavaScript, or `<aspect>.scm` when the node types are shared;
+`<aspect>.<language>.scm` (`jsx.tsx.scm`) serves one grammar only, and a grammar without a file for an
+aspect has none of its node types (plain TypeScript has no JSX).
 They are concatenated into one `Query` so a file's tree is traversed once; every pattern names its
 purpose with `(#set! role "…")`, which the extractor dispatches on.
 """
@@ -16,7 +18,7 @@ from tree_sitter import Query
 from analyzer.parse.languages import get_language
 
 QUERY_DIR = Path(__file__).resolve().parent / "queries"
-FULL_ASPECTS = ("definitions", "heritage", "members", "modules", "code", "tokens")
+FULL_ASPECTS = ("definitions", "heritage", "members", "modules", "code", "tokens", "jsx")
 DECLARATION_ASPECTS = ("definitions", "heritage", "members", "modules", "tokens")
 
 
@@ -26,9 +28,11 @@ def dialect(language: str) -> str:
 
 
 def query_source(aspect: str, language: str) -> str:
-    specific = QUERY_DIR / f"{aspect}.{dialect(language)}.scm"
-    path = specific if specific.exists() else QUERY_DIR / f"{aspect}.scm"
-    return path.read_text(encoding="utf-8")
+    for name in (f"{aspect}.{language}.scm", f"{aspect}.{dialect(language)}.scm", f"{aspect}.scm"):
+        path = QUERY_DIR / name
+        if path.exists():
+            return path.read_text(encoding="utf-8")
+    return ""  # an aspect this grammar has no node types for
 
 
 @cache

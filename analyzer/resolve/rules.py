@@ -187,7 +187,8 @@ class DispatchEngine:
 
         out: list[Edge] = []
         for rule in self.rules.function_values:
-            found, count = FunctionValues(self.p, self.symbols, self.types, self.calls, rule["name"]).edges(edges)
+            found, count = FunctionValues(self.p, self.symbols, self.types, self.calls, rule,
+                                          self.rules.events).edges(edges)
             out.extend(found)
             self.matches[rule["name"]] += count
         return out

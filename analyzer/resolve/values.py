@@ -13,6 +13,7 @@ function's parameter is followed a few levels.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,11 +21,12 @@ from dataclasses import dataclass
 from analyzer.index.model import Arg, Assignment, Call, Definition, ObjectLiteral
 from analyzer.resolve.calls import CallResolver, node_id_for_scope
 from analyzer.resolve.edges import Edge
+from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
 from analyzer.resolve.receivers import NamedType, TypeExpr, Types
 from analyzer.resolve.symbols import SymbolResolver
-from analyzer.resolve.typetext import object_pattern_names
+from analyzer.resolve.typetext import arrow_parameters, object_pattern_names, object_type_members
 
 MAX_FORWARDS = 3
 CALL_KINDS = ("direct", "method", "interface")  # edges that are real calls with these arguments
@@ -42,37 +44,69 @@ class Value:
 
 class FunctionValues:
     def __init__(self, program: Program, symbols: SymbolResolver, types: Types, calls: CallResolver,
-                 rule: str) -> None:
+                 rule: dict, events: list[dict] | None = None) -> None:
         self.p = program
         self.symbols = symbols
         self.types = types
         self.calls = calls
-        self.rule = rule
+        self.rule = rule["name"]
+        self.element_factories = set(rule.get("element_factories", []))
+        self.function_wrappers = set(rule.get("function_wrappers", []))
+        self.events = [e for e in events or [] if e.get("next_methods")]
+        self._next_given: dict[str, list[tuple[ModuleRef, Call]]] = defaultdict(list)  # event → emitter calls
+        self._listener_of: dict[str, set[str]] = defaultdict(set)  # named handler → events it listens to
+        self._out_at: dict[tuple[str, str, int, int], list[str]] = defaultdict(list)
         self._call_at: dict[tuple[str, str, int, int], tuple[ModuleRef, Call]] = {}
         self._into: dict[str, list[Edge]] = defaultdict(list)
         self._assigned: dict[str, list[tuple[ModuleRef, Assignment]]] = defaultdict(list)
         self._param_cache: dict[tuple[DefRef, int, str | None, int], list[Value]] = {}
         self._held: dict[ModuleRef, dict[str, list[ObjectLiteral]]] = {}
         self._owners: dict[tuple[ModuleRef, str | None, tuple[str, ...], int, str], set[DefRef]] = {}
+        self._jsx: dict[str, list[tuple[ModuleRef, ObjectLiteral]]] = defaultdict(list)  # component → its props
+        self.ftypes = FunctionTypes(program, types)
+        self._calls_in: dict[tuple[ModuleRef, str | None], list[Call]] = defaultdict(list)
+        self._closure_calls: dict[tuple[ModuleRef, str | None], list[Call]] = defaultdict(list)  # with closures
+        self._bound: set[tuple[str, str, int, int]] = set()  # call sites that already have an edge
+        self._named_args: list[tuple[ModuleRef, Call, int]] = []
+        self._passed: dict[str, list[tuple[ModuleRef, Call, int]]] | None = None  # function → calls passing it
+        self._under: dict[tuple[ModuleRef, str], list[Call]] = {}
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
         for mod, facts in self.p.files.items():
             for call in facts.calls:
                 self._call_at[(mod.repo, mod.path, call.line, call.column)] = (mod, call)
+                self._calls_in[(mod, call.scope)].append(call)
+                if any(a.kind == "function" for a in call.args):
+                    self._closure_calls[(mod, call.scope)].append(call)
+                for k, a in enumerate(call.args):
+                    if a.kind == "identifier" and a.text in self.p.by_name:
+                        self._named_args.append((mod, call, k))
+                if len(call.args) >= 2 and ".".join(call.callee) in self.element_factories:
+                    self._index_element(mod, call)
             for a in facts.assignments:
                 self._assigned[a.target[-1]].append((mod, a))
+            self._index_jsx(mod, facts.objects)
         have: set[tuple[str, str, int]] = set()
+        bound = self._bound
         for e in graph_edges:
             have.add((e.source, e.target, e.line))
+            bound.add((e.repo, e.path, e.line, e.column))
             if e.kind in CALL_KINDS:
                 self._into[e.target].append(e)
+                self._out_at[(e.repo, e.path, e.line, e.column)].append(e.target)
+        self._index_events()
         out: list[Edge] = []
+        typed_names = self.ftypes.typed_names()
         for mod, facts in self.p.files.items():
             for call in facts.calls:
                 if call.kind != "call":
                     continue
-                for v in self._values_for(mod, call):
+                values = self._values_for(mod, call)
+                if not values and len(call.callee) <= 2 and call.callee[-1] in typed_names \
+                        and (mod.repo, mod.path, call.line, call.column) not in bound:
+                    values = self._typed_values(mod, call)
+                for v in values:
                     source = node_id_for_scope(mod, call.scope)
                     if (source, v.target.node_id, call.line) in have:
                         continue  # already bound (e.g. an object literal typed by the option interface)
@@ -82,6 +116,60 @@ class FunctionValues:
                     out.append(edge)
         out = _dedupe(out)
         return out, len(out)
+
+    def _index_jsx(self, mod: ModuleRef, objects: list[ObjectLiteral]) -> None:
+        """`<Comp onClose={…} />` gives Comp its props: index each element's props by the component."""
+        for obj in objects:
+            if obj.holder.startswith("jsx:"):
+                target = self._named_function(mod, obj.scope, obj.holder[4:])
+                if target is not None:
+                    self._jsx[target.node_id].append((mod, obj))
+
+    def _event_of(self, call: Call, methods: str) -> tuple[int, str] | None:
+        """(index, name) of the event a `listen_methods` / `next_methods` call names, if it is one."""
+        for rule in self.events:
+            if len(call.callee) >= 2 and call.callee[-1] in rule.get(methods, []):
+                for i, a in enumerate(call.args):
+                    if a.kind == "string":
+                        return (i, a.text) if re.match(rule.get("name_pattern", r".+"), a.text) else None
+        return None
+
+    def _index_events(self) -> None:
+        """Emitters that hand listeners a `next`, and the named functions registered as listeners."""
+        if not self.events:
+            return
+        for mod, facts in self.p.files.items():
+            for call in facts.calls:
+                if (given := self._event_of(call, "next_methods")) is not None and call.args:
+                    self._next_given[given[1]].append((mod, call))
+                elif (heard := self._event_of(call, "listen_methods")) is not None:
+                    handler = call.args[heard[0] + 1] if heard[0] + 1 < len(call.args) else None
+                    if handler is not None and handler.kind == "identifier":
+                        target = self._named_function(mod, call.scope, handler.text)
+                        if target is not None:
+                            self._listener_of[target.node_id].add(heard[1])
+
+    def _next_values(self, event: str, where: tuple[str, ...]) -> list[Value]:
+        """A listener's `next()`: the emitter's last argument, and the emitting method (whose closure it is)."""
+        out: list[Value] = []
+        for mod, call in self._next_given.get(event, []):
+            why = (*where, f"{mod.path}:{call.line}: {'.'.join(call.callee)}({event!r}, …) hands listeners a next")
+            out.extend(self._arg_values(mod, call, call.args[-1], why, MAX_FORWARDS))
+            for target in self._out_at.get((mod.repo, mod.path, call.line, call.column), []):
+                repo, path, qual = target.split(":", 2)
+                note = f"{path}: {qual} emits; the next may be a closure of its own"
+                out.append(Value(DefRef(repo, path, qual), (*why, note, INLINE)))
+        return out
+
+    def _index_element(self, mod: ModuleRef, call: Call) -> None:
+        """`createElement(Comp, { onClose })`: the object literal is Comp's props, as in JSX."""
+        comp, props = call.args[0], call.args[1]
+        if comp.kind != "identifier" or props.kind != "object" or not props.object_id:
+            return
+        obj = self.p.object_literal(mod, props.object_id)
+        target = self._named_function(mod, call.scope, comp.text)
+        if obj is not None and target is not None:
+            self._jsx[target.node_id].append((mod, obj))
 
     # --- which values reach a call ----------------------------------------------------------
     def _values_for(self, mod: ModuleRef, call: Call) -> list[Value]:
@@ -94,7 +182,9 @@ class FunctionValues:
         if owner is None:
             if len(chain) == 1:  # `function f({ onChunk }: Opts) { onChunk() }`: a destructured option
                 picked = self._destructured_param(mod, call.scope, chain[0])
-                return self._param_values(*picked, 0) if picked is not None else []
+                if picked is not None:
+                    return self._param_values(*picked, 0)
+                return self._closure_param_values(mod, call) if call.nested else []
             held = self._held_literal(mod, call.scope, chain[0])
             if held is not None:  # `const internals = { tempName, … }` then `internals.tempName()`
                 found = self._property_values(mod, held, chain[1], (f"{mod.path}:{call.line}: {chain[0]} is an "
@@ -107,6 +197,114 @@ class FunctionValues:
         if key is not None and not values:
             values = self._assigned_values(mod, call)
         return values
+
+    def _closure_param_values(self, mod: ModuleRef, call: Call) -> list[Value]:
+        """`withLock(key, async (release) => { …; release() })`: a parameter of an inline closure handed to
+        a function of the repos is what that function passes when it calls the closure."""
+        name = call.callee[0]
+        if (mod.repo, mod.path, call.line, call.column) in self._bound:
+            return []  # bound already (an import, a global the resolver knows)
+        siblings = self._closure_calls.get((mod, call.scope), [])
+        earlier = sorted((c for c in siblings if c.line <= call.line and c is not call),
+                         key=lambda c: (-c.line, -c.column))
+        for outer in earlier:
+            for i, arg in enumerate(outer.args):
+                if arg.kind != "function":
+                    continue
+                params = arrow_parameters(arg.text)
+                if params[:1] == ["this"]:  # a `this` parameter is a type, not a position
+                    params = params[1:]
+                if name in params:
+                    heard = self._event_of(outer, "listen_methods") if self.events else None
+                    if heard is not None and params[-1] == name:
+                        where = (f"{mod.path}:{outer.line}: {name} is the last parameter of a listener of "
+                                 f"{heard[1]!r}",)
+                        return self._next_values(heard[1], where)
+                    return self._invoked_with(mod, outer, i, params.index(name), name)
+        return []
+
+    def _passed_along(self) -> dict[str, list[tuple[ModuleRef, Call, int]]]:
+        """Named functions handed to other functions by name: function → (module, call, argument index)."""
+        if self._passed is None:
+            self._passed = defaultdict(list)
+            for mod, call, k in self._named_args:
+                target = self._named_function(mod, call.scope, call.args[k].text)
+                if target is not None:
+                    self._passed[target.node_id].append((mod, call, k))
+        return self._passed
+
+    def _calls_under(self, mod: ModuleRef, qual: str) -> list[Call]:
+        """Calls in a definition's body, its local functions' included (they see its parameters)."""
+        key = (mod, qual)
+        if key not in self._under:
+            facts = self.p.files.get(mod)
+            self._under[key] = [c for c in (facts.calls if facts else []) if c.scope is not None and
+                                (c.scope == qual or c.scope.startswith(qual + "."))]
+        return self._under[key]
+
+    def _invoked_with(self, mod: ModuleRef, outer: Call, index: int, position: int, name: str,
+                      what: str = "the closure") -> list[Value]:
+        """What the callees of `outer` pass at `position` when they call their parameter `index`."""
+        out: list[Value] = []
+        for target in self.types.callee_targets(mod, outer.scope, outer.callee, outer.line):
+            d = self.p.defs.get(target)
+            if d is None or index >= len(d.params) or d.params[index].name.startswith(("{", "[")):
+                continue
+            prm = d.params[index].name
+            where = (f"{mod.path}:{outer.line}: {name} is parameter {position + 1} of {what} passed to "
+                     f"{d.qualname}",)
+            for inner in self._calls_under(target.module, target.qualname):
+                if inner.callee != [prm] or position >= len(inner.args):
+                    continue
+                why = (*where, f"{target.path}:{inner.line}: {d.qualname} calls {prm}(…) with "
+                               f"{inner.args[position].text[:60]}")
+                out.extend(self._arg_values(target.module, inner, inner.args[position], why, 1))
+        return out
+
+    def _typed_values(self, mod: ModuleRef, call: Call) -> list[Value]:
+        """No value can be followed to this call: the producers of its declared function type, if named."""
+        out: list[Value] = []
+        for declared in self._declared_types(mod, call):
+            for alias in self.ftypes.function_aliases([declared]):
+                for ref, evidence, returned in self.ftypes.producers(alias.ref):
+                    note = (INLINE,) if returned else ()
+                    out.append(Value(ref, (*alias.evidence, *evidence[:1], *note)))
+        return out
+
+    def _declared_types(self, mod: ModuleRef, call: Call) -> list[NamedType]:
+        """The declared types of the value called: a parameter, a destructured option, or a property or field
+        reached from `this` or a parameter."""
+        chain = call.callee
+        root = chain[0]
+        if len(chain) == 1 and self._param_owner(mod, call.scope, root) is None:
+            picked = self._destructured_param(mod, call.scope, root)
+            if picked is None:
+                return []
+            fn, index, key = picked
+            d = self.p.defs[fn]
+            prm = d.params[index]
+            if not prm.type:
+                return []
+            out: list[NamedType] = []
+            why = f"{fn.path}:{d.line}: {{ {key} }} of {d.qualname} is typed {prm.type}"
+            inline = object_type_members(prm.type).get(key)
+            if inline:  # `({ t }: { t: Props['t'] })`: the member's type is written in place
+                return self.ftypes.text_types(fn.module, inline, why)
+            for base in self.ftypes.text_types(fn.module, prm.type, why):
+                for m in self.types.find_member(base.ref, key):
+                    if m.field is not None and m.field.type:
+                        out.extend(self.ftypes.text_types(m.owner.module, m.field.type, (
+                            f"{m.owner.path}:{m.field.line}: {m.field.owner}.{key}: {m.field.type}")))
+            return out
+        if root != "this" and self._param_owner(mod, call.scope, root) is None:
+            return []
+        out = []
+        for t in self.types.chain_types(mod, call.scope, chain, call.line):
+            if isinstance(t, TypeExpr):
+                out.extend(self.ftypes.text_types(t.mod, t.text, t.evidence))
+            elif isinstance(t, NamedType):
+                out.append(t)
+        return out
 
     def _enclosing_functions(self, mod: ModuleRef, scope: str | None) -> Iterator[tuple[DefRef, Definition]]:
         """The named definitions around `scope`, innermost first, up to module level."""
@@ -174,10 +372,24 @@ class FunctionValues:
             if key is None:
                 found = self._arg_values(mod, call, arg, where, depth)
             elif arg.kind == "object" and arg.object_id:
-                found = self._property_values(mod, arg.object_id, key, where)
+                found = self._property_values(mod, arg.object_id, key, where, depth=depth)
             else:
                 found = []
             out.extend(Value(v.target, v.evidence, passer) for v in found)
+        if key is None:  # `register('pkg', install)`: what register passes when it calls its parameter
+            for mod, call, k in self._passed_along().get(fn.node_id, []):
+                out.extend(Value(v.target, v.evidence, None)
+                           for v in self._invoked_with(mod, call, k, index, prm, d.qualname))
+        if key is None and index == len(d.params) - 1 and fn.node_id in self._listener_of:
+            for event in sorted(self._listener_of[fn.node_id]):
+                where = (f"{fn.path}:{d.line}: {prm} is the last parameter of {d.qualname}, a listener of {event!r}",)
+                out.extend(self._next_values(event, where))
+        if index == 0 and key is not None:  # a component's props: what each `<Comp key={…} />` gives
+            for mod, obj in self._jsx.get(fn.node_id, []):
+                where = (f"{fn.path}:{d.line}: {prm} is the props of {d.qualname}",
+                         f"{mod.path}:{obj.line}: <{obj.holder[4:]} …> gives its attributes as props")
+                found = self._property_values(mod, obj.object_id, key, where, "given", depth)
+                out.extend(Value(v.target, v.evidence, node_id_for_scope(mod, obj.scope)) for v in found)
         self._param_cache[cache_key] = out
         return out
 
@@ -187,14 +399,7 @@ class FunctionValues:
             repo, path, qual = owner.split(":", 2)
             return [Value(DefRef(repo, path, qual), (*where, INLINE))]
         if arg.kind == "identifier":
-            found = self._named_function(mod, call.scope, arg.text)
-            if found is not None:
-                return [Value(found, where)]
-            forwarded = self._param_owner(mod, call.scope, arg.text)
-            if forwarded is not None and depth < MAX_FORWARDS:
-                fn, index = forwarded
-                return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(fn, index, None, depth + 1)]
-            return []
+            return self._identifier_values(mod, call.scope, arg.text, where, depth)
         if arg.kind == "member" and arg.text.startswith("this.") and arg.text.count(".") == 1 and call.scope:
             cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, call.scope))
             if cls is not None:
@@ -203,8 +408,38 @@ class FunctionValues:
                         return [Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), where)]
         return []
 
+    def _identifier_values(self, mod: ModuleRef, scope: str | None, name: str, where: tuple[str, ...],
+                           depth: int) -> list[Value]:
+        """What a name passed on stands for: a function, or what reaches the parameter (plain or
+        destructured, `{ onClose }`) of the enclosing function that forwards it."""
+        found = self._named_function(mod, scope, name)
+        if found is not None:
+            return [Value(found, where)]
+        wrapped = self._wrapped_closure(mod, scope, name)
+        if wrapped is not None:
+            return [Value(wrapped[0], (*where, wrapped[1], INLINE))]
+        if depth >= MAX_FORWARDS:
+            return []
+        forwarded = self._param_owner(mod, scope, name)
+        picked = (*forwarded, None) if forwarded is not None else self._destructured_param(mod, scope, name)
+        if picked is None:
+            return []
+        fn, index, key = picked
+        return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(fn, index, key, depth + 1)]
+
+    def _wrapped_closure(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, str] | None:
+        """`const close = useCallback(() => …, deps)`: the closure belongs to the function that writes it."""
+        if not self.function_wrappers:
+            return None
+        for sc in self.p.scope_chain(mod, scope):
+            for b in self.p.bindings_named(mod, sc, name):
+                if b.init_callee and ".".join(b.init_callee) in self.function_wrappers:
+                    repo, path, qual = node_id_for_scope(mod, b.scope).split(":", 2)
+                    return DefRef(repo, path, qual), f"{mod.path}:{b.line}: {name} = {'.'.join(b.init_callee)}(…)"
+        return None
+
     def _property_values(self, mod: ModuleRef, object_id: str, key: str, where: tuple[str, ...],
-                         how: str = "passed") -> list[Value]:
+                         how: str = "passed", depth: int = 0) -> list[Value]:
         obj = self.p.object_literal(mod, object_id)
         if obj is None:
             return []
@@ -215,11 +450,33 @@ class FunctionValues:
             why = (*where, f"{mod.path}:{prop.line}: property {key!r} of the object {how}")
             if prop.value_def:
                 out.append(Value(DefRef(mod.repo, mod.path, prop.value_def), why))
+            elif prop.value_kind == "function":  # an inline closure without a definition (a JSX attribute)
+                repo, path, qual = node_id_for_scope(mod, obj.scope).split(":", 2)
+                out.append(Value(DefRef(repo, path, qual), (*why, INLINE)))
             elif prop.value_kind == "identifier":
-                found = self._named_function(mod, obj.scope, prop.value_text)
-                if found is not None:
-                    out.append(Value(found, why))
+                out.extend(self._identifier_values(mod, obj.scope, prop.value_text, why, depth))
+            elif prop.value_kind == "member":
+                out.extend(self._member_values(mod, obj.scope, prop.value_text, why, depth))
         return out
+
+    def _member_values(self, mod: ModuleRef, scope: str | None, text: str, where: tuple[str, ...],
+                       depth: int) -> list[Value]:
+        """`props.onPicked` / `opts.onDone` handed on: what reaches that option of the enclosing function's
+        parameter; `this.handle`: the class's method."""
+        head, _, key = text.partition(".")
+        if not key or "." in key or depth >= MAX_FORWARDS:
+            return []
+        if head == "this" and scope:
+            cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, scope))
+            if cls is None:
+                return []
+            return [Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), where)
+                    for m in self.types.find_member(cls, key)
+                    if m.definition is not None and m.definition.kind in CALLABLE_KINDS]
+        owner = self._param_owner(mod, scope, head)
+        if owner is None:
+            return []
+        return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(owner[0], owner[1], key, depth + 1)]
 
     def _named_function(self, mod: ModuleRef, scope: str | None, name: str) -> DefRef | None:
         local = self.p.local_function(mod, scope, name)
