@@ -168,6 +168,9 @@ class ObjectLiteral:
     holder_type: str | None = None  # annotation of the variable / `satisfies T` / the scope's return type
     properties: list[ObjectProperty] = field(default_factory=list)
     nested: int = 0  # anonymous function levels between `scope` and the literal (return → whose return)
+    # holder `return` from a closure passed as an argument: "<callee text>:<index>" (`ui.custom((…) => {
+    # return {…} })`), so the literal gets the return type of that parameter's declared function type
+    returned_to: str | None = None
 
 
 @dataclass(slots=True)

@@ -39,7 +39,7 @@ from analyzer.parse.languages import is_declaration_file, language_for_path, par
 from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,19 @@ _GLUE = re.compile(rb" (?![\w$\x80-\xff])|(?<![\w$\x80-\xff]) ")
 
 # ----------------------------------------------------------------------------------------------
 # small helpers
+
+
+def _redeclared_half(existing: Definition, d: Definition, cand: _Candidate) -> str | None:
+    """A redeclaration TypeScript reads as the same member: a further overload signature of an interface or
+    object-type method (`on(e: "a", …)`, `on(e: "b", …)` — one member; the first signature stands for all,
+    so "" drops this one) or the other accessor of a `get x()` / `set x(v)` pair (one property with two
+    bodies: the second is `x#set` / `x#get`). None: a genuinely separate definition (`#2`)."""
+    if cand.role == "def.method_signature" and existing.kind == "method" and not existing.has_body \
+            and existing.parent == d.parent:
+        return ""
+    if {existing.kind, d.kind} == {"getter", "setter"} and existing.parent == d.parent:
+        return f"{existing.qualname}#{d.kind[:3]}"
+    return None
 
 
 def _fold(text: str, limit: int | None = None) -> str:
@@ -210,6 +223,7 @@ class _Extractor:
         self.ambient: list[tuple[int, int, str]] = []
         self.holders: dict[int, tuple[str, str | None]] = {}  # object node → (holder, holder type)
         self.property_holders: dict[int, tuple[str, str | None]] = {}  # object node → (key, type)
+        self.callback_args: dict[int, str] = {}  # closure node passed as an argument → "<callee>:<index>"
         self.arg_by_node: dict[int, Arg] = {}
         self.prop_by_node: dict[int, ObjectProperty] = {}
         self.pending_values: list[tuple[ObjectProperty, int]] = []
@@ -539,6 +553,10 @@ class _Extractor:
             if d.return_type is None:
                 d.return_type = existing.return_type
             self.qualnames[qual_base] = d
+        elif (twin := _redeclared_half(existing, d, cand)) is not None:
+            d.qualname = twin  # "" drops a further overload signature; else the accessor pair's other half
+            if twin:
+                self.qualnames[twin] = d
         else:
             self.seen_names[qual_base] += 1
             n = self.seen_names[qual_base]
@@ -764,6 +782,8 @@ class _Extractor:
             htype = self.return_type_of(top)
         obj = ObjectLiteral(object_id=oid, scope=top.scope, line=self.line(node), end_line=node.end_point[0] + 1,
                             holder=holder, holder_type=htype, nested=top.nested)
+        if holder == "return" and htype is None:
+            obj.returned_to = self.returned_to(top)
         for child in node.named_children:
             try:
                 prop = self.make_property(child, oid)
@@ -775,6 +795,13 @@ class _Extractor:
         self.facts.objects.append(obj)
         return _Frame(end=node.end_byte, kind="object", prefix=prefix, scope=top.scope, nested=top.nested,
                       fn_node=top.fn_node, fn_def=top.fn_def, object_id=oid)
+
+    def returned_to(self, top: _Frame) -> str | None:
+        """`f((…) => { return {…} })`: the literal is what the closure passed as f's argument returns — the
+        compiler types it by that parameter's function type (`ui.custom(factory: (…) => Component)`)."""
+        if top.kind != "anon" or top.fn_node is None:
+            return None
+        return self.callback_args.get(top.fn_node.id)
 
     def return_type_of(self, top: _Frame) -> str | None:
         if top.fn_def is not None and top.fn_node is not None:
@@ -903,6 +930,7 @@ class _Extractor:
             arg = Arg(kind="member", text=".".join(self.chain(inner)[0]))
         elif t in FUNCTION_TYPES:
             arg = Arg(kind="function", text=self.snippet(inner))
+            self.callback_args[inner.id] = f"{callee_text}:{index}"
         elif t == "call_expression":
             fn = inner.child_by_field_name("function")
             arg = Arg(kind="call", text=self.snippet(fn) if fn is not None else "")

@@ -215,6 +215,10 @@ class Types:
                 rhs = _alias_target(d.signature)
                 if rhs:
                     out.extend(self.resolve_text(ref.module, rhs, f"{ref.path}:{d.line}: type {d.name} = {rhs}"))
+            for other in self.p.redeclared(ref):  # `interface L extends A {}` + `interface L extends B {}`
+                od = self.p.defs[other]
+                out.append(NamedType(other, (f"{other.path}:{od.line}: interface {d.name} is declared again here "
+                                             f"(merged)",)))
             half = self.p.merged_half(ref)
             if half is not None and d.kind == "class":  # `interface C` merged into `class C`: its members too
                 hd = self.p.defs[half]
@@ -664,6 +668,8 @@ class Types:
                             function_type_return(_strip_optional(m.field.type)) if m.field and m.field.type else None
                         if ret:
                             out.extend(self.resolve_text(m.owner.module, ret, f"{why} ({ret})"))
+        elif obj.holder == "return" and obj.returned_to:
+            out.extend(self._callback_return_types(mod, obj))
         elif obj.holder.startswith("property:") and depth < 4:
             parent_id, _, key = obj.holder[len("property:"):].partition(".")
             parent = self.p.object_literal(mod, parent_id)
@@ -687,6 +693,25 @@ class Types:
             why = f"{mod.path}:{obj.line}: object literal assigned to {'.'.join(chain)}"
             for t in self.chain_types(mod, obj.scope, chain, obj.line):
                 out.extend(self._named(t, why))
+        return out
+
+    def _callback_return_types(self, mod: ModuleRef, obj: ObjectLiteral) -> list[NamedType]:
+        """`ui.custom((tui, done) => { …; return { render() {…} } })` with `custom(factory: (…) => Component)`:
+        the literal the closure returns is typed by the return type of that parameter's function type."""
+        callee, _, index = (obj.returned_to or "").rpartition(":")
+        if not callee or not index.isdigit():
+            return []
+        i = int(index)
+        out: list[NamedType] = []
+        for target in self.callee_targets(mod, obj.scope, callee.replace("?.", ".").split("."), obj.line):
+            target = self.constructor_of(target)
+            d = self.p.defs.get(target)
+            declared = d.params[i].type if d is not None and i < len(d.params) else None
+            ret = function_type_return(_strip_optional(declared)) if declared else None
+            if ret:
+                why = (f"{mod.path}:{obj.line}: object literal returned by the closure passed to {callee} "
+                       f"(parameter {i + 1} of {target.qualname}: {declared})")
+                out.extend(self.resolve_text(target.module, ret, why))
         return out
 
     def _named(self, t: Typed, why: str) -> list[NamedType]:
