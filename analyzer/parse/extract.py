@@ -363,6 +363,17 @@ class _Extractor:
             return as_type, None, None, self.chain(inner)[0]
         return as_type, None, None, None
 
+    def generic_new_type(self, value: Node | None) -> str | None:
+        """`new Map<string, Slot>()`: the type TypeScript infers for the variable or field, with its type
+        arguments (`Map<string, Slot>`), so `.get(k)` yields a Slot; None without type arguments."""
+        inner = _unwrap(value) if value is not None else None
+        if inner is None or inner.type != "new_expression":
+            return None
+        ctor, targs = inner.child_by_field_name("constructor"), inner.child_by_field_name("type_arguments")
+        if ctor is None or targs is None:
+            return None
+        return _fold(self.text(ctor) + self.text(targs))
+
     def line(self, node: Node) -> int:
         return node.start_point[0] + 1
 
@@ -996,7 +1007,7 @@ class _Extractor:
         branches = [value] if value is None or annotation is not None else _branches(value)
         for i, branch in enumerate(branches):
             as_type, new_class, init_callee, init_chain = self.value_info(branch)
-            btype = self.type_of(annotation) if annotation is not None else as_type
+            btype = self.type_of(annotation) if annotation is not None else as_type or self.generic_new_type(branch)
             if btype is None and new_class is None and init_callee is None and init_chain is None and not exported:
                 continue  # nothing to infer from (bindings exist to type receivers)
             self.facts.bindings.append(Binding(scope=top.scope, name=self.text(name_node), line=self.line(name_node),
@@ -1098,7 +1109,8 @@ class _Extractor:
         annotation = None if method_signature else node.child_by_field_name("type")
         _as, new_class, init_callee, _chain = self.value_info(value)
         self.facts.fields.append(Field(owner=owner.qualname, name=self.key_text(m["name"][0]), line=self.line(node),
-                                       type=self.type_of(annotation) if annotation is not None else None,
+                                       type=self.type_of(annotation) if annotation is not None
+                                       else self.generic_new_type(value),
                                        new_class=new_class, init_callee=init_callee,
                                        is_static=node.id in self.static_field_ids,
                                        is_method_signature=method_signature))

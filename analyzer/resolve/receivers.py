@@ -275,7 +275,7 @@ class Types:
         out: list[Typed] = []
         if f.type:
             out.append(TypeExpr(owner.module, f.type, f"{where}: {f.owner}.{f.name}: {f.type}"))
-        if f.new_class:
+        if f.new_class and not (f.type or "").startswith(f.new_class + "<"):  # `= new Map<K, V>()` is typed
             out.append(TypeExpr(owner.module, f.new_class, f"{where}: {f.owner}.{f.name} = new {f.new_class}(…)"))
         if f.init_callee and not f.type:
             for callee in self.callee_targets(owner.module, f.owner, f.init_callee, f.line):
