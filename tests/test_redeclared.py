@@ -27,6 +27,10 @@ def test_interface_method_overload_signatures_are_one_member() -> None:
     assert {q for q in d if q.startswith(("Api.", "Bus."))} == {"Api.on", "Api.off", "Bus.emit"}
     assert d["Api.on"].params[0].type == '"start"' and not d["Api.on"].has_body
     assert "signature-only" not in d["Api.on"].modifiers
+    # the folded overloads keep their parameters (contextual typing picks one by the string literal)
+    assert [[prm.type for prm in params] for params in d["Api.on"].signatures()] == [
+        ['"start"', "(e: Start) => void"], ['"stop"', "(e: Stop) => void"]]
+    assert len(d["Bus.emit"].signatures()) == 2 and d["Api.off"].signatures() == [d["Api.off"].params]
 
 
 def test_accessor_pair_is_one_property_with_two_halves() -> None:

@@ -224,6 +224,7 @@ class _Extractor:
         self.holders: dict[int, tuple[str, str | None]] = {}  # object node → (holder, holder type)
         self.property_holders: dict[int, tuple[str, str | None]] = {}  # object node → (key, type)
         self.callback_args: dict[int, str] = {}  # closure node passed as an argument → "<callee>:<index>"
+        self.folded_overloads: list[tuple[Definition, Definition]] = []  # (the member, a further signature)
         self.arg_by_node: dict[int, Arg] = {}
         self.prop_by_node: dict[int, ObjectProperty] = {}
         self.pending_values: list[tuple[ObjectProperty, int]] = []
@@ -568,6 +569,8 @@ class _Extractor:
             d.qualname = twin  # "" drops a further overload signature; else the accessor pair's other half
             if twin:
                 self.qualnames[twin] = d
+            else:
+                self.folded_overloads.append((existing, d))  # its parameters are filled in later
         else:
             self.seen_names[qual_base] += 1
             n = self.seen_names[qual_base]
@@ -1069,11 +1072,18 @@ class _Extractor:
     # -- after the sweep -----------------------------------------------------------------------
 
     def finish_definitions(self) -> None:
+        self.fold_overloads()
         self.facts.definitions = [d for d in self.facts.definitions if d.qualname]
         for d in self.facts.definitions:
             if "signature-only" in d.modifiers:
                 d.modifiers.remove("signature-only")
         self.bodies = [b for b in self.bodies if b[0].qualname]
+
+    def fold_overloads(self) -> None:
+        """A dropped overload signature's parameters join its member's (`Definition.signatures()`)."""
+        for member, extra in self.folded_overloads:
+            member.overload_params.extend(extra.params)
+            member.overload_sizes.append(len(extra.params))
 
     def collect_heritage(self) -> None:
         for role in ("heritage.extends", "heritage.implements", "heritage.interface_extends"):

@@ -449,18 +449,36 @@ class Types:
                     return self._collection_callback_types(mod, call, j, b.name)
                 for target in targets:
                     d = self.p.defs.get(target)
-                    declared = d.params[i].type if d is not None and i < len(d.params) else None
-                    if d is None or not declared:
-                        continue
-                    ptypes = function_type_parameters(declared)
-                    if j < len(ptypes):
-                        why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
-                               f"passed to {d.qualname}, declared {d.params[i].type}")
-                        inferred = self._type_argument(mod, call, d, ptypes[j], why)
-                        out.extend(inferred if inferred is not None else
-                                   [TypeExpr(target.module, ptypes[j], why)])
+                    for params in (_matching_overloads(d.signatures(), call) if d is not None else []):
+                        declared = params[i].type if i < len(params) else None
+                        if not declared:
+                            continue
+                        ptypes = function_type_parameters(declared)
+                        if not ptypes and (alias := self._function_alias(target.module, declared)) is not None:
+                            ptypes = function_type_parameters(alias)
+                        if j < len(ptypes) and ptypes[j]:
+                            why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
+                                   f"passed to {d.qualname}, declared {declared}")
+                            inferred = self._type_argument(mod, call, d, ptypes[j], why)
+                            out.extend(inferred if inferred is not None else
+                                       [TypeExpr(target.module, ptypes[j], why)])
                 return out
         return []
+
+    def _function_alias(self, mod: ModuleRef, text: str) -> str | None:
+        """`handler: ExtensionHandler<E>` with `type ExtensionHandler<E, R = undefined> = (event: E, ctx: Ctx) => …`:
+        the alias's function type, its type parameters replaced by the arguments written at the use."""
+        for nt in self.resolve_text(mod, text.split("<", 1)[0].strip(), ""):
+            d = self.p.defs[nt.ref]
+            rhs = _alias_target(d.signature) if d.kind == "type_alias" else None
+            if not rhs or not function_type_parameters(rhs):
+                continue
+            head = d.signature[:d.signature.rfind(rhs)].rstrip().removesuffix("=").strip()
+            names = [re.split(r"[\s=]", a.strip(), maxsplit=1)[0] for a in type_arguments(head)]
+            for name, arg in zip(names, type_arguments(text), strict=False):
+                rhs = re.sub(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", arg, rhs)
+            return rhs
+        return None
 
     def _type_argument(self, mod: ModuleRef, call, d: Definition, name: str,  # type: ignore[no-untyped-def]
                        why: str) -> list[Typed] | None:
@@ -756,6 +774,23 @@ class Types:
                 if found != sup.ref:
                     return found
         return ref
+
+
+def _matching_overloads(signatures: list[list], call) -> list[list]:  # type: ignore[no-untyped-def]
+    """The overloads a call can mean: `on("session_start", h)` picks `on(event: "session_start", …)` by its
+    string-literal parameter types, like TypeScript's overload resolution; all of them when none decides."""
+    if len(signatures) == 1:
+        return signatures
+    picked = []
+    for params in signatures:
+        fits = True
+        for k, arg in enumerate(call.args):
+            literal = (params[k].type or "").strip() if k < len(params) else ""
+            if arg.kind == "string" and len(literal) >= 2 and literal[0] == literal[-1] and literal[0] in "'\"":
+                fits = fits and literal[1:-1] == arg.text
+        if fits:
+            picked.append(params)
+    return picked or signatures
 
 
 def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
