@@ -696,6 +696,10 @@ class Types:
                     why = f"{mod.path}:{obj.line}: object literal is {key!r} of a literal typed {pt.ref.qualname}"
                     for t in self.member_types(pt, key):
                         out.extend(self._named(t, why))
+                for inline in self._literal_inline(mod, parent, depth + 1):
+                    why = f"{mod.path}:{obj.line}: object literal is {key!r} of a literal typed {inline.text[:60]}"
+                    for t in self.members_of(inline, key):
+                        out.extend(self._named(t, f"{why} ({inline.evidence})"))
         elif obj.holder.startswith("field:"):  # `readonly scheduler: Scheduler = { … }`
             owner_name, _, name = obj.holder[len("field:"):].rpartition(".")
             if name.endswith("]") and "[" in obj.holder:  # a computed key may hold dots: `[Keys.A]`
@@ -730,6 +734,26 @@ class Types:
                 why = (f"{mod.path}:{obj.line}: object literal returned by the closure passed to {callee} "
                        f"(parameter {i + 1} of {target.qualname}: {declared})")
                 out.extend(self.resolve_text(target.module, ret, why))
+        return out
+
+    def _literal_inline(self, mod: ModuleRef, obj: ObjectLiteral, depth: int) -> list[TypeExpr]:
+        """Inline object types a literal is declared with (`(): Injected => ({ hooks: { sections: {…} } })` with
+        `hooks: { sections: Observable }`): not named, so `_literal_types` has nothing to return for them, but
+        their members type the literals nested inside."""
+        if obj.holder_type:
+            inline = obj.holder_type.lstrip().startswith("{")
+            return [TypeExpr(mod, obj.holder_type, f"{mod.path}:{obj.line}: object literal typed "
+                                                   f"{obj.holder_type[:60]}")] if inline else []
+        out: list[TypeExpr] = []
+        if obj.holder.startswith("property:") and depth < 4:
+            parent_id, _, key = obj.holder[len("property:"):].partition(".")
+            parent = self.p.object_literal(mod, parent_id)
+            if parent is not None:
+                declared: list[Typed] = [*self._literal_types(mod, parent, depth + 1),
+                                         *self._literal_inline(mod, parent, depth + 1)]
+                for t in declared:
+                    out.extend(m for m in self.members_of(t, key)
+                               if isinstance(m, TypeExpr) and m.text.lstrip().startswith("{"))
         return out
 
     def _named(self, t: Typed, why: str) -> list[NamedType]:
