@@ -354,7 +354,7 @@ class Types:
             return [t for callee in self.callee_targets(mod, scope, root[4:-2].split("."), line)
                     if self.p.defs[callee].kind == "class" for t in self.return_types(callee)]
         if root.endswith("()"):
-            chain = root[:-2].split(".")
+            chain = root[:-2].replace("?.", ".").split(".")  # `provider?.getModels()`: the call's own chain
             found = [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]
             return found or self._value_call_types(mod, scope, chain, line)
         if root in ("<expr>", "super"):
@@ -445,7 +445,10 @@ class Types:
                 j = params.index(b.name)
                 out: list[Typed] = []
                 targets = self.callee_targets(mod, call.scope, call.callee, call.line)
-                if not targets and len(call.callee) >= 2:
+                if not targets:
+                    held = self._function_value_param_types(mod, call, i, j, b.name)
+                    if held or len(call.callee) < 2:
+                        return held
                     return self._collection_callback_types(mod, call, j, b.name)
                 for target in targets:
                     d = self.p.defs.get(target)
@@ -464,6 +467,27 @@ class Types:
                                        [TypeExpr(target.module, ptypes[j], why)])
                 return out
         return []
+
+    def _function_value_param_types(self, mod: ModuleRef, call, i: int, j: int,  # type: ignore[no-untyped-def]
+                                    name: str) -> list[Typed]:
+        """A callback passed to a function-typed value: `useSession(snapshot => snapshot.views.get(…))` where
+        the props declare `useSession: <T>(select: (s: SessionSnapshot) => T) => T` — `snapshot` is a
+        SessionSnapshot (the value's declared function type, as the compiler reads it)."""
+        out: list[Typed] = []
+        for t in self.chain_types(mod, call.scope, call.callee, call.line):
+            if not isinstance(t, TypeExpr):
+                continue
+            text = _strip_optional(t.text)
+            if text.startswith("<"):  # a generic function type: `<T>(…) => T`
+                text = text[text.find(">") + 1:].strip() if ">" in text else text
+            outer = function_type_parameters(text)
+            declared = outer[i] if i < len(outer) else ""
+            ptypes = function_type_parameters(_strip_optional(declared)) if declared else []
+            if j < len(ptypes) and ptypes[j]:
+                out.append(TypeExpr(t.mod, ptypes[j], f"{mod.path}:{call.line}: {name} is parameter {j + 1} of a "
+                                                      f"callback passed to {'.'.join(call.callee)}: {t.text[:80]} "
+                                                      f"({t.evidence})"))
+        return out
 
     def _function_alias(self, mod: ModuleRef, text: str) -> str | None:
         """`handler: ExtensionHandler<E>` with `type ExtensionHandler<E, R = undefined> = (event: E, ctx: Ctx) => …`:
