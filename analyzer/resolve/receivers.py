@@ -40,6 +40,7 @@ CALLBACK_ELEMENTS: dict[str, dict[str, tuple[int, ...]]] = {
     "Map": {"forEach": (1, 0)}, "ReadonlyMap": {"forEach": (1, 0)},
 }
 CALLBACK_ELEMENTS["ReadonlyArray"] = CALLBACK_ELEMENTS["Array"]
+SAME_ARRAY_METHODS = ("filter", "slice", "sort", "toSorted", "reverse", "toReversed", "concat")
 MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
 _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
 _INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
@@ -601,6 +602,8 @@ class Types:
         for recv in self.chain_types(mod, scope, chain[:-1], line):
             if isinstance(recv, TypeExpr):
                 out.extend(self._element_types(recv, chain[-1], where))
+                if chain[-1] in SAME_ARRAY_METHODS and _is_array_text(recv.text):  # `xs.filter(…)` is still an X[]
+                    out.append(TypeExpr(recv.mod, recv.text, f"{recv.evidence}; .{chain[-1]}(…) keeps the array type"))
         return out
 
     def _element_types(self, typed: Typed, method: str = "at", where: str = "") -> list[Typed]:
@@ -861,6 +864,11 @@ def _alias_target(signature: str) -> str | None:
             rhs = signature[i + 1:].strip().rstrip(";")
             return None if not rhs or rhs.startswith("{") else rhs
     return None
+
+
+def _is_array_text(text: str) -> bool:
+    text = text.strip()
+    return text.endswith("[]") or text.startswith(("Array<", "ReadonlyArray<"))
 
 
 def _strip_optional(text: str) -> str:
