@@ -40,6 +40,9 @@ CALLBACK_ELEMENTS: dict[str, dict[str, tuple[int, ...]]] = {
     "Map": {"forEach": (1, 0)}, "ReadonlyMap": {"forEach": (1, 0)},
 }
 CALLBACK_ELEMENTS["ReadonlyArray"] = CALLBACK_ELEMENTS["Array"]
+ITERATOR_ELEMENTS = {"Map": {"values": 1, "keys": 0}, "ReadonlyMap": {"values": 1, "keys": 0},
+                     "Set": {"values": 0, "keys": 0}, "ReadonlySet": {"values": 0, "keys": 0},
+                     "Array": {"values": 0}, "ReadonlyArray": {"values": 0}}
 SAME_ARRAY_METHODS = ("filter", "slice", "sort", "toSorted", "reverse", "toReversed", "concat")
 MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
 _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
@@ -604,7 +607,19 @@ class Types:
                 out.extend(self._element_types(recv, chain[-1], where))
                 if chain[-1] in SAME_ARRAY_METHODS and _is_array_text(recv.text):  # `xs.filter(…)` is still an X[]
                     out.append(TypeExpr(recv.mod, recv.text, f"{recv.evidence}; .{chain[-1]}(…) keeps the array type"))
+                out.extend(self._iterator_types(recv, chain[-1]))
         return out
+
+    def _iterator_types(self, typed: TypeExpr, method: str) -> list[Typed]:
+        """`map.values()` on a `Map<K, V>` iterates Vs (`keys()` Ks; `Set`/array `values()` their elements): as a
+        `V[]`, so `for (const s of this.sessions.values())` gives s the type V."""
+        text = typed.text.strip().removeprefix("readonly ").strip()
+        base = "Array" if text.endswith("[]") else text.split("<", 1)[0].strip()
+        args = [text[:-2]] if text.endswith("[]") else type_arguments(text)
+        index = ITERATOR_ELEMENTS.get(base, {}).get(method)
+        if index is None or index >= len(args):
+            return []
+        return [TypeExpr(typed.mod, f"{args[index]}[]", f"{typed.evidence}; {base}.{method}() iterates {args[index]}")]
 
     def _element_types(self, typed: Typed, method: str = "at", where: str = "") -> list[Typed]:
         if not isinstance(typed, TypeExpr):
