@@ -191,11 +191,14 @@ class Types:
                 name = d.name
                 if nt.ref in refs:
                     continue
-                res = self.p.resolver.resolve(nt.ref.repo, nt.ref.path, spec)
-                if res.module is not None and self.symbols.resolve_export(res.module, name) is not None:
-                    target = self.symbols.resolve_export(res.module, name)
+                # `declare module './context.ts'` is relative to the augmenting file, a package name is not
+                groups = [(a.repo, a.path, [a]) for a in refs] if spec.startswith(".") else \
+                    [(nt.ref.repo, nt.ref.path, refs)]
+                for repo, path, augs in groups:
+                    res = self.p.resolver.resolve(repo, path, spec)
+                    target = self.symbols.resolve_export(res.module, name) if res.module is not None else None
                     if target is not None and target.definition == nt.ref:
-                        for aug in refs:
+                        for aug in augs:
                             extra.append(NamedType(aug, (f"{aug.path}:{self.p.defs[aug].line}: augments {name}",)))
             self._aug_cache[nt.ref] = extra[start:]
         return extra
@@ -219,6 +222,8 @@ class Types:
                 rhs = _alias_target(d.signature)
                 if rhs:
                     out.extend(self.resolve_text(ref.module, rhs, f"{ref.path}:{d.line}: type {d.name} = {rhs}"))
+            if d.kind in ("class", "interface") and not d.ambient_module:  # `this.fiber` inside the class itself
+                out.extend(self._augmentations_of([NamedType(ref, ())]))
             for other in self.p.redeclared(ref):  # `interface L extends A {}` + `interface L extends B {}`
                 od = self.p.defs[other]
                 out.append(NamedType(other, (f"{other.path}:{od.line}: interface {d.name} is declared again here "
