@@ -40,3 +40,15 @@ def test_new_with_type_arguments_types_the_field_and_the_variable() -> None:
     assert (fields["slots"].type, fields["slots"].new_class) == ("Map<string, Slot>", "Map")
     assert fields["names"].type is None and fields["names"].new_class == "Set"
     assert {b.name: b.type for b in f.bindings}["index"] == "Map<string, Entry>"
+
+
+def test_dictionary_value_types() -> None:
+    from analyzer.resolve.typetext import dictionary_value
+
+    assert dictionary_value("Record<string, Handler>") == "Handler"
+    assert dictionary_value("Partial<Record<Kind, { run(): void }>>") == "{ run(): void }"
+    assert dictionary_value("{ [k: string]: H }") == "H"
+    assert dictionary_value("{ [K in keyof M]: { invoke(api: A): void } }") == "{ invoke(api: A): void }"
+    # not dictionaries: named members, a plain name, an index signature next to other members
+    assert dictionary_value("{ a: A }") is None and dictionary_value("Foo") is None
+    assert dictionary_value("{ [key: string]: X; other: Y }") is None

@@ -17,6 +17,7 @@ from analyzer.resolve.program import TYPE_KINDS, DefRef, Program
 from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import (
     arrow_parameters,
+    dictionary_value,
     function_type_parameters,
     function_type_return,
     named_types,
@@ -747,6 +748,8 @@ class Types:
                     why = f"{mod.path}:{obj.line}: object literal is {key!r} of a literal typed {inline.text[:60]}"
                     for t in self.members_of(inline, key):
                         out.extend(self._named(t, f"{why} ({inline.evidence})"))
+                for value in self._dictionary_values(mod, parent, depth + 1):
+                    out.extend(self._named(value, f"{mod.path}:{obj.line}: object literal is {key!r} of a dictionary"))
         elif obj.holder.startswith("field:"):  # `readonly scheduler: Scheduler = { … }`
             owner_name, _, name = obj.holder[len("field:"):].rpartition(".")
             if name.endswith("]") and "[" in obj.holder:  # a computed key may hold dots: `[Keys.A]`
@@ -801,6 +804,26 @@ class Types:
                 for t in declared:
                     out.extend(m for m in self.members_of(t, key)
                                if isinstance(m, TypeExpr) and m.text.lstrip().startswith("{"))
+                out.extend(v for v in self._dictionary_values(mod, parent, depth + 1)
+                           if v.text.lstrip().startswith("{"))
+        return out
+
+    def _dictionary_values(self, mod: ModuleRef, obj: ObjectLiteral, depth: int) -> list[TypeExpr]:
+        """The value type of a literal declared as a dictionary — `Record<string, Handler>`, `{ [k: string]: H }`,
+        a mapped type `{ [K in keyof M]: {…} }`, or an alias of one: every member of the literal is a value."""
+        texts: list[tuple[ModuleRef, str, str]] = []
+        if obj.holder_type:
+            texts.append((mod, obj.holder_type, f"{mod.path}:{obj.line}: typed {obj.holder_type[:60]}"))
+        for nt in self._literal_types(mod, obj, depth):
+            d = self.p.defs[nt.ref]
+            if d.kind == "type_alias":
+                rhs = _alias_target(d.signature) or d.signature.partition("=")[2].strip()
+                texts.append((nt.ref.module, rhs, f"{nt.ref.path}:{d.line}: type {d.name}"))
+        out: list[TypeExpr] = []
+        for tmod, text, why in texts:
+            value = dictionary_value(text)
+            if value:
+                out.append(TypeExpr(tmod, value, f"{why}: a dictionary of {value[:60]}"))
         return out
 
     def _named(self, t: Typed, why: str) -> list[NamedType]:
