@@ -10,7 +10,9 @@ compiler's Go to Definition (and Go to Implementation at interface/abstract memb
 function-typed values) is compared with the graph's edges at that call line. Printed ratios:
 
 - concrete recall: in-repo definitions with a body that the graph reaches (any confident kind);
-- interface recall: production implementations (not test code) reached at interface/abstract calls;
+- interface recall: production implementations (not test code) reached at interface/abstract calls (an
+  implementation the compiler names that is no function of its own — `getModels: currentModels`,
+  `notify: ui.notify` — would map to the function around it, which is not what runs: counted apart);
 - function-typed values (a parameter or property called; locals bound from calls such as React's
   `useState` setters, and parameters of closures handed to code outside the repos such as
   `new Promise((resolve, reject) => …)`, are left out: nothing in the repos is passed there): call sites
@@ -166,7 +168,17 @@ def compare(g: Any, rows: list[dict]) -> tuple[Counter, dict[str, list]]:
                 stats["concrete_found"] += 1
             else:
                 misses["concrete"].append((r["sample"], r["line"], r["text"], t))
-        impls = {t for im in r["impls"] if (t := m.node_at(im["file"], im["line"])) is not None}
+        impls = set()
+        for im in r["impls"]:
+            t = m.node_at(im["file"], im["line"])
+            if t is None:
+                continue
+            if not 0 <= im["line"] - g.nodes[t]["line"] <= 3:
+                # the compiler names a member that is no function of its own (`getModels: currentModels`,
+                # `notify: ui.notify`): the definition around that line is not what runs — not counted
+                stats["impl_not_a_function"] += 1
+                continue
+            impls.add(t)
         prod = {t for t in impls if not g.nodes[t].get("test")}
         if any(d["cls"] == "interface" for d in in_repo):
             for t in prod:
@@ -209,7 +221,8 @@ def report(stats: Counter) -> list[str]:
     return [
         f"call sites: {stats['call_sites']}",
         f"concrete recall: {pct('concrete_found', 'concrete')} (unmapped {stats['concrete_unmapped']})",
-        f"interface production implementations reached: {pct('iface_prod_found', 'iface_prod_impls')}",
+        f"interface production implementations reached: {pct('iface_prod_found', 'iface_prod_impls')} "
+        f"(implementations that are no function of their own, not counted: {stats['impl_not_a_function']})",
         f"function-typed parameters/properties called, sites with an edge: "
         f"{pct('value_sites_with_edge', 'value_sites')}; "
         f"with the compiler's implementation reached: {pct('value_sites_impl_found', 'value_sites_with_ts_impl')}",
