@@ -52,3 +52,16 @@ def test_dictionary_value_types() -> None:
     # not dictionaries: named members, a plain name, an index signature next to other members
     assert dictionary_value("{ a: A }") is None and dictionary_value("Foo") is None
     assert dictionary_value("{ [key: string]: X; other: Y }") is None
+
+
+def test_await_of_a_generic_call_keeps_the_callee_chain() -> None:
+    # tree-sitter parses `await a.b<{ x: T }>(…)` as a call whose callee is `await a.b`
+    f = _facts("""
+        async function h(ctx: Ctx) {
+          const r = await ctx.ui.custom<{ action: string } | undefined>(
+            () => ({ render() { return []; } }), { overlay: true });
+        }
+        """)
+    call = next(c for c in f.calls if c.callee[-1] == "custom")
+    assert call.callee == ["ctx", "ui", "custom"] and call.text == "ctx.ui.custom"
+    assert [o.returned_to for o in f.objects if o.holder == "return"] == ["ctx.ui.custom:0"]

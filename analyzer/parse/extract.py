@@ -65,6 +65,16 @@ _GLUE = re.compile(rb" (?![\w$\x80-\xff])|(?<![\w$\x80-\xff]) ")
 # small helpers
 
 
+def _await_generic_callee(node: Node) -> Node:
+    """tree-sitter reads `await ctx.ui.custom<{ a: string }>(…)` as a call of `await ctx.ui.custom` (TypeScript:
+    an await of the call): the callee is the awaited member expression."""
+    if node.type == "await_expression" and node.named_child_count == 1:
+        inner = node.named_children[0]
+        if inner.type in ("member_expression", "identifier", "subscript_expression"):
+            return inner
+    return node
+
+
 def _redeclared_half(existing: Definition, d: Definition, cand: _Candidate) -> str | None:
     """A redeclaration TypeScript reads as the same member: a further overload signature of an interface or
     object-type method (`on(e: "a", …)`, `on(e: "b", …)` — one member; the first signature stands for all,
@@ -269,6 +279,7 @@ class _Extractor:
             return text.split("."), False
         parts: list[str] = []
         optional = False
+        node = _await_generic_callee(node)
         while True:
             t = node.type
             if t == "member_expression":
@@ -902,6 +913,8 @@ class _Extractor:
         else:
             chain, optional = self.chain(callee_node)
             text = _callee_text(self.snippet(callee_node))
+        if callee_node.type == "await_expression" and text.startswith("await "):
+            text = text[len("await "):]  # see _await_generic_callee
         kind = variant or ("super" if text == "super" else "call")
         row, col = node.start_point
         args_list: list[Arg] = []

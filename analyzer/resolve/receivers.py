@@ -166,8 +166,13 @@ class Types:
         if facts is not None:
             for imp in facts.imports:
                 if imp.local == head and not tail:
+                    real = bool(out) or self.p.resolver.resolve(mod.repo, mod.path, imp.specifier).module is not None
                     for aug_ref in self.p.augmentations.get((imp.specifier, imp.imported), []):
                         d = self.p.defs[aug_ref]
+                        if real and d.kind != "interface":
+                            # only interfaces merge: a `declare module 'pkg' { class Service }` elsewhere (a test
+                            # fixture's .d.ts) is another declaration of a real module, not part of it
+                            continue
                         out.append(NamedType(aug_ref, (f"{aug_ref.path}:{d.line}: declare module "
                                                        f"{imp.specifier!r} augments {imp.imported}",)))
         have = {o.ref for o in out}
@@ -199,7 +204,7 @@ class Types:
                     res = self.p.resolver.resolve(repo, path, spec)
                     target = self.symbols.resolve_export(res.module, name) if res.module is not None else None
                     if target is not None and target.definition == nt.ref:
-                        for aug in augs:
+                        for aug in (a for a in augs if self.p.defs[a].kind == "interface"):  # only interfaces merge
                             extra.append(NamedType(aug, (f"{aug.path}:{self.p.defs[aug].line}: augments {name}",)))
             self._aug_cache[nt.ref] = extra[start:]
         return extra
@@ -487,10 +492,10 @@ class Types:
         for t in self.chain_types(mod, call.scope, call.callee, call.line):
             if not isinstance(t, TypeExpr):
                 continue
-            text = _strip_optional(t.text)
-            if text.startswith("<"):  # a generic function type: `<T>(…) => T`
-                text = text[text.find(">") + 1:].strip() if ">" in text else text
+            text = _strip_generic(_strip_optional(t.text))
             outer = function_type_parameters(text)
+            if not outer and (alias := self._function_alias(t.mod, text)) is not None:  # `useSession: UseSession`
+                outer = function_type_parameters(_strip_generic(alias))
             declared = outer[i] if i < len(outer) else ""
             ptypes = function_type_parameters(_strip_optional(declared)) if declared else []
             if j < len(ptypes) and ptypes[j]:
@@ -505,7 +510,7 @@ class Types:
         for nt in self.resolve_text(mod, text.split("<", 1)[0].strip(), ""):
             d = self.p.defs[nt.ref]
             rhs = _alias_target(d.signature) if d.kind == "type_alias" else None
-            if not rhs or not function_type_parameters(rhs):
+            if not rhs or not function_type_parameters(_strip_generic(rhs)):
                 continue
             head = d.signature[:d.signature.rfind(rhs)].rstrip().removesuffix("=").strip()
             names = [re.split(r"[\s=]", a.strip(), maxsplit=1)[0] for a in type_arguments(head)]
@@ -775,7 +780,17 @@ class Types:
             return []
         i = int(index)
         out: list[NamedType] = []
-        for target in self.callee_targets(mod, obj.scope, callee.replace("?.", ".").split("."), obj.line):
+        chain = callee.replace("?.", ".").split(".")
+        targets = self.callee_targets(mod, obj.scope, chain, obj.line)
+        if not targets:  # a function-typed value: `open: <R>(make: () => Widget) => R`
+            for t in self.chain_types(mod, obj.scope, chain, obj.line):
+                params = function_type_parameters(_strip_generic(_strip_optional(t.text))) \
+                    if isinstance(t, TypeExpr) else []
+                ret = function_type_return(_strip_optional(params[i])) if i < len(params) and params[i] else None
+                if ret:
+                    why = f"{mod.path}:{obj.line}: object literal returned by the closure passed to {callee} ({t.text})"
+                    out.extend(self.resolve_text(t.mod, ret, why))
+        for target in targets:
             target = self.constructor_of(target)
             d = self.p.defs.get(target)
             declared = d.params[i].type if d is not None and i < len(d.params) else None
@@ -907,6 +922,19 @@ def _alias_target(signature: str) -> str | None:
             rhs = signature[i + 1:].strip().rstrip(";")
             return None if not rhs or rhs.startswith("{") else rhs
     return None
+
+
+def _strip_generic(text: str) -> str:
+    """`<T>(select: (s: S) => T) => T` → `(select: (s: S) => T) => T` (a generic function type's parameters)."""
+    text = text.strip()
+    if not text.startswith("<"):
+        return text
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"<": 1, ">": -1}.get(ch, 0) if text[i - 1:i + 1] != "=>" else 0
+        if depth == 0:
+            return text[i + 1:].strip()
+    return text
 
 
 def _is_array_text(text: str) -> bool:
