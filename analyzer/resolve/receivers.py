@@ -102,6 +102,8 @@ class Types:
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
         self._param_cache: dict[tuple[ModuleRef, str, int], list[Typed]] = {}
+        self._literal_cache: dict[tuple[ModuleRef, str], list[NamedType]] = {}
+        self._object_impls_of: dict[DefRef, list[tuple[ModuleRef, str, str]]] = {}
         self._returning: set[DefRef] = set()
         self._binding_cache: dict[tuple[ModuleRef, str | None, str, int, int], list[Typed]] = {}
         self._aug_by_name: dict[str, list[tuple[str, list[DefRef]]]] = defaultdict(list)
@@ -711,15 +713,26 @@ class Types:
                     for nt in self._literal_types(mod, obj):
                         index[nt.ref].append((mod, obj.object_id, nt.evidence[0]))
             self._object_impls = index
-        out = list(self._object_impls.get(ref, []))
-        for sub, _ in self.subtypes(ref):
-            out.extend(self._object_impls.get(sub, []))
-        return out
+        found = self._object_impls_of.get(ref)
+        if found is None:  # asked at every interface call; the index and the subtypes are fixed by now
+            found = list(self._object_impls.get(ref, []))
+            for sub, _ in self.subtypes(ref):
+                found.extend(self._object_impls.get(sub, []))
+            self._object_impls_of[ref] = found
+        return found
 
     def _literal_types(self, mod: ModuleRef, obj: ObjectLiteral, depth: int = 0) -> list[NamedType]:
         """The declared types an object literal gets from where it stands: its annotation / `satisfies`, the
         parameter it is passed to, the member of an enclosing typed literal (`{ store: { subscribe() {} } }`
         typed `{ store: Store }`), or the typed field or variable it is assigned to (`this.face = {…}`)."""
+        key = (mod, obj.object_id)
+        cached = self._literal_cache.get(key)
+        if cached is None:
+            self._literal_cache[key] = []  # cycle guard
+            cached = self._literal_cache[key] = self._literal_types_uncached(mod, obj, depth)
+        return cached
+
+    def _literal_types_uncached(self, mod: ModuleRef, obj: ObjectLiteral, depth: int) -> list[NamedType]:
         typed = (mod, obj.holder_type) if obj.holder_type else self._wrapped_return_type(mod, obj.holder, obj.scope)
         if typed:
             type_mod, holder_type = typed
