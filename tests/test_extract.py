@@ -78,7 +78,7 @@ def test_classes_heritage_and_members() -> None:
     assert d["Agent.constructor"].params == [
         Param("session", "Session", True, False), Param("ctx", "Context", True, True)
     ]
-    assert (d["Agent.name"].kind, d["Agent.name#2"].kind) == ("getter", "setter")
+    assert (d["Agent.name"].kind, d["Agent.name#set"].kind) == ("getter", "setter")  # one property, two accessors
     assert d["Agent.run"].modifiers == ["async"] and d["Agent.run"].params == [Param("input", "string")]
     assert d["Agent.create"].modifiers == ["static"]
     assert d["Agent.create"].returns_new == ["Agent"]

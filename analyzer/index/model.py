@@ -85,6 +85,19 @@ class Definition:
     returns_chain: list[str] | None = None  # unannotated: the first `return a.b.c` in its own body
     has_body: bool = True  # False for interface members, abstract methods, `declare`d and `.d.ts` signatures
     merges: str | None = None  # declaration merging: the qualname of the other half (see module docstring)
+    # interface/object-type method overloads (`on(e: "a", h: A)`, `on(e: "b", h: B)`) are one member: the first
+    # signature is the Definition; the parameters of the others follow here back to back, `overload_sizes`
+    # says how many each has (flat lists keep the positional cache codec simple); see `overload_params()`
+    overload_params: list[Param] = field(default_factory=list)
+    overload_sizes: list[int] = field(default_factory=list)
+
+    def signatures(self) -> list[list[Param]]:
+        """Every signature's parameters: its own, then each further overload's."""
+        out, at = [self.params], 0
+        for n in self.overload_sizes:
+            out.append(self.overload_params[at:at + n])
+            at += n
+        return out
 
 
 @dataclass(slots=True)
@@ -168,6 +181,9 @@ class ObjectLiteral:
     holder_type: str | None = None  # annotation of the variable / `satisfies T` / the scope's return type
     properties: list[ObjectProperty] = field(default_factory=list)
     nested: int = 0  # anonymous function levels between `scope` and the literal (return → whose return)
+    # holder `return` from a closure passed as an argument: "<callee text>:<index>" (`ui.custom((…) => {
+    # return {…} })`), so the literal gets the return type of that parameter's declared function type
+    returned_to: str | None = None
 
 
 @dataclass(slots=True)

@@ -40,7 +40,7 @@ from analyzer.parse.languages import is_declaration_file, language_for_path, par
 from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "6"
+EXTRACTOR_VERSION = "8"
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,29 @@ _GLUE = re.compile(rb" (?:(?![\w$\x80-\xff])|(?<![\w$\x80-\xff] ))")
 
 # ----------------------------------------------------------------------------------------------
 # small helpers
+
+
+def _await_generic_callee(node: Node) -> Node:
+    """tree-sitter reads `await ctx.ui.custom<{ a: string }>(…)` as a call of `await ctx.ui.custom` (TypeScript:
+    an await of the call): the callee is the awaited member expression."""
+    if node.type == "await_expression" and node.named_child_count == 1:
+        inner = node.named_children[0]
+        if inner.type in ("member_expression", "identifier", "subscript_expression"):
+            return inner
+    return node
+
+
+def _redeclared_half(existing: Definition, d: Definition, cand: _Candidate) -> str | None:
+    """A redeclaration TypeScript reads as the same member: a further overload signature of an interface or
+    object-type method (`on(e: "a", …)`, `on(e: "b", …)` — one member; the first signature stands for all,
+    so "" drops this one) or the other accessor of a `get x()` / `set x(v)` pair (one property with two
+    bodies: the second is `x#set` / `x#get`). None: a genuinely separate definition (`#2`)."""
+    if cand.role == "def.method_signature" and existing.kind == "method" and not existing.has_body \
+            and existing.parent == d.parent:
+        return ""
+    if {existing.kind, d.kind} == {"getter", "setter"} and existing.parent == d.parent:
+        return f"{existing.qualname}#{d.kind[:3]}"
+    return None
 
 
 def _fold(text: str, limit: int | None = None) -> str:
@@ -215,6 +238,8 @@ class _Extractor:
         self.ambient: list[tuple[int, int, str]] = []
         self.holders: dict[int, tuple[str, str | None]] = {}  # object node → (holder, holder type)
         self.property_holders: dict[int, tuple[str, str | None]] = {}  # object node → (key, type)
+        self.callback_args: dict[int, str] = {}  # closure node passed as an argument → "<callee>:<index>"
+        self.folded_overloads: list[tuple[Definition, Definition]] = []  # (the member, a further signature)
         self.arg_by_node: dict[int, Arg] = {}
         self.prop_by_node: dict[int, ObjectProperty] = {}
         self.pending_values: list[tuple[ObjectProperty, int]] = []
@@ -259,6 +284,7 @@ class _Extractor:
             return text.split("."), False
         parts: list[str] = []
         optional = False
+        node = _await_generic_callee(node)
         while True:
             t = node.type
             if t == "member_expression":
@@ -353,6 +379,17 @@ class _Extractor:
         if t in ("identifier", "member_expression", "this", "subscript_expression"):
             return as_type, None, None, self.chain(inner)[0]
         return as_type, None, None, None
+
+    def generic_new_type(self, value: Node | None) -> str | None:
+        """`new Map<string, Slot>()`: the type TypeScript infers for the variable or field, with its type
+        arguments (`Map<string, Slot>`), so `.get(k)` yields a Slot; None without type arguments."""
+        inner = _unwrap(value) if value is not None else None
+        if inner is None or inner.type != "new_expression":
+            return None
+        ctor, targs = inner.child_by_field_name("constructor"), inner.child_by_field_name("type_arguments")
+        if ctor is None or targs is None:
+            return None
+        return _fold(self.text(ctor) + self.text(targs))
 
     def line(self, node: Node) -> int:
         return node.start_point[0] + 1
@@ -544,6 +581,12 @@ class _Extractor:
             if d.return_type is None:
                 d.return_type = existing.return_type
             self.qualnames[qual_base] = d
+        elif (twin := _redeclared_half(existing, d, cand)) is not None:
+            d.qualname = twin  # "" drops a further overload signature; else the accessor pair's other half
+            if twin:
+                self.qualnames[twin] = d
+            else:
+                self.folded_overloads.append((existing, d))  # its parameters are filled in later
         else:
             self.seen_names[qual_base] += 1
             n = self.seen_names[qual_base]
@@ -771,6 +814,8 @@ class _Extractor:
             htype = self.return_type_of(top)
         props: list[ObjectProperty] = []
         obj = ObjectLiteral(oid, top.scope, row + 1, node.end_point[0] + 1, holder, htype, props, top.nested)
+        if holder == "return" and htype is None:
+            obj.returned_to = self.returned_to(top)
         make_property = self.make_property
         for child in node.named_children:
             try:
@@ -783,6 +828,13 @@ class _Extractor:
         self.facts.objects.append(obj)
         return _Frame(end=node.end_byte, kind="object", prefix=prefix, scope=top.scope, nested=top.nested,
                       fn_node=top.fn_node, fn_def=top.fn_def, object_id=oid)
+
+    def returned_to(self, top: _Frame) -> str | None:
+        """`f((…) => { return {…} })`: the literal is what the closure passed as f's argument returns — the
+        compiler types it by that parameter's function type (`ui.custom(factory: (…) => Component)`)."""
+        if top.kind != "anon" or top.fn_node is None:
+            return None
+        return self.callback_args.get(top.fn_node.id)
 
     def return_type_of(self, top: _Frame) -> str | None:
         if top.fn_def is not None and top.fn_node is not None:
@@ -877,6 +929,8 @@ class _Extractor:
         else:
             chain, optional = self.chain(callee_node)
             text = _callee_text(self.snippet(callee_node))
+        if callee_node.type == "await_expression" and text.startswith("await "):
+            text = text[len("await "):]  # see _await_generic_callee
         kind = variant or ("super" if text == "super" else "call")
         row, col = node.start_point
         args_list: list[Arg] = []
@@ -915,6 +969,7 @@ class _Extractor:
             arg = Arg("string", _unquote(self.source[inner.start_byte:inner.end_byte].decode("utf-8", "replace")))
         elif t in FUNCTION_TYPES:
             arg = Arg("function", self.snippet(inner))
+            self.callback_args[inner.id] = f"{callee_text}:{index}"
         elif t == "call_expression":
             fn = inner.child_by_field_name("function")
             arg = Arg("call", self.snippet(fn) if fn is not None else "")
@@ -985,7 +1040,7 @@ class _Extractor:
         branches = [value] if value is None or annotation is not None else _branches(value)
         for i, branch in enumerate(branches):
             as_type, new_class, init_callee, init_chain = self.value_info(branch)
-            btype = self.type_of(annotation) if annotation is not None else as_type
+            btype = self.type_of(annotation) if annotation is not None else as_type or self.generic_new_type(branch)
             if btype is None and new_class is None and init_callee is None and init_chain is None and not exported:
                 continue  # nothing to infer from (bindings exist to type receivers)
             self.facts.bindings.append(Binding(scope=top.scope, name=self.text(name_node), line=self.line(name_node),
@@ -1068,11 +1123,18 @@ class _Extractor:
     # -- after the sweep -----------------------------------------------------------------------
 
     def finish_definitions(self) -> None:
+        self.fold_overloads()
         self.facts.definitions = [d for d in self.facts.definitions if d.qualname]
         for d in self.facts.definitions:
             if "signature-only" in d.modifiers:
                 d.modifiers.remove("signature-only")
         self.bodies = [b for b in self.bodies if b[0].qualname]
+
+    def fold_overloads(self) -> None:
+        """A dropped overload signature's parameters join its member's (`Definition.signatures()`)."""
+        for member, extra in self.folded_overloads:
+            member.overload_params.extend(extra.params)
+            member.overload_sizes.append(len(extra.params))
 
     def collect_heritage(self) -> None:
         for role in ("heritage.extends", "heritage.implements", "heritage.interface_extends"):
@@ -1108,7 +1170,8 @@ class _Extractor:
         annotation = None if method_signature else node.child_by_field_name("type")
         _as, new_class, init_callee, _chain = self.value_info(value)
         self.facts.fields.append(Field(owner=owner.qualname, name=self.key_text(m["name"][0]), line=self.line(node),
-                                       type=self.type_of(annotation) if annotation is not None else None,
+                                       type=self.type_of(annotation) if annotation is not None
+                                       else self.generic_new_type(value),
                                        new_class=new_class, init_callee=init_callee,
                                        is_static=node.id in self.static_field_ids,
                                        is_method_signature=method_signature))

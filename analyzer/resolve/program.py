@@ -62,6 +62,7 @@ class Program:
         self._objects: dict[ModuleRef, dict[str, ObjectLiteral]] = {}
         self.by_name: dict[str, list[DefRef]] = defaultdict(list)
         self.augmentations: dict[tuple[str, str], list[DefRef]] = defaultdict(list)
+        self._redeclared: dict[DefRef, list[DefRef]] = {}
         for repo in self.repos.values():
             for facts in repo.files:
                 self._add_file(repo.name, facts)
@@ -83,6 +84,7 @@ class Program:
             if d.ambient_module and d.kind in TYPE_KINDS:
                 self.augmentations[(d.ambient_module, d.name)].append(ref)
         self._top[mod] = top
+        self._index_redeclared_interfaces(repo, facts)
         for f in facts.fields:
             self._fields[DefRef(repo, facts.path, f.owner)].setdefault(f.name, f)
         scoped: dict[str | None, list[Binding]] = defaultdict(list)
@@ -90,6 +92,18 @@ class Program:
             scoped[b.scope].append(b)
         self._bindings[mod] = scoped
         self._objects[mod] = {o.object_id: o for o in facts.objects}
+
+    def _index_redeclared_interfaces(self, repo: str, facts: FileFacts) -> None:
+        """`interface Logger extends A {}` + `interface Logger extends B {}` in one scope are one interface
+        (TypeScript merges them); the later ones get `#2` names, so each declaration learns the others."""
+        groups: dict[tuple[str | None, str], list[DefRef]] = defaultdict(list)
+        for d in facts.definitions:
+            if d.kind == "interface":
+                groups[(d.parent, d.name)].append(DefRef(repo, facts.path, d.qualname))
+        for refs in groups.values():
+            if len(refs) > 1:
+                for ref in refs:
+                    self._redeclared[ref] = [r for r in refs if r != ref]
 
     # --- lookups ----------------------------------------------------------------------------------
     def top_level(self, mod: ModuleRef) -> dict[str, Definition]:
@@ -155,6 +169,10 @@ class Program:
             return None
         other = DefRef(ref.repo, ref.path, d.merges)
         return other if other in self.defs else None
+
+    def redeclared(self, ref: DefRef) -> list[DefRef]:
+        """The other declarations of the same interface in the same scope (declaration merging)."""
+        return self._redeclared.get(ref, [])
 
     def commit_of(self, repo: str) -> str:
         return self.repos[repo].commit

@@ -17,6 +17,7 @@ from analyzer.resolve.program import TYPE_KINDS, DefRef, Program
 from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import (
     arrow_parameters,
+    dictionary_value,
     function_type_parameters,
     function_type_return,
     named_types,
@@ -40,6 +41,10 @@ CALLBACK_ELEMENTS: dict[str, dict[str, tuple[int, ...]]] = {
     "Map": {"forEach": (1, 0)}, "ReadonlyMap": {"forEach": (1, 0)},
 }
 CALLBACK_ELEMENTS["ReadonlyArray"] = CALLBACK_ELEMENTS["Array"]
+ITERATOR_ELEMENTS = {"Map": {"values": 1, "keys": 0}, "ReadonlyMap": {"values": 1, "keys": 0},
+                     "Set": {"values": 0, "keys": 0}, "ReadonlySet": {"values": 0, "keys": 0},
+                     "Array": {"values": 0}, "ReadonlyArray": {"values": 0}}
+SAME_ARRAY_METHODS = ("filter", "slice", "sort", "toSorted", "reverse", "toReversed", "concat")
 MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
 _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
 _INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
@@ -101,6 +106,7 @@ class Types:
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
         self._param_cache: dict[tuple[ModuleRef, str, int], list[Typed]] = {}
+        self._literal_cache: dict[tuple[ModuleRef, str], list[NamedType]] = {}
         self._returning: set[DefRef] = set()
         self._binding_cache: dict[tuple[ModuleRef, str | None, str, int, int], list[Typed]] = {}
         self._aug_by_name: dict[str, list[tuple[str, list[DefRef]]]] = defaultdict(list)
@@ -170,8 +176,13 @@ class Types:
         if facts is not None:
             for imp in facts.imports:
                 if imp.local == head and not tail:
+                    real = bool(out) or self.p.resolver.resolve(mod.repo, mod.path, imp.specifier).module is not None
                     for aug_ref in self.p.augmentations.get((imp.specifier, imp.imported), []):
                         d = self.p.defs[aug_ref]
+                        if real and d.kind != "interface":
+                            # only interfaces merge: a `declare module 'pkg' { class Service }` elsewhere (a test
+                            # fixture's .d.ts) is another declaration of a real module, not part of it
+                            continue
                         out.append(NamedType(aug_ref, (f"{aug_ref.path}:{d.line}: declare module "
                                                        f"{imp.specifier!r} augments {imp.imported}",)))
         have = {o.ref for o in out}
@@ -196,11 +207,14 @@ class Types:
                 name = d.name
                 if nt.ref in refs:
                     continue
-                res = self.p.resolver.resolve(nt.ref.repo, nt.ref.path, spec)
-                if res.module is not None and self.symbols.resolve_export(res.module, name) is not None:
-                    target = self.symbols.resolve_export(res.module, name)
+                # `declare module './context.ts'` is relative to the augmenting file, a package name is not
+                groups = [(a.repo, a.path, [a]) for a in refs] if spec.startswith(".") else \
+                    [(nt.ref.repo, nt.ref.path, refs)]
+                for repo, path, augs in groups:
+                    res = self.p.resolver.resolve(repo, path, spec)
+                    target = self.symbols.resolve_export(res.module, name) if res.module is not None else None
                     if target is not None and target.definition == nt.ref:
-                        for aug in refs:
+                        for aug in (a for a in augs if self.p.defs[a].kind == "interface"):  # only interfaces merge
                             extra.append(NamedType(aug, (f"{aug.path}:{self.p.defs[aug].line}: augments {name}",)))
             self._aug_cache[nt.ref] = extra[start:]
         return extra
@@ -224,6 +238,12 @@ class Types:
                 rhs = _alias_target(d.signature)
                 if rhs:
                     out.extend(self.resolve_text(ref.module, rhs, f"{ref.path}:{d.line}: type {d.name} = {rhs}"))
+            if d.kind in ("class", "interface") and not d.ambient_module:  # `this.fiber` inside the class itself
+                out.extend(self._augmentations_of([NamedType(ref, ())]))
+            for other in self.p.redeclared(ref):  # `interface L extends A {}` + `interface L extends B {}`
+                od = self.p.defs[other]
+                out.append(NamedType(other, (f"{other.path}:{od.line}: interface {d.name} is declared again here "
+                                             f"(merged)",)))
             half = self.p.merged_half(ref)
             if half is not None and d.kind == "class":  # `interface C` merged into `class C`: its members too
                 hd = self.p.defs[half]
@@ -280,7 +300,7 @@ class Types:
         out: list[Typed] = []
         if f.type:
             out.append(TypeExpr(owner.module, f.type, f"{where}: {f.owner}.{f.name}: {f.type}"))
-        if f.new_class:
+        if f.new_class and not (f.type or "").startswith(f.new_class + "<"):  # `= new Map<K, V>()` is typed
             out.append(TypeExpr(owner.module, f.new_class, f"{where}: {f.owner}.{f.name} = new {f.new_class}(…)"))
         if f.init_callee and not f.type:
             for callee in self.callee_targets(owner.module, f.owner, f.init_callee, f.line):
@@ -359,7 +379,7 @@ class Types:
             return [t for callee in self.callee_targets(mod, scope, root[4:-2].split("."), line)
                     if self.p.defs[callee].kind == "class" for t in self.return_types(callee)]
         if root.endswith("()"):
-            chain = root[:-2].split(".")
+            chain = root[:-2].replace("?.", ".").split(".")  # `provider?.getModels()`: the call's own chain
             found = [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]
             return found or self._value_call_types(mod, scope, chain, line)
         if root in ("<expr>", "super"):
@@ -450,22 +470,64 @@ class Types:
                 j = params.index(b.name)
                 out: list[Typed] = []
                 targets = self.callee_targets(mod, call.scope, call.callee, call.line)
-                if not targets and len(call.callee) >= 2:
+                if not targets:
+                    held = self._function_value_param_types(mod, call, i, j, b.name)
+                    if held or len(call.callee) < 2:
+                        return held
                     return self._collection_callback_types(mod, call, j, b.name)
                 for target in targets:
                     d = self.p.defs.get(target)
-                    declared = d.params[i].type if d is not None and i < len(d.params) else None
-                    if d is None or not declared:
-                        continue
-                    ptypes = function_type_parameters(declared)
-                    if j < len(ptypes):
-                        why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
-                               f"passed to {d.qualname}, declared {d.params[i].type}")
-                        inferred = self._type_argument(mod, call, d, ptypes[j], why)
-                        out.extend(inferred if inferred is not None else
-                                   [TypeExpr(target.module, ptypes[j], why)])
+                    for params in (_matching_overloads(d.signatures(), call) if d is not None else []):
+                        declared = params[i].type if i < len(params) else None
+                        if not declared:
+                            continue
+                        ptypes = function_type_parameters(declared)
+                        if not ptypes and (alias := self._function_alias(target.module, declared)) is not None:
+                            ptypes = function_type_parameters(alias)
+                        if j < len(ptypes) and ptypes[j]:
+                            why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
+                                   f"passed to {d.qualname}, declared {declared}")
+                            inferred = self._type_argument(mod, call, d, ptypes[j], why)
+                            out.extend(inferred if inferred is not None else
+                                       [TypeExpr(target.module, ptypes[j], why)])
                 return out
         return []
+
+    def _function_value_param_types(self, mod: ModuleRef, call, i: int, j: int,  # type: ignore[no-untyped-def]
+                                    name: str) -> list[Typed]:
+        """A callback passed to a function-typed value: `useSession(snapshot => snapshot.views.get(…))` where
+        the props declare `useSession: <T>(select: (s: SessionSnapshot) => T) => T` — `snapshot` is a
+        SessionSnapshot (the value's declared function type, as the compiler reads it)."""
+        out: list[Typed] = []
+        for t in self.chain_types(mod, call.scope, call.callee, call.line):
+            if not isinstance(t, TypeExpr):
+                continue
+            text = _strip_generic(_strip_optional(t.text))
+            outer = function_type_parameters(text)
+            if not outer and (alias := self._function_alias(t.mod, text)) is not None:  # `useSession: UseSession`
+                outer = function_type_parameters(_strip_generic(alias))
+            declared = outer[i] if i < len(outer) else ""
+            ptypes = function_type_parameters(_strip_optional(declared)) if declared else []
+            if j < len(ptypes) and ptypes[j]:
+                out.append(TypeExpr(t.mod, ptypes[j], f"{mod.path}:{call.line}: {name} is parameter {j + 1} of a "
+                                                      f"callback passed to {'.'.join(call.callee)}: {t.text[:80]} "
+                                                      f"({t.evidence})"))
+        return out
+
+    def _function_alias(self, mod: ModuleRef, text: str) -> str | None:
+        """`handler: ExtensionHandler<E>` with `type ExtensionHandler<E, R = undefined> = (event: E, ctx: Ctx) => …`:
+        the alias's function type, its type parameters replaced by the arguments written at the use."""
+        for nt in self.resolve_text(mod, text.split("<", 1)[0].strip(), ""):
+            d = self.p.defs[nt.ref]
+            rhs = _alias_target(d.signature) if d.kind == "type_alias" else None
+            if not rhs or not function_type_parameters(_strip_generic(rhs)):
+                continue
+            head = d.signature[:d.signature.rfind(rhs)].rstrip().removesuffix("=").strip()
+            names = [re.split(r"[\s=]", a.strip(), maxsplit=1)[0] for a in type_arguments(head)]
+            for name, arg in zip(names, type_arguments(text), strict=False):
+                rhs = re.sub(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", arg, rhs)
+            return rhs
+        return None
 
     def _type_argument(self, mod: ModuleRef, call, d: Definition, name: str,  # type: ignore[no-untyped-def]
                        why: str) -> list[Typed] | None:
@@ -564,7 +626,21 @@ class Types:
         for recv in self.chain_types(mod, scope, chain[:-1], line):
             if isinstance(recv, TypeExpr):
                 out.extend(self._element_types(recv, chain[-1], where))
+                if chain[-1] in SAME_ARRAY_METHODS and _is_array_text(recv.text):  # `xs.filter(…)` is still an X[]
+                    out.append(TypeExpr(recv.mod, recv.text, f"{recv.evidence}; .{chain[-1]}(…) keeps the array type"))
+                out.extend(self._iterator_types(recv, chain[-1]))
         return out
+
+    def _iterator_types(self, typed: TypeExpr, method: str) -> list[Typed]:
+        """`map.values()` on a `Map<K, V>` iterates Vs (`keys()` Ks; `Set`/array `values()` their elements): as a
+        `V[]`, so `for (const s of this.sessions.values())` gives s the type V."""
+        text = typed.text.strip().removeprefix("readonly ").strip()
+        base = "Array" if text.endswith("[]") else text.split("<", 1)[0].strip()
+        args = [text[:-2]] if text.endswith("[]") else type_arguments(text)
+        index = ITERATOR_ELEMENTS.get(base, {}).get(method)
+        if index is None or index >= len(args):
+            return []
+        return [TypeExpr(typed.mod, f"{args[index]}[]", f"{typed.evidence}; {base}.{method}() iterates {args[index]}")]
 
     def _element_types(self, typed: Typed, method: str = "at", where: str = "") -> list[Typed]:
         if not isinstance(typed, TypeExpr):
@@ -674,15 +750,25 @@ class Types:
         """The declared types an object literal gets from where it stands: its annotation / `satisfies`, the
         parameter it is passed to, the member of an enclosing typed literal (`{ store: { subscribe() {} } }`
         typed `{ store: Store }`), or the typed field or variable it is assigned to (`this.face = {…}`)."""
+        key = (mod, obj.object_id)
+        cached = self._literal_cache.get(key)
+        if cached is None:
+            self._literal_cache[key] = []  # cycle guard
+            cached = self._literal_cache[key] = self._literal_types_uncached(mod, obj, depth, wrapped)
+        return cached
+
+    def _literal_types_uncached(self, mod: ModuleRef, obj: ObjectLiteral, depth: int,
+                                wrapped: dict[tuple[ModuleRef, str, str | None], tuple[ModuleRef, str] | None]
+                                | None) -> list[NamedType]:
         if obj.holder_type:
             typed: tuple[ModuleRef, str] | None = (mod, obj.holder_type)
         elif wrapped is None:
             typed = self._wrapped_return_type(mod, obj.holder, obj.scope)
         else:  # memo of the object-implementations index (see there)
-            key = (mod, obj.holder, obj.scope)
-            if key not in wrapped:
-                wrapped[key] = self._wrapped_return_type(mod, obj.holder, obj.scope)
-            typed = wrapped[key]
+            memo = (mod, obj.holder, obj.scope)
+            if memo not in wrapped:
+                wrapped[memo] = self._wrapped_return_type(mod, obj.holder, obj.scope)
+            typed = wrapped[memo]
         if typed:
             type_mod, holder_type = typed
             why = f"{mod.path}:{obj.line}: object literal ({obj.holder}) typed {holder_type}"
@@ -701,6 +787,8 @@ class Types:
                             function_type_return(_strip_optional(m.field.type)) if m.field and m.field.type else None
                         if ret:
                             out.extend(self.resolve_text(m.owner.module, ret, f"{why} ({ret})"))
+        elif obj.holder == "return" and obj.returned_to:
+            out.extend(self._callback_return_types(mod, obj))
         elif obj.holder.startswith("property:") and depth < 4:
             parent_id, _, key = obj.holder[len("property:"):].partition(".")
             parent = self.p.object_literal(mod, parent_id)
@@ -709,6 +797,12 @@ class Types:
                     why = f"{mod.path}:{obj.line}: object literal is {key!r} of a literal typed {pt.ref.qualname}"
                     for t in self.member_types(pt, key):
                         out.extend(self._named(t, why))
+                for inline in self._literal_inline(mod, parent, depth + 1):
+                    why = f"{mod.path}:{obj.line}: object literal is {key!r} of a literal typed {inline.text[:60]}"
+                    for t in self.members_of(inline, key):
+                        out.extend(self._named(t, f"{why} ({inline.evidence})"))
+                for value in self._dictionary_values(mod, parent, depth + 1):
+                    out.extend(self._named(value, f"{mod.path}:{obj.line}: object literal is {key!r} of a dictionary"))
         elif obj.holder.startswith("field:"):  # `readonly scheduler: Scheduler = { … }`
             owner_name, _, name = obj.holder[len("field:"):].rpartition(".")
             if name.endswith("]") and "[" in obj.holder:  # a computed key may hold dots: `[Keys.A]`
@@ -724,6 +818,75 @@ class Types:
             why = f"{mod.path}:{obj.line}: object literal assigned to {'.'.join(chain)}"
             for t in self.chain_types(mod, obj.scope, chain, obj.line):
                 out.extend(self._named(t, why))
+        return out
+
+    def _callback_return_types(self, mod: ModuleRef, obj: ObjectLiteral) -> list[NamedType]:
+        """`ui.custom((tui, done) => { …; return { render() {…} } })` with `custom(factory: (…) => Component)`:
+        the literal the closure returns is typed by the return type of that parameter's function type."""
+        callee, _, index = (obj.returned_to or "").rpartition(":")
+        if not callee or not index.isdigit():
+            return []
+        i = int(index)
+        out: list[NamedType] = []
+        chain = callee.replace("?.", ".").split(".")
+        targets = self.callee_targets(mod, obj.scope, chain, obj.line)
+        if not targets:  # a function-typed value: `open: <R>(make: () => Widget) => R`
+            for t in self.chain_types(mod, obj.scope, chain, obj.line):
+                params = function_type_parameters(_strip_generic(_strip_optional(t.text))) \
+                    if isinstance(t, TypeExpr) else []
+                ret = function_type_return(_strip_optional(params[i])) if i < len(params) and params[i] else None
+                if ret:
+                    why = f"{mod.path}:{obj.line}: object literal returned by the closure passed to {callee} ({t.text})"
+                    out.extend(self.resolve_text(t.mod, ret, why))
+        for target in targets:
+            target = self.constructor_of(target)
+            d = self.p.defs.get(target)
+            declared = d.params[i].type if d is not None and i < len(d.params) else None
+            ret = function_type_return(_strip_optional(declared)) if declared else None
+            if ret:
+                why = (f"{mod.path}:{obj.line}: object literal returned by the closure passed to {callee} "
+                       f"(parameter {i + 1} of {target.qualname}: {declared})")
+                out.extend(self.resolve_text(target.module, ret, why))
+        return out
+
+    def _literal_inline(self, mod: ModuleRef, obj: ObjectLiteral, depth: int) -> list[TypeExpr]:
+        """Inline object types a literal is declared with (`(): Injected => ({ hooks: { sections: {…} } })` with
+        `hooks: { sections: Observable }`): not named, so `_literal_types` has nothing to return for them, but
+        their members type the literals nested inside."""
+        if obj.holder_type:
+            inline = obj.holder_type.lstrip().startswith("{")
+            return [TypeExpr(mod, obj.holder_type, f"{mod.path}:{obj.line}: object literal typed "
+                                                   f"{obj.holder_type[:60]}")] if inline else []
+        out: list[TypeExpr] = []
+        if obj.holder.startswith("property:") and depth < 4:
+            parent_id, _, key = obj.holder[len("property:"):].partition(".")
+            parent = self.p.object_literal(mod, parent_id)
+            if parent is not None:
+                declared: list[Typed] = [*self._literal_types(mod, parent, depth + 1),
+                                         *self._literal_inline(mod, parent, depth + 1)]
+                for t in declared:
+                    out.extend(m for m in self.members_of(t, key)
+                               if isinstance(m, TypeExpr) and m.text.lstrip().startswith("{"))
+                out.extend(v for v in self._dictionary_values(mod, parent, depth + 1)
+                           if v.text.lstrip().startswith("{"))
+        return out
+
+    def _dictionary_values(self, mod: ModuleRef, obj: ObjectLiteral, depth: int) -> list[TypeExpr]:
+        """The value type of a literal declared as a dictionary — `Record<string, Handler>`, `{ [k: string]: H }`,
+        a mapped type `{ [K in keyof M]: {…} }`, or an alias of one: every member of the literal is a value."""
+        texts: list[tuple[ModuleRef, str, str]] = []
+        if obj.holder_type:
+            texts.append((mod, obj.holder_type, f"{mod.path}:{obj.line}: typed {obj.holder_type[:60]}"))
+        for nt in self._literal_types(mod, obj, depth):
+            d = self.p.defs[nt.ref]
+            if d.kind == "type_alias":
+                rhs = _alias_target(d.signature) or d.signature.partition("=")[2].strip()
+                texts.append((nt.ref.module, rhs, f"{nt.ref.path}:{d.line}: type {d.name}"))
+        out: list[TypeExpr] = []
+        for tmod, text, why in texts:
+            value = dictionary_value(text)
+            if value:
+                out.append(TypeExpr(tmod, value, f"{why}: a dictionary of {value[:60]}"))
         return out
 
     def _named(self, t: Typed, why: str) -> list[NamedType]:
@@ -770,6 +933,23 @@ class Types:
         return ref
 
 
+def _matching_overloads(signatures: list[list], call) -> list[list]:  # type: ignore[no-untyped-def]
+    """The overloads a call can mean: `on("session_start", h)` picks `on(event: "session_start", …)` by its
+    string-literal parameter types, like TypeScript's overload resolution; all of them when none decides."""
+    if len(signatures) == 1:
+        return signatures
+    picked = []
+    for params in signatures:
+        fits = True
+        for k, arg in enumerate(call.args):
+            literal = (params[k].type or "").strip() if k < len(params) else ""
+            if arg.kind == "string" and len(literal) >= 2 and literal[0] == literal[-1] and literal[0] in "'\"":
+                fits = fits and literal[1:-1] == arg.text
+        if fits:
+            picked.append(params)
+    return picked or signatures
+
+
 def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
     best = None
     for b in bindings:
@@ -790,6 +970,24 @@ def _alias_target(signature: str) -> str | None:
             rhs = signature[i + 1:].strip().rstrip(";")
             return None if not rhs or rhs.startswith("{") else rhs
     return None
+
+
+def _strip_generic(text: str) -> str:
+    """`<T>(select: (s: S) => T) => T` → `(select: (s: S) => T) => T` (a generic function type's parameters)."""
+    text = text.strip()
+    if not text.startswith("<"):
+        return text
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"<": 1, ">": -1}.get(ch, 0) if text[i - 1:i + 1] != "=>" else 0
+        if depth == 0:
+            return text[i + 1:].strip()
+    return text
+
+
+def _is_array_text(text: str) -> bool:
+    text = text.strip()
+    return text.endswith("[]") or text.startswith(("Array<", "ReadonlyArray<"))
 
 
 def _strip_optional(text: str) -> str:

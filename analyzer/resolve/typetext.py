@@ -165,3 +165,30 @@ def object_pattern_names(text: str) -> list[tuple[str, str]]:
         else:
             part += ch
     return out
+
+
+_INDEX_KEY_RE = re.compile(r"^\[\s*[A-Za-z_$][\w$]*\s*(?::\s*(?:string|number|symbol)|in\s[^\]]+)\s*\]\s*\??\s*:")
+
+
+def dictionary_value(text: str | None) -> str | None:
+    """The value type of a dictionary type: `Record<K, V>` (also inside `Partial<…>`/`Readonly<…>`), an index
+    signature `{ [k: string]: V }` or a mapped type `{ [K in keyof M]: V }` as its only member; else None."""
+    if not text:
+        return None
+    text = text.strip().rstrip(";").strip()
+    head = text.split("<", 1)[0].strip()
+    if head in ("Partial", "Readonly", "Required") and type_arguments(text):
+        return dictionary_value(type_arguments(text)[0])
+    if head == "Record":
+        args = type_arguments(text)
+        return args[1].strip() if len(args) == 2 else None
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    members = split_top(text[1:-1], ";,\n")
+    if len(members) != 1:
+        return None
+    m = _INDEX_KEY_RE.match(members[0].lstrip().removeprefix("readonly ").lstrip())
+    if m is None:
+        return None
+    rest = members[0].lstrip().removeprefix("readonly ").lstrip()[m.end():].strip()
+    return rest or None
