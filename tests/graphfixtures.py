@@ -60,3 +60,16 @@ def build_world(tmp: Path, trace: tuple[str, str] | None = ("Agent.step", "parse
     lock = write_fixture_lock(tmp / "repos.lock", repos, trace)
     ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
     return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})
+
+
+def fixture_program(tmp: Path):
+    """The resolved program of the fixture world (what graph builds start from)."""
+    return build_world(tmp).analysis(need_program=True).program
+
+
+def graph_snapshot(g) -> tuple:
+    """Everything a stored graph keeps, in order (nodes, keyed edges, predecessor order, unresolved calls,
+    stats without timings): two builds that must be identical compare equal on this."""
+    stats = {k: v for k, v in g.graph["stats"].items() if k != "resolve_seconds"}
+    return (list(g.nodes(data=True)), list(g.edges(keys=True, data=True)),
+            {n: list(g.predecessors(n)) for n in g}, g.graph["unresolved"], stats)

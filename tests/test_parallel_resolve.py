@@ -6,7 +6,7 @@ from __future__ import annotations
 import multiprocessing
 
 import pytest
-from graphfixtures import build_world
+from graphfixtures import fixture_program, graph_snapshot
 
 import analyzer.graph.parallel as parallel
 from analyzer.gcpause import gc_paused
@@ -16,14 +16,10 @@ from analyzer.resolve.rules import load_rules
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory: pytest.TempPathFactory):
-    world = build_world(tmp_path_factory.mktemp("parallel"))
-    return world.analysis(need_program=True).program
+    return fixture_program(tmp_path_factory.mktemp("parallel"))
 
 
-def _snapshot(g):
-    stats = {k: v for k, v in g.graph["stats"].items() if k != "resolve_seconds"}
-    return (list(g.nodes(data=True)), list(g.edges(keys=True, data=True)),
-            {n: list(g.predecessors(n)) for n in g}, g.graph["unresolved"], stats)
+_snapshot = graph_snapshot
 
 
 def test_forked_resolution_equals_the_serial_loop(program, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-from graphfixtures import build_world
+from graphfixtures import fixture_program, graph_snapshot
 
 import analyzer.graph.build as build
 from analyzer.gcpause import gc_paused
@@ -23,14 +23,10 @@ from analyzer.sources.repair import DeepCheck
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory: pytest.TempPathFactory):
-    world = build_world(tmp_path_factory.mktemp("speed"))
-    return world.analysis(need_program=True).program
+    return fixture_program(tmp_path_factory.mktemp("speed"))
 
 
-def _snapshot(g):
-    stats = {k: v for k, v in g.graph["stats"].items() if k != "resolve_seconds"}
-    return (list(g.nodes(data=True)), list(g.edges(keys=True, data=True)),
-            {n: list(g.predecessors(n)) for n in g}, g.graph["unresolved"], stats)
+_snapshot = graph_snapshot
 
 
 class _Forgetful(dict):
