@@ -74,3 +74,13 @@ def test_named_function_types_are_recognised_by_their_right_hand_side() -> None:
     assert not is_function_type(alias_rhs("type Pair = [() => void, number]") or "")
     assert alias_rhs("type LabelFn = LabelProps['t']") == "LabelProps['t']"
     assert alias_rhs("interface X { a: string }") is None
+
+
+def test_memoised_arrow_parameters_hand_out_fresh_lists() -> None:
+    from analyzer.resolve.typetext import _arrow_parameters, arrow_parameters
+
+    first = arrow_parameters("(a, b: T) => a")
+    first.append("mutated")
+    again = arrow_parameters("(a, b: T) => a")
+    assert again == ["a", "b"]
+    assert _arrow_parameters.cache_info().hits >= 1
