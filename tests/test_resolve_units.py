@@ -84,3 +84,26 @@ def test_memoised_arrow_parameters_hand_out_fresh_lists() -> None:
     again = arrow_parameters("(a, b: T) => a")
     assert again == ["a", "b"]
     assert _arrow_parameters.cache_info().hits >= 1
+
+
+def test_memoised_type_texts_hand_out_fresh_containers() -> None:
+    from analyzer.resolve.typetext import _named_types, _object_type_members
+
+    names = named_types("Promise<Call | undefined> & Extra")
+    assert names == ["Call", "Extra"]
+    names.append("mutated")
+    assert named_types("Promise<Call | undefined> & Extra") == ["Call", "Extra"]
+    members = object_type_members("{ a: A; b?: B }")
+    assert members == {"a": "A", "b": "B"}
+    members["c"] = "C"
+    assert object_type_members(" { a: A; b?: B } ") == {"a": "A", "b": "B"}
+    assert _named_types.cache_info().hits >= 1 and _object_type_members.cache_info().hits >= 1
+    assert object_type_members("Promise<{ x: X }>") == {"x": "X"} and object_type_members("Foo") == {}
+
+
+def test_split_top_level_without_the_separator_is_one_stripped_part() -> None:
+    from analyzer.index.types import split_top_level
+
+    assert split_top_level("  Map<string, X>  ", "|") == ["Map<string, X>"]
+    assert split_top_level("   ", "|") == []
+    assert split_top_level("A | Map<K, B | C>", "|") == ["A", "Map<K, B | C>"]

@@ -25,6 +25,9 @@ _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 
 def split_top_level(text: str, sep: str) -> list[str]:
     """Split on `sep` where it is not nested in <>, (), [], {} or a string."""
+    if sep not in text:  # most type texts have no `|`/`&`/`,` at all: nothing to scan for
+        stripped = text.strip()
+        return [stripped] if stripped else []
     parts: list[str] = []
     depth = 0
     quote = ""

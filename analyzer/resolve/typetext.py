@@ -32,6 +32,12 @@ def named_types(text: str | None) -> list[str]:
     """Candidate type names: `Promise<PreparedLlmCall | undefined>` → ["PreparedLlmCall"]."""
     if not text:
         return []
+    return list(_named_types(text))  # a fresh list: callers may extend it
+
+
+@functools.lru_cache(maxsize=65536)
+def _named_types(text: str) -> tuple[str, ...]:
+    """Pure in its text, and resolution asks the same few thousand texts hundreds of thousands of times."""
     out: list[str] = []
     for part in split_top(text, "|&"):
         part = part.strip()
@@ -54,14 +60,19 @@ def named_types(text: str | None) -> list[str]:
             continue
         if name not in NON_TYPES:
             out.append(name)
-    return list(dict.fromkeys(out))
+    return tuple(dict.fromkeys(out))
 
 
 def object_type_members(text: str | None) -> dict[str, str]:
     """Members of an inline object type (after unwrapping Promise etc.): `{ a: A; b?: B }`."""
     if not text:
         return {}
-    text = text.strip()
+    return dict(_object_type_members(text.strip()))  # a fresh dict: callers may change it
+
+
+@functools.lru_cache(maxsize=65536)
+def _object_type_members(text: str) -> tuple[tuple[str, str], ...]:
+    """Pure in its text; memoised for the same reason as `_named_types`."""
     for part in split_top(text, "|&"):
         part = part.strip()
         m = _IDENT_RE.match(part)
@@ -70,7 +81,7 @@ def object_type_members(text: str | None) -> dict[str, str]:
             if args:
                 found = object_type_members(args[0])
                 if found:
-                    return found
+                    return tuple(found.items())
         if part.startswith("{") and part.endswith("}"):
             members: dict[str, str] = {}
             for member in split_top(part[1:-1], ";,\n"):
@@ -79,8 +90,8 @@ def object_type_members(text: str | None) -> dict[str, str]:
                 if sep and re.match(r"^[A-Za-z_$][\w$]*$", key):
                     members[key] = value.strip()
             if members:
-                return members
-    return {}
+                return tuple(members.items())
+    return ()
 
 
 _ARROW_HEAD_RE = re.compile(r"^\s*(?:async\s+)?(?:function\s*\*?\s*[\w$]*\s*)?(\(|[A-Za-z_$][\w$]*\s*=>)")

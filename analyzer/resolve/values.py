@@ -70,6 +70,7 @@ class FunctionValues:
         self._named_args: list[tuple[ModuleRef, Call, int]] = []
         self._passed: dict[str, list[tuple[ModuleRef, Call, int]]] | None = None  # function → calls passing it
         self._under: dict[tuple[ModuleRef, str], list[Call]] = {}
+        self._closure_index: dict[tuple[ModuleRef, str | None], dict[str, list[tuple[Call, int, list[str]]]]] = {}
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -204,24 +205,40 @@ class FunctionValues:
         name = call.callee[0]
         if (mod.repo, mod.path, call.line, call.column) in self._bound:
             return []  # bound already (an import, a global the resolver knows)
-        siblings = self._closure_calls.get((mod, call.scope), [])
-        earlier = sorted((c for c in siblings if c.line <= call.line and c is not call),
-                         key=lambda c: (-c.line, -c.column))
-        for outer in earlier:
-            for i, arg in enumerate(outer.args):
-                if arg.kind != "function":
-                    continue
-                params = arrow_parameters(arg.text)
-                if params[:1] == ["this"]:  # a `this` parameter is a type, not a position
-                    params = params[1:]
-                if name in params:
-                    heard = self._event_of(outer, "listen_methods") if self.events else None
-                    if heard is not None and params[-1] == name:
-                        where = (f"{mod.path}:{outer.line}: {name} is the last parameter of a listener of "
-                                 f"{heard[1]!r}",)
-                        return self._next_values(heard[1], where)
-                    return self._invoked_with(mod, outer, i, params.index(name), name)
+        for outer, i, params in self._closure_params(mod, call.scope).get(name, ()):
+            if outer.line > call.line or outer is call:
+                continue
+            heard = self._event_of(outer, "listen_methods") if self.events else None
+            if heard is not None and params[-1] == name:
+                where = (f"{mod.path}:{outer.line}: {name} is the last parameter of a listener of "
+                         f"{heard[1]!r}",)
+                return self._next_values(heard[1], where)
+            return self._invoked_with(mod, outer, i, params.index(name), name)
         return []
+
+    def _closure_params(self, mod: ModuleRef, scope: str | None) -> dict[str, list[tuple[Call, int, list[str]]]]:
+        """Parameter name → (call, argument index, parameters) of the inline closures handed to calls in `scope`,
+        latest call first and, per call, only its first closure with that name: the order in which
+        `_closure_param_values` looks for the closure that declares a name (built once per scope, not per
+        call)."""
+        key = (mod, scope)
+        found = self._closure_index.get(key)
+        if found is None:
+            found = {}
+            siblings = sorted(self._closure_calls.get(key, []), key=lambda c: (-c.line, -c.column))
+            for outer in siblings:
+                for i, arg in enumerate(outer.args):
+                    if arg.kind != "function":
+                        continue
+                    params = arrow_parameters(arg.text)
+                    if params[:1] == ["this"]:  # a `this` parameter is a type, not a position
+                        params = params[1:]
+                    for prm in dict.fromkeys(params):
+                        entries = found.setdefault(prm, [])
+                        if not entries or entries[-1][0] is not outer:
+                            entries.append((outer, i, params))
+            self._closure_index[key] = found
+        return found
 
     def _passed_along(self) -> dict[str, list[tuple[ModuleRef, Call, int]]]:
         """Named functions handed to other functions by name: function → (module, call, argument index)."""
