@@ -46,6 +46,7 @@ ITERATOR_ELEMENTS = {"Map": {"values": 1, "keys": 0}, "ReadonlyMap": {"values": 
                      "Array": {"values": 0}, "ReadonlyArray": {"values": 0}}
 SAME_ARRAY_METHODS = ("filter", "slice", "sort", "toSorted", "reverse", "toReversed", "concat")
 MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
+_RETURN_TYPE_RE = re.compile(r"ReturnType<\s*typeof\s+([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*>")
 _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
 _INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
 
@@ -128,11 +129,41 @@ class Types:
                 text = _IMPORT_TYPE_RE.sub("unknown", text)
             else:
                 base = []
+            if "ReturnType<typeof " in text:  # `kb: ReturnType<typeof getKeybindings>`: what that function returns
+                self._text_cache[key] = []  # a function returning its own ReturnType<…> must not recurse
+                base += self._return_type_of(mod, text)
+                text = _RETURN_TYPE_RE.sub("unknown", text)
             base += [nt for name in named_types(text) for nt in self.resolve_name(mod, name)]
             self._text_cache[key] = base
         made = [NamedType(nt.ref, (evidence, *nt.evidence), nt.static) for nt in base]
         self._typed_cache[(mod, key[1], evidence)] = made
         return list(made)
+
+    def _return_type_of(self, mod: ModuleRef, text: str) -> list[NamedType]:
+        """`ReturnType<typeof f>` / `ReturnType<typeof ns.f>`: the named types `f`'s declared or inferred return
+        type resolves to (a `Promise<X>` gives X, as everywhere in receiver typing)."""
+        out: list[NamedType] = []
+        for m in _RETURN_TYPE_RE.finditer(text):
+            chain = m.group(1).split(".")
+            for ref in self.callee_targets(mod, None, chain, 0):
+                why = f"{mod.path}: ReturnType<typeof {m.group(1)}> is what {ref.qualname} returns"
+                for t in self.return_types(ref):
+                    if isinstance(t, TypeExpr):
+                        out.extend(self.resolve_text(t.mod, t.text, f"{why} ({t.evidence})"))
+                    elif isinstance(t, NamedType):
+                        out.append(NamedType(t.ref, (why, *t.evidence), t.static, t.mixin))
+        return out
+
+    def _dynamic_import_types(self, mod: ModuleRef, scope: str | None, line: int) -> list[Typed]:
+        facts = self.p.files.get(mod)
+        out: list[Typed] = []
+        for imp in facts.dynamic_imports if facts is not None else []:
+            if imp.scope != scope or imp.line != line:
+                continue
+            res = self.p.resolver.resolve(mod.repo, mod.path, imp.specifier)
+            if res.module is not None:
+                out.append(NamespaceType(res.module, (f"{mod.path}:{line}: import({imp.specifier!r}) ({res.how})",)))
+        return out
 
     def _import_types(self, mod: ModuleRef, text: str) -> list[NamedType]:
         out: list[NamedType] = []
@@ -378,6 +409,8 @@ class Types:
         if root.startswith("new ") and root.endswith("()"):
             return [t for callee in self.callee_targets(mod, scope, root[4:-2].split("."), line)
                     if self.p.defs[callee].kind == "class" for t in self.return_types(callee)]
+        if root == "import()":  # `(await import("./impl.ts")).generate(…)`: the module imported on that line
+            return self._dynamic_import_types(mod, scope, line)
         if root.endswith("()"):
             chain = root[:-2].replace("?.", ".").split(".")  # `provider?.getModels()`: the call's own chain
             found = [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]
