@@ -90,3 +90,36 @@ def test_a_member_of_a_dynamic_import_called_in_place() -> None:
     assert got[("lazyApi.generate", 3)] == ("app:src/impl.ts:generate", "direct")
     assert got[("direct", 6)] == ("app:src/impl.ts:generate", "direct")
     assert not any(k[0] == "unknownModule" for k in got)
+
+
+def test_a_callback_parameter_typed_by_the_receivers_class_type_argument() -> None:
+    FILES["src/layers.ts"] = """
+        export class ScopedLayers<L extends object, M = string> {
+          constructor(private readonly make: () => L) {}
+          effect<R>(label: string, fn: (layer: L) => R): R { return fn(this.make()); }
+        }
+        export class JobLayer { listeners = new Set<string>(); append(x: string) { this.listeners.add(x); } }
+        export class PlainLayer { append(x: string) {} }
+        """
+    FILES["src/registry.ts"] = """
+        import { ScopedLayers, JobLayer } from "./layers.ts";
+        export class Registry {
+          private readonly layers = new ScopedLayers<JobLayer>(() => new JobLayer());
+          private readonly typed: ScopedLayers<JobLayer, number> | undefined;
+          onDone(x: string) {
+            return this.layers.effect("done", layer => layer.append(x));
+          }
+          onTyped(x: string) {
+            return this.typed?.effect("t", (layer) => layer.append(x));
+          }
+        }
+        """
+    try:
+        g = _graph()
+    finally:
+        del FILES["src/layers.ts"], FILES["src/registry.ts"]
+    got = {(u.split(":", 2)[2], d["line"], v.split(":", 2)[2]) for u, v, d in g.edges(data=True)
+           if u.startswith("app:src/registry.ts:") and d["kind"] == "method"}
+    assert ("Registry.onDone", 7, "JobLayer.append") in got
+    assert ("Registry.onTyped", 10, "JobLayer.append") in got
+    assert not any(t == "PlainLayer.append" for _s, _l, t in got)

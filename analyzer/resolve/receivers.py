@@ -12,6 +12,7 @@ from collections import defaultdict
 from typing import NamedTuple
 
 from analyzer.index.model import Binding, Definition, Field, ObjectLiteral
+from analyzer.index.types import base_name
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import TYPE_KINDS, DefRef, Program
 from analyzer.resolve.symbols import SymbolResolver
@@ -521,6 +522,8 @@ class Types:
                             why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
                                    f"passed to {d.qualname}, declared {declared}")
                             inferred = self._type_argument(mod, call, d, ptypes[j], why)
+                            if inferred is None:
+                                inferred = self._class_type_argument(mod, call, target, ptypes[j], why)
                             out.extend(inferred if inferred is not None else
                                        [TypeExpr(target.module, ptypes[j], why)])
                 return out
@@ -583,6 +586,42 @@ class Types:
             return [TypeExpr(t.mod, t.text, f"{why}; {name} is inferred from {arg.text} ({t.evidence})")
                     if isinstance(t, TypeExpr) else t for t in found]
         return []
+
+    def _class_type_argument(self, mod: ModuleRef, call, target: DefRef, name: str,  # type: ignore[no-untyped-def]
+                             why: str) -> list[Typed] | None:
+        """`this.layers.effect(ctx, layer => …)` with `class ScopedLayers<L> { effect(ctx, fn: (layer: L) => R) }`
+        and `layers = new ScopedLayers<JobLayer>(…)`: L is the receiver's type argument, JobLayer. None when
+        `name` is no type parameter of the method's class."""
+        if len(call.callee) < 2 or not re.fullmatch(r"[A-Z][\w$]*", name):
+            return None
+        cls = self.p.enclosing_class(target)
+        cd = self.p.defs.get(cls) if cls is not None else None
+        head = re.match(r"^(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+[\w$]+\s*(<.*)", cd.signature
+                        if cd is not None and cd.signature else "")
+        if head is None:
+            return None
+        depth, end = 0, 0
+        for end, ch in enumerate(head.group(1)):  # the class's own `<…>`, not an `extends Base<…>` after it
+            depth += {"<": 1, ">": -1}.get(ch, 0) if not (ch == ">" and head.group(1)[end - 1] == "=") else 0
+            if depth == 0:
+                break
+        names = [re.split(r"[\s=]", a.strip(), maxsplit=1)[0] for a in type_arguments("C" + head.group(1)[:end + 1])]
+        if name not in names:
+            return None
+        k = names.index(name)
+        assert cd is not None and cls is not None
+        out: list[Typed] = []
+        for recv in self.chain_types(mod, call.scope, call.callee[:-1], call.line):
+            if not isinstance(recv, TypeExpr):
+                continue
+            text = _strip_optional(recv.text).strip()
+            if base_name(text) not in (cd.name, cls.qualname):
+                continue
+            args = type_arguments(text)
+            if k < len(args):
+                out.append(TypeExpr(recv.mod, args[k], f"{why}; {name} is {cd.name}'s type argument {args[k]} "
+                                                       f"({recv.evidence})"))
+        return out
 
     def _collection_callback_types(self, mod: ModuleRef, call, j: int, name: str) -> list[Typed]:  # type: ignore[no-untyped-def]
         """`layers.map((layer) => …)` on a `Layer[]` receiver: `layer` is a Layer."""
