@@ -25,6 +25,7 @@ from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
 from analyzer.resolve.receivers import NamedType, TypeExpr, Types
+from analyzer.resolve.stored import StoredValues
 from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import arrow_parameters, object_pattern_names
 
@@ -70,6 +71,7 @@ class FunctionValues:
         self._named_args: list[tuple[ModuleRef, Call, int]] = []
         self._passed: dict[str, list[tuple[ModuleRef, Call, int]]] | None = None  # function → calls passing it
         self._under: dict[tuple[ModuleRef, str], list[Call]] = {}
+        self.stored = StoredValues(self)  # collections of function values, `fn.bind(x)`
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -103,6 +105,8 @@ class FunctionValues:
                 if call.kind != "call":
                     continue
                 values = self._values_for(mod, call)
+                if not values and (mod.repo, mod.path, call.line, call.column) not in bound:
+                    values = self.stored.values(mod, call)
                 if not values and len(call.callee) <= 2 and call.callee[-1] in typed_names \
                         and (mod.repo, mod.path, call.line, call.column) not in bound:
                     values = self._typed_values(mod, call)
@@ -419,6 +423,8 @@ class FunctionValues:
             return [Value(DefRef(repo, path, qual), (*where, INLINE))]
         if arg.kind == "identifier":
             return self._identifier_values(mod, call.scope, arg.text, where, depth)
+        if arg.kind == "call":  # `w.render.bind(w)`
+            return self.stored.bound(mod, call, arg, where)
         if arg.kind == "member" and arg.text.startswith("this.") and arg.text.count(".") == 1 and call.scope:
             cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, call.scope))
             if cls is not None:
