@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from analyzer.resolve.values import FunctionValues, Value
 
 ADD_METHODS = {"push": 0, "unshift": 0, "add": 0, "set": 1}  # method → the argument that is the element
+BINDABLE = ("function", "method", "object_method")
 ELEMENT_CALLBACKS = ("forEach", "map", "flatMap", "filter", "find", "some", "every")
 _CLOSURE_HEAD = re.compile(r"^\s*(?:async\s+)?(?:function\b|\()")
 INLINE = "an inline closure: its calls belong to this function"
@@ -133,4 +134,6 @@ class StoredValues:
         chain = fn.split(".")
         if len(chain) == 1:
             return self.v._identifier_values(mod, call.scope, fn, why, 1)
-        return [Value(t, why) for t in self.v.types.callee_targets(mod, call.scope, chain, call.line)]
+        # only a function or method is bound: `ctx.locale.bind('ns')` of a getter or field is another `bind`
+        return [Value(t, why) for t in self.v.types.callee_targets(mod, call.scope, chain, call.line)
+                if (d := self.v.p.defs.get(t)) is not None and d.kind in BINDABLE]
