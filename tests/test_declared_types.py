@@ -89,13 +89,14 @@ def test_members_are_read_through_aliases_wrappers_and_mapped_types(ftypes) -> N
     aliases = ft.function_aliases(ft.member_types(mod, "PickerProps", "say", "test"))
     assert [a.ref.qualname for a in aliases] == ["Speak"]
     producers = {(r.qualname, returned) for r, _, returned in ft.producers(aliases[0].ref)}
-    assert producers == {("Phrasebook.bind", True)}  # the closure bind returns, not the body-less overloads
+    # the closure bind returns (not the body-less overloads), and seat's declared local `said` (not seat)
+    assert producers == {("Phrasebook.bind", True), ("seat.said", False)}
 
 
 def test_member_evidence_names_each_alias_line(ftypes) -> None:
     ft, mod = ftypes
-    [found] = ft.member_types(mod, "PickerProps", "say", "declared.ts:59: { say } of Picker")
-    assert found.evidence[0] == "declared.ts:59: { say } of Picker"
-    assert any(":55: type PickerProps = PickerInjected & WithSpeech<'picker'>" in e for e in found.evidence)
+    [found] = ft.member_types(mod, "PickerProps", "say", "declared.ts:65: { say } of Picker")
+    assert found.evidence[0] == "declared.ts:65: { say } of Picker"
+    assert any(":61: type PickerProps = PickerInjected & WithSpeech<'picker'>" in e for e in found.evidence)
     assert any(":14: type WithSpeech<N> = N extends keyof Phrases & string ? { say: SpeakIn<N> }" in e
                for e in found.evidence)

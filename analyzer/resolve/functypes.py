@@ -35,6 +35,7 @@ from analyzer.resolve.typetext import (
 )
 
 MAX_PRODUCERS = 16
+Producer = tuple[DefRef, tuple[str, ...], bool]  # (function, evidence, whether the value is a closure it returns)
 MAX_TYPE_DEPTH = 10  # alias → alias → conditional → … steps when reading a member's declared type
 CLASS_LIKE = ("interface", "class")
 SAME_MEMBERS = ("Partial", "Readonly", "Required", "NonNullable")  # wrappers that keep every member's type
@@ -367,7 +368,16 @@ class FunctionTypes:
                 why = f"{ref.path}:{d.line}: {d.qualname} {how}"
                 for nt in self.function_aliases(self.types.resolve_text(ref.module, text, why)):
                     out[nt.ref].append((ref, nt.evidence, returned))
-        return out
+        return {alias: _named_closures_first(found) for alias, found in out.items()}
+
+
+def _named_closures_first(found: list[Producer]) -> list[Producer]:
+    """A factory whose returned closure is a declared local of the type (`const t: Translate = …; return t`)
+    hands out that closure, which has a node of its own: the factory itself is then no producer."""
+    declared = {r for r, _, returned in found if not returned}
+    return [(r, ev, returned) for r, ev, returned in found
+            if not returned or not any(d.path == r.path and d.repo == r.repo and d.qualname.startswith(r.qualname + ".")
+                                       for d in declared)]
 
 
 def _inline_objects(text: str, depth: int = 0) -> list[str]:
