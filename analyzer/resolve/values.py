@@ -302,8 +302,8 @@ class FunctionValues:
                 out.extend(self.ftypes.text_types(t.mod, t.text, t.evidence))
             elif isinstance(t, NamedType):
                 out.append(t)
-        if not out and owner is not None and len(chain) == 2:  # `props.t()`, props typed by an alias
-            out = self._param_member_types(owner[0], owner[1], chain[1])
+        if owner is not None and len(chain) == 2 and not self.ftypes.function_aliases(out):
+            out += self._param_member_types(owner[0], owner[1], chain[1])  # `props.t()`, props typed by an alias
         return out
 
     def _param_member_types(self, fn: DefRef, index: int, key: str) -> list[NamedType]:
