@@ -85,6 +85,9 @@ def test_members_are_read_through_aliases_wrappers_and_mapped_types(ftypes) -> N
     assert _members(ftypes, "Face<ViewInjected>", "useDuration") == {"Hook"}
     assert _members(ftypes, "Face<ViewInjected>", "useSession") == set()  # ViewInjected's hooks has no session
     assert _members(ftypes, "Face<ViewInjected>", "hooks") == set()  # Omit<I, 'hooks'>
+    assert _members(ftypes, "Slot<Speak>", "fill") == {"Speak"}  # `T | undefined`, T bound to the use's Speak
+    assert _members(ftypes, "Slot<Speak>", "pick") == {"Speak"}  # a conditional member type: either branch
+    assert _members(ftypes, "Slot<Abort>", "fill") == {"Abort"}
     ft, mod = ftypes
     aliases = ft.function_aliases(ft.member_types(mod, "PickerProps", "say", "test"))
     assert [a.ref.qualname for a in aliases] == ["Speak"]

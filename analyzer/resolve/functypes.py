@@ -210,6 +210,10 @@ class FunctionTypes:
         text = _unparen(strip_comments(tt.text).strip())
         if depth > MAX_TYPE_DEPTH or not text:
             return []
+        cond = conditional_parts(text)  # `t: N extends K ? Translate : never`: either branch
+        parts = [cond[2], cond[3]] if cond is not None else split_top(text, "|")
+        if len(parts) > 1:  # `T | undefined` with T a bound type parameter
+            return [nt for part in parts for nt in self.value_types(tt.at(part), depth + 1)]
         bound = tt.bound(text)
         if bound is not None:
             return [nt for b in bound for nt in self.value_types(b, depth + 1)]
