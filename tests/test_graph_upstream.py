@@ -158,3 +158,21 @@ def test_the_stored_view_reads_back_the_built_graph(world, graph) -> None:
     back = warm.graph
     assert list(back.edges(keys=True, data=True)) == list(graph.edges(keys=True, data=True))
     assert all(list(back._pred[n]) == list(graph._pred[n]) for n in graph)
+
+
+def test_translators_reach_the_closure_the_locale_service_binds(graph) -> None:
+    """values-types: `{ t }: PopupSelectInjected & PropsLocale<'command'>` is read through the intersection, the
+    conditional alias and `TranslateNS<N>` to `Translate`, whose producer is the closure `bind` returns."""
+    view = "dsh:packages/client/ui-commands/src/client/PopupSelectView.tsx:PopupSelectView"
+    bind = "dsh:packages/client/locale/src/client/index.ts:LocaleRuntime.bind"
+    found = [d for _, v, d in graph.out_edges(view, data=True) if v == bind]
+    assert found and all(d["rule"] == "function-value" and d["possible"] for d in found)
+    lines = found[0]["evidence"]
+    assert any("type PropsLocale<N> = N extends" in e for e in lines)
+    assert any("LocaleRuntime.bind returns Translate" in e for e in lines)
+    # a hooks compartment remapped by InjectFace's mapped type: `useDuration` is a SnapshotSelectorHook
+    hooks = {v for _, v, d in graph.out_edges("dsh:packages/client/ui-trajectory/src/client/TrajectoryView.tsx:"
+                                              "TrajectoryView", data=True)
+             if d.get("rule") == "function-value" and any("useDuration is a member of the mapped type" in e
+                                                          for e in d["evidence"])}
+    assert "dsh:packages/client/ui-renderer/src/client/bind.ts:bindSnapshotSelector" in hooks

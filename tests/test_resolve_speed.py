@@ -15,6 +15,7 @@ import analyzer.graph.build as build
 from analyzer.gcpause import gc_paused
 from analyzer.graph.build import build_graph
 from analyzer.resolve.calls import CallResolver
+from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import load_rules
 from analyzer.resolve.values import FunctionValues
@@ -43,7 +44,8 @@ class _Forgetful(dict):
 
 
 MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of"),
-         CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",)}
+         CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",),
+         FunctionTypes: ("_member_memo",)}
 
 
 def test_memo_tables_change_no_edge(program, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,12 +40,13 @@ from analyzer.parse.languages import is_declaration_file, language_for_path, par
 from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "8"
+EXTRACTOR_VERSION = "9"
 
 log = logging.getLogger(__name__)
 
 TEXT_LIMIT = 120
 SIGNATURE_LIMIT = 300
+ALIAS_SIGNATURE_LIMIT = 1500  # a type alias's text is its meaning (`A & B & PropsLocale<N>`): cut it less
 FUNCTION_TYPES = frozenset({"arrow_function", "function_expression", "generator_function", "function"})
 CLASS_TYPES = frozenset({"class"})
 WRAPPERS = frozenset({"parenthesized_expression", "non_null_expression", "as_expression",
@@ -658,7 +659,8 @@ class _Extractor:
             body = fn.child_by_field_name("body")
         end = body.start_byte if body is not None else node.end_byte
         text = self.source[node.start_byte:end].decode("utf-8", "replace")
-        return _fold(text, SIGNATURE_LIMIT).rstrip(";").rstrip()
+        limit = ALIAS_SIGNATURE_LIMIT if kind == "type_alias" else SIGNATURE_LIMIT
+        return _fold(text, limit).rstrip(";").rstrip()
 
     def params_of(self) -> dict[int, tuple[Node, bool]]:
         """Function node id → (its parameter list, whether the function has a body)."""

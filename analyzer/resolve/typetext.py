@@ -210,3 +210,170 @@ def dictionary_value(text: str | None) -> str | None:
         return None
     rest = members[0].lstrip().removeprefix("readonly ").lstrip()[m.end():].strip()
     return rest or None
+
+
+# --- declared types read through: conditionals, type parameters, mapped types (new helpers) ------------------
+_COMMENT_RE = re.compile(r"/\*.*?\*/", re.S)
+
+
+def strip_comments(text: str) -> str:
+    """`{ /** doc (with, commas) */ t: T }` → `{ t: T }`: a folded signature keeps JSDoc inside type literals."""
+    return _COMMENT_RE.sub(" ", text) if "/*" in text else text
+
+
+def _top_level_marks(text: str) -> list[tuple[int, str]]:
+    """Positions of `?` and `:` outside brackets and strings (`=>` and `?.` aware)."""
+    out: list[tuple[int, str]] = []
+    depth, quote, i = 0, "", 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            if not (ch == ">" and i > 0 and text[i - 1] == "="):
+                depth -= 1
+        elif depth == 0 and ch in "?:":
+            out.append((i, ch))
+        i += 1
+    return out
+
+
+def conditional_parts(text: str) -> tuple[str, str, str, str] | None:
+    """`C extends E ? T : F` → (C, E, T, F) at the top level (nested conditionals stay in T or F); else None."""
+    marks = _top_level_marks(text)
+    if not marks or marks[0][1] != "?":
+        return None
+    head = text[:marks[0][0]]
+    at = re.search(r"\sextends\s", head)
+    if at is None:
+        return None
+    pending = 0
+    for pos, ch in marks[1:]:
+        if ch == "?":
+            pending += 1
+        elif pending:
+            pending -= 1
+        else:
+            return (head[:at.start()].strip(), head[at.end():].strip(), text[marks[0][0] + 1:pos].strip(),
+                    text[pos + 1:].strip())
+    return None
+
+
+def type_parameters(signature: str) -> list[tuple[str, str | None]]:
+    """(name, default) of `type Name<A extends X = D, B> = …`'s type parameters, in order."""
+    m = re.match(r"^(?:export\s+)?(?:declare\s+)?type\s+[\w$]+\s*<", signature)
+    if m is None:
+        return []
+    depth, end = 1, m.end()
+    while end < len(signature) and depth:
+        ch = signature[end]
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}" and signature[end - 1] != "=":
+            depth -= 1
+        end += 1
+    out: list[tuple[str, str | None]] = []
+    for part in split_top(signature[m.end():end - 1], ","):
+        name = re.match(r"^(?:const\s+|in\s+|out\s+)*([A-Za-z_$][\w$]*)", part)
+        if name is None:
+            return []
+        piece = re.search(r"=(?!>)", part)  # `=>` belongs to a function type in the constraint
+        default = part[piece.end():].strip() or None if piece else None
+        out.append((name.group(1), default))
+    return out
+
+
+def literal_keys(text: str) -> set[str] | None:
+    """`'a' | "b"` → {"a", "b"}; None unless every part is a string literal."""
+    keys: set[str] = set()
+    for part in split_top(text, "|"):
+        m = re.match(r"""^(['"])([^'"]*)\1$""", part)
+        if m is None:
+            return None
+        keys.add(m.group(2))
+    return keys or None
+
+
+_MAPPED_RE = re.compile(r"^\s*(?:readonly\s+|[+-]readonly\s+)?\[\s*([A-Za-z_$][\w$]*)\s+in\s+(.+?)"
+                        r"(?:\s+as\s+(`[^`]*`))?\s*\]\s*[-+]?\??\s*:\s*(.+)$", re.S)
+
+
+def mapped_type(text: str) -> tuple[str, str, str | None, str] | None:
+    """`{ [K in C as `use${Capitalize<K>}`]: V }` (one member) → (K, C, the `as` template or None, V)."""
+    text = text.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    members = split_top(text[1:-1], ";,\n")
+    if len(members) != 1:
+        return None
+    m = _MAPPED_RE.match(members[0])
+    return (m.group(1), m.group(2).strip(), m.group(3), m.group(4).strip()) if m else None
+
+
+def template_key(template: str, var: str, key: str) -> str | None:
+    """The source key a key-remapping template turns into `key`: `` `use${Capitalize<N>}` `` and "useSession" →
+    "session"; None when `key` is not of that form (only `${N}` and `${Capitalize<N>}`/`${Uncapitalize<N>}`)."""
+    m = re.match(r"^`([^`$]*)\$\{\s*(?:(Capitalize|Uncapitalize)\s*<\s*)?" + re.escape(var) + r"\s*>?\s*\}([^`$]*)`$",
+                 template.strip())
+    if m is None or not key.startswith(m.group(1)) or not key.endswith(m.group(3)) \
+            or len(key) <= len(m.group(1)) + len(m.group(3)):
+        return None
+    core = key[len(m.group(1)): len(key) - len(m.group(3))]
+    if m.group(2) == "Capitalize":
+        return core[0].lower() + core[1:] if core[0].isupper() else None
+    if m.group(2) == "Uncapitalize":
+        return core[0].upper() + core[1:] if core[0].islower() else None
+    return core
+
+
+def template_prefixes(text: str) -> set[str]:
+    """The fixed prefixes of key-remapping templates in a type text (`as `use${…}`` → "use")."""
+    return {m.group(1) for m in re.finditer(r"\bas\s+`([A-Za-z_$][\w$]*)\$\{", text)}
+
+
+_FOLDED_KEY_RE = re.compile(r"(?:^|(?<=[\s;,{]))(?:readonly\s+)?([A-Za-z_$][\w$]*)\s*\??\s*:(?!:)")
+
+
+def folded_object_members(text: str) -> dict[str, str]:
+    """Members of an object type whose line breaks were folded away (`{ node: N active: boolean t: T }`, as
+    a parameter's annotation is stored): a member starts at each top-level `key:` not after a `?`."""
+    text = text.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return {}
+    inner = text[1:-1]
+    depth, quote, starts = 0, "", []
+    i = 0
+    while i < len(inner):
+        ch = inner[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            if not (ch == ">" and i > 0 and inner[i - 1] == "="):
+                depth -= 1
+        elif depth == 0 and (i == 0 or inner[i - 1] in " \t;,") and (m := _FOLDED_KEY_RE.match(inner, i)):
+            if not inner[:i].rstrip().endswith("?"):  # `? a : b` of a conditional type is no member
+                starts.append((i, m.end(), m.group(1)))
+                i = m.end()
+                continue
+        i += 1
+    members: dict[str, str] = {}
+    for k, (_, value_at, key) in enumerate(starts):
+        end = starts[k + 1][0] if k + 1 < len(starts) else len(inner)
+        members.setdefault(key, inner[value_at:end].strip().rstrip(";,").strip())
+    return members

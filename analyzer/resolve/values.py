@@ -25,8 +25,9 @@ from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
 from analyzer.resolve.receivers import NamedType, TypeExpr, Types
+from analyzer.resolve.stored import StoredValues
 from analyzer.resolve.symbols import SymbolResolver
-from analyzer.resolve.typetext import arrow_parameters, object_pattern_names, object_type_members
+from analyzer.resolve.typetext import arrow_parameters, object_pattern_names
 
 MAX_FORWARDS = 3
 CALL_KINDS = ("direct", "method", "interface")  # edges that are real calls with these arguments
@@ -71,6 +72,7 @@ class FunctionValues:
         self._passed: dict[str, list[tuple[ModuleRef, Call, int]]] | None = None  # function → calls passing it
         self._under: dict[tuple[ModuleRef, str], list[Call]] = {}
         self._closure_index: dict[tuple[ModuleRef, str | None], dict[str, list[tuple[Call, int, list[str]]]]] = {}
+        self.stored = StoredValues(self)  # collections of function values, `fn.bind(x)`
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -104,6 +106,8 @@ class FunctionValues:
                 if call.kind != "call":
                     continue
                 values = self._values_for(mod, call)
+                if not values and (mod.repo, mod.path, call.line, call.column) not in bound:
+                    values = self.stored.values(mod, call)
                 if not values and len(call.callee) <= 2 and call.callee[-1] in typed_names \
                         and (mod.repo, mod.path, call.line, call.column) not in bound:
                     values = self._typed_values(mod, call)
@@ -289,39 +293,58 @@ class FunctionValues:
         return out
 
     def _declared_types(self, mod: ModuleRef, call: Call) -> list[NamedType]:
-        """The declared types of the value called: a parameter, a destructured option, or a property or field
-        reached from `this` or a parameter."""
+        """The declared types of the value called: a parameter, a destructured option (also `const { t } =
+        props`), or a property or field reached from `this` or a parameter. A member's type is read through
+        intersections, conditional and generic aliases, mapped types and `Pick`-like wrappers
+        (`FunctionTypes.member_types`)."""
         chain = call.callee
         root = chain[0]
         if len(chain) == 1 and self._param_owner(mod, call.scope, root) is None:
             picked = self._destructured_param(mod, call.scope, root)
             if picked is None:
-                return []
+                return self._destructured_local_types(mod, call)
             fn, index, key = picked
             d = self.p.defs[fn]
             prm = d.params[index]
             if not prm.type:
                 return []
-            out: list[NamedType] = []
-            why = f"{fn.path}:{d.line}: {{ {key} }} of {d.qualname} is typed {prm.type}"
-            inline = object_type_members(prm.type).get(key)
-            if inline:  # `({ t }: { t: Props['t'] })`: the member's type is written in place
-                return self.ftypes.text_types(fn.module, inline, why)
-            for base in self.ftypes.text_types(fn.module, prm.type, why):
-                for m in self.types.find_member(base.ref, key):
-                    if m.field is not None and m.field.type:
-                        out.extend(self.ftypes.text_types(m.owner.module, m.field.type, (
-                            f"{m.owner.path}:{m.field.line}: {m.field.owner}.{key}: {m.field.type}")))
-            return out
-        if root != "this" and self._param_owner(mod, call.scope, root) is None:
+            why = f"{fn.path}:{d.line}: {{ {key} }} of {d.qualname} is typed {' '.join(prm.type.split())[:80]}"
+            return self.ftypes.member_types(fn.module, prm.type, key, why)
+        owner = self._param_owner(mod, call.scope, root) if root != "this" else None
+        if root != "this" and owner is None:
             return []
-        out = []
+        out: list[NamedType] = []
         for t in self.types.chain_types(mod, call.scope, chain, call.line):
             if isinstance(t, TypeExpr):
                 out.extend(self.ftypes.text_types(t.mod, t.text, t.evidence))
             elif isinstance(t, NamedType):
                 out.append(t)
+        if owner is not None and len(chain) == 2 and not self.ftypes.function_aliases(out):
+            out += self._param_member_types(owner[0], owner[1], chain[1])  # `props.t()`, props typed by an alias
         return out
+
+    def _param_member_types(self, fn: DefRef, index: int, key: str) -> list[NamedType]:
+        d = self.p.defs[fn]
+        prm = d.params[index]
+        if not prm.type:
+            return []
+        why = f"{fn.path}:{d.line}: {prm.name} of {d.qualname} is typed {' '.join(prm.type.split())[:80]}"
+        return self.ftypes.member_types(fn.module, prm.type, key, why)
+
+    def _destructured_local_types(self, mod: ModuleRef, call: Call) -> list[NamedType]:
+        """`const { t } = props` (props a typed parameter), then `t(…)`: the parameter type's member."""
+        name = call.callee[0]
+        for sc in self.p.scope_chain(mod, call.scope):
+            for b in self.p.bindings_named(mod, sc, name):
+                if b.destructure_key and b.init_chain and len(b.init_chain) == 1 and b.line <= call.line:
+                    owner = self._param_owner(mod, b.scope, b.init_chain[0])
+                    if owner is not None:
+                        return [NamedType(nt.ref, (f"{mod.path}:{b.line}: const {{ {b.destructure_key} }} = "
+                                                   f"{b.init_chain[0]}", *nt.evidence))
+                                for nt in self._param_member_types(owner[0], owner[1], b.destructure_key)]
+            if sc is None:
+                break
+        return []
 
     def _enclosing_functions(self, mod: ModuleRef, scope: str | None) -> Iterator[tuple[DefRef, Definition]]:
         """The named definitions around `scope`, innermost first, up to module level."""
@@ -417,6 +440,8 @@ class FunctionValues:
             return [Value(DefRef(repo, path, qual), (*where, INLINE))]
         if arg.kind == "identifier":
             return self._identifier_values(mod, call.scope, arg.text, where, depth)
+        if arg.kind == "call":  # `w.render.bind(w)`
+            return self.stored.bound(mod, call, arg, where)
         if arg.kind == "member" and arg.text.startswith("this.") and arg.text.count(".") == 1 and call.scope:
             cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, call.scope))
             if cls is not None:
