@@ -25,6 +25,7 @@ from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
 from analyzer.resolve.receivers import NamedType, TypeExpr, Types
+from analyzer.resolve.registries import Registration, Registries
 from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import arrow_parameters, object_pattern_names, object_type_members
 
@@ -70,6 +71,7 @@ class FunctionValues:
         self._named_args: list[tuple[ModuleRef, Call, int]] = []
         self._passed: dict[str, list[tuple[ModuleRef, Call, int]]] | None = None  # function → calls passing it
         self._under: dict[tuple[ModuleRef, str], list[Call]] = {}
+        self.registries = Registries(program, list(rule.get("registry", [])))
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -84,6 +86,10 @@ class FunctionValues:
                         self._named_args.append((mod, call, k))
                 if len(call.args) >= 2 and ".".join(call.callee) in self.element_factories:
                     self._index_element(mod, call)
+                if self.registries.wants(call):
+                    comp = self.registries.component_arg(call)
+                    self.registries.index_call(
+                        mod, call, self._named_function(mod, call.scope, comp.text) if comp is not None else None)
             for a in facts.assignments:
                 self._assigned[a.target[-1]].append((mod, a))
             self._index_jsx(mod, facts.objects)
@@ -390,8 +396,102 @@ class FunctionValues:
                          f"{mod.path}:{obj.line}: <{obj.holder[4:]} …> gives its attributes as props")
                 found = self._property_values(mod, obj.object_id, key, where, "given", depth)
                 out.extend(Value(v.target, v.evidence, node_id_for_scope(mod, obj.scope)) for v in found)
+        if index == 0 and key is not None:  # a registered component's props: what its registry assembles
+            for reg in self.registries.registrations(fn):
+                out.extend(self._registry_values(fn, d, reg, key, depth))
         self._param_cache[cache_key] = out
         return out
+
+    # --- props a registry assembles (analyzer.resolve.registries) -------------------------------
+    def _registry_values(self, fn: DefRef, d: Definition, reg: Registration, key: str, depth: int) -> list[Value]:
+        """Prop `key` of a component a registry mounts: the inject face's member (or, for `useX`, the hook
+        the renderer binds from its `hooks` compartment), a standard seat, or what `renderSlot(name, owner)`
+        gives."""
+        rule, mod, call = reg.rule, reg.mod, reg.call
+        where = (f"{fn.path}:{d.line}: {d.params[0].name} is the props of {d.qualname}",
+                 f"{mod.path}:{call.line}: {call.text or '.'.join(call.callee)}(…, {d.name}) registers it; the "
+                 f"registry assembles its props (rule {rule.name})")
+        passer = node_id_for_scope(mod, call.scope)
+        out: list[Value] = []
+        source = rule.hook_source(key)
+        for fmod, face, why in self._inject_faces(reg, where):
+            out.extend(Value(v.target, v.evidence, passer)
+                       for v in self._property_values(fmod, face.object_id, key, why, "the inject face returns", depth))
+            hooks = next((p for p in face.properties if p.key == rule.hooks_key and p.value_object_id), None)
+            if source is not None and hooks is not None:
+                compartment = self.p.object_literal(fmod, hooks.value_object_id or "")
+                member = next((p for p in compartment.properties if p.key == source), None) if compartment else None
+                if member is not None:
+                    bound = (*why, f"{fmod.path}:{member.line}: {rule.hooks_key}.{source} of the inject face is bound "
+                                   f"as {key} by the renderer")
+                    out.extend(self._binder_values(rule.hook_binders, fn.module, bound, passer))
+        if key in rule.standard:
+            seat = (*where, f"rule {rule.name}: the renderer gives every entry the standard seat {key}")
+            out.extend(self._binder_values(rule.standard[key], fn.module, seat, passer))
+        for omod, ocall, owner in self.registries.owners(reg):
+            render = ocall.text or ".".join(ocall.callee)
+            given = (*where, f"{omod.path}:{ocall.line}: {render}({ocall.args[0].text!r}, {owner.text[:40]}) "
+                             f"gives the owner props")
+            if owner.kind == "object" and owner.object_id:
+                out.extend(Value(v.target, v.evidence, node_id_for_scope(omod, ocall.scope))
+                           for v in self._property_values(omod, owner.object_id, key, given, "given", depth))
+        return out
+
+    def _binder_values(self, names: tuple[str, ...], near: ModuleRef, why: tuple[str, ...],
+                       passer: str | None) -> list[Value]:
+        """The renderer functions that make a seat: the seat is the closure each returns (its calls are theirs)."""
+        out = []
+        for ref in self.registries.binders(names, near):
+            b = self.p.defs[ref]
+            out.append(Value(ref, (*why, f"{ref.path}:{b.line}: {b.name}(…) makes it (the closure it returns)",
+                                   INLINE), passer))
+        return out
+
+    def _inject_faces(self, reg: Registration, where: tuple[str, ...]
+                      ) -> list[tuple[ModuleRef, ObjectLiteral, tuple[str, ...]]]:
+        """The object literals the spec's inject function returns, through returned calls and spreads."""
+        prop = next((p for p in reg.spec.properties if p.key == reg.rule.inject_key), None)
+        if prop is None:
+            return []
+        target: DefRef | None = None
+        if prop.value_def:
+            target = DefRef(reg.mod.repo, reg.mod.path, prop.value_def)
+        elif prop.value_kind == "identifier":
+            target = self._named_function(reg.mod, reg.spec.scope, prop.value_text)
+        if target is None:
+            return []
+        why = (*where, f"{reg.mod.path}:{prop.line}: {reg.rule.inject_key}: {prop.value_text or '(closure)'} "
+                       f"returns the face whose members are props")
+        out: list[tuple[ModuleRef, ObjectLiteral, tuple[str, ...]]] = []
+        self._faces_of(target, why, 0, out, set())
+        return out
+
+    def _faces_of(self, fn: DefRef, why: tuple[str, ...], depth: int,
+                  out: list[tuple[ModuleRef, ObjectLiteral, tuple[str, ...]]], seen: set[DefRef]) -> None:
+        """Literals `fn` returns; a spread `...f()` in one, or a one-line `() => x.inject()`, is followed
+        along the call's edges to what that callee returns (a few levels)."""
+        if fn in seen or depth > MAX_FORWARDS or fn not in self.p.defs:
+            return
+        seen.add(fn)
+        d = self.p.defs[fn]
+        literals = self.registries.returned_literals(fn.module, fn.qualname)
+        followed: list[tuple[Call, tuple[str, ...]]] = []
+        for obj in literals:
+            out.append((fn.module, obj, why))
+            for prop in obj.properties:
+                if prop.value_kind == "spread" and prop.value_text.endswith("()"):
+                    for c in self._calls_in.get((fn.module, fn.qualname), []):
+                        if c.nested == 0 and (c.text or ".".join(c.callee)) == prop.value_text[:-2]:
+                            followed.append((c, (*why, f"{fn.path}:{prop.line}: the face spreads {prop.value_text}")))
+        if not literals and d.line == d.end_line:  # `inject: () => agentLoop.inject()`: the call it returns
+            for c in self._calls_in.get((fn.module, fn.qualname), []):
+                if c.nested == 0 and c.kind == "call":
+                    said = f"{fn.path}:{c.line}: {d.name} returns {c.text or '.'.join(c.callee)}(…)"
+                    followed.append((c, (*why, said)))
+        for c, step in followed:
+            for target in self._out_at.get((fn.module.repo, fn.module.path, c.line, c.column), []):
+                repo, path, qual = target.split(":", 2)
+                self._faces_of(DefRef(repo, path, qual), step, depth + 1, out, seen)
 
     def _arg_values(self, mod: ModuleRef, call: Call, arg: Arg, where: tuple[str, ...], depth: int) -> list[Value]:
         if arg.kind == "function":  # an inline closure: its calls belong to the function that writes it
