@@ -372,7 +372,7 @@ class FunctionValues:
             if index >= len(call.args):
                 continue
             arg = call.args[index]
-            where = (f"{fn.path}:{d.line}: {prm} is parameter {index + 1} of {d.qualname}",
+            where = (f"{fn.path}:{d.line}: {_short(prm)} is parameter {index + 1} of {d.qualname}",
                      f"{mod.path}:{call.line}: {call.text or '.'.join(call.callee)}(…) passes {arg.text[:60]}")
             passer = node_id_for_scope(mod, call.scope)
             if key is None:
@@ -388,11 +388,12 @@ class FunctionValues:
                            for v in self._invoked_with(mod, call, k, index, prm, d.qualname))
         if key is None and index == len(d.params) - 1 and fn.node_id in self._listener_of:
             for event in sorted(self._listener_of[fn.node_id]):
-                where = (f"{fn.path}:{d.line}: {prm} is the last parameter of {d.qualname}, a listener of {event!r}",)
+                where = (f"{fn.path}:{d.line}: {_short(prm)} is the last parameter of {d.qualname}, a listener of "
+                         f"{event!r}",)
                 out.extend(self._next_values(event, where))
         if index == 0 and key is not None:  # a component's props: what each `<Comp key={…} />` gives
             for mod, obj in self._jsx.get(fn.node_id, []):
-                where = (f"{fn.path}:{d.line}: {prm} is the props of {d.qualname}",
+                where = (f"{fn.path}:{d.line}: {_short(prm)} is the props of {d.qualname}",
                          f"{mod.path}:{obj.line}: <{obj.holder[4:]} …> gives its attributes as props")
                 found = self._property_values(mod, obj.object_id, key, where, "given", depth)
                 out.extend(Value(v.target, v.evidence, node_id_for_scope(mod, obj.scope)) for v in found)
@@ -408,7 +409,7 @@ class FunctionValues:
         the renderer binds from its `hooks` compartment), a standard seat, or what `renderSlot(name, owner)`
         gives."""
         rule, mod, call = reg.rule, reg.mod, reg.call
-        where = (f"{fn.path}:{d.line}: {d.params[0].name} is the props of {d.qualname}",
+        where = (f"{fn.path}:{d.line}: {_short(d.params[0].name)} is the props of {d.qualname}",
                  f"{mod.path}:{call.line}: {call.text or '.'.join(call.callee)}(…, {d.name}) registers it; the "
                  f"registry assembles its props (rule {rule.name})")
         passer = node_id_for_scope(mod, call.scope)
@@ -545,6 +546,9 @@ class FunctionValues:
             return []
         out: list[Value] = []
         for prop in obj.properties:
+            if prop.value_kind == "spread" and prop.value_text.isidentifier() and depth < MAX_FORWARDS:
+                out.extend(self._spread_values(mod, obj, prop.value_text, prop.line, key, where, how, depth))
+                continue
             if prop.key != key:
                 continue
             why = (*where, f"{mod.path}:{prop.line}: property {key!r} of the object {how}")
@@ -558,6 +562,19 @@ class FunctionValues:
             elif prop.value_kind == "member":
                 out.extend(self._member_values(mod, obj.scope, prop.value_text, why, depth))
         return out
+
+    def _spread_values(self, mod: ModuleRef, obj: ObjectLiteral, name: str, line: int, key: str,
+                       where: tuple[str, ...], how: str, depth: int) -> list[Value]:
+        """`{ ...shared }` / `<Comp {...shared} />`: `key` of the literal `shared` holds, or of the props
+        parameter spread on (`<Child {...props} />` forwards what the parent is given)."""
+        why = (*where, f"{mod.path}:{line}: the object {how} spreads {name}")
+        held = self._held_literal(mod, obj.scope, name)
+        if held is not None and held != obj.object_id:
+            return self._property_values(mod, held, key, why, "spread", depth + 1)
+        owner = self._param_owner(mod, obj.scope, name)
+        if owner is None:
+            return []
+        return [Value(v.target, (*why, *v.evidence)) for v in self._param_values(owner[0], owner[1], key, depth + 1)]
 
     def _member_values(self, mod: ModuleRef, scope: str | None, text: str, where: tuple[str, ...],
                        depth: int) -> list[Value]:
@@ -648,6 +665,11 @@ class FunctionValues:
                         owners.add(m.owner)
         self._owners[memo_key] = owners
         return owners
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """A parameter as evidence: a long destructuring pattern is cut (the line number locates it)."""
+    return text if len(text) <= limit else text[:limit].rstrip(", ") + " …"
 
 
 def _callable(d: Definition | None) -> bool:
