@@ -89,3 +89,12 @@ def test_hook_source_names() -> None:
     assert rule.hook_source("useAgentLoopCard") == "agentLoopCard"
     assert rule.hook_source("user") is None and rule.hook_source("use") is None
     assert RegistryRule.from_table({"name": "r", "hooks_key": None}).hook_source("useClock") is None
+
+
+def test_a_store_action_is_the_reducer_the_store_definition_names(graph, program) -> None:
+    ev = "\n".join(_edge(graph, R + "Orders", R + "createOrderStore.actions.setOrder", 153)["evidence"])
+    assert "store: createOrderStore(…) makes the store" in ev and "defineStore({ actions: … }) defines" in ev
+    assert "the bound action runs this reducer" in ev
+    g = _graph(program, lambda t: t.update(store_factories=[]))
+    assert not g.has_edge(R + "Orders", R + "createOrderStore.actions.setOrder")
+    assert not g.has_edge(R + "Row", R + "createOrderStore.actions.setOrder")

@@ -36,6 +36,10 @@ class RegistryRule:
     slot_name_key: str | None = "name"
     render_calls: tuple[str, ...] = ()
     standard: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    store_key: str | None = None  # spec key: the call making the entry's store
+    store_actions_prop: str | None = None  # the prop holding the store's bound actions
+    store_factories: tuple[str, ...] = ()  # `defineStore({ actions: {…} })` inside the store's factory
+    store_actions_key: str = "actions"
 
     @staticmethod
     def from_table(table: dict) -> RegistryRule:
@@ -46,7 +50,10 @@ class RegistryRule:
             inject_key=str(table.get("inject_key", "inject")), hooks_key=table.get("hooks_key"),
             hook_prefix=str(table.get("hook_prefix", "use")), hook_binders=tuple(table.get("hook_binders", [])),
             slot_name_key=table.get("slot_name_key"), render_calls=tuple(table.get("render_calls", [])),
-            standard={k: tuple(v) for k, v in (table.get("standard") or {}).items()})
+            standard={k: tuple(v) for k, v in (table.get("standard") or {}).items()},
+            store_key=table.get("store_key"), store_actions_prop=table.get("store_actions_prop"),
+            store_factories=tuple(table.get("store_factories", [])),
+            store_actions_key=str(table.get("store_actions_key", "actions")))
 
     def hook_source(self, prop: str) -> str | None:
         """`useDuration` → `duration`: the hooks-compartment member a hook prop is bound from."""

@@ -191,6 +191,11 @@ class FunctionValues:
                 if picked is not None:
                     return self._param_values(*picked, 0)
                 return self._closure_param_values(mod, call) if call.nested else []
+            picked = self._destructured_param(mod, call.scope, chain[0])
+            if picked is not None:  # `function View({ actions }) { actions.setOrder() }`: a member of a prop
+                found = self._prop_member_values(*picked, chain[1], 0)
+                if found:
+                    return found
             held = self._held_literal(mod, call.scope, chain[0])
             if held is not None:  # `const internals = { tempName, … }` then `internals.tempName()`
                 found = self._property_values(mod, held, chain[1], (f"{mod.path}:{call.line}: {chain[0]} is an "
@@ -438,6 +443,52 @@ class FunctionValues:
                            for v in self._property_values(omod, owner.object_id, key, given, "given", depth))
         return out
 
+    def _prop_member_values(self, fn: DefRef, index: int, key: str, member: str, depth: int) -> list[Value]:
+        """`actions.setOrder` where `actions` is a prop a registry fills with its store's bound actions: the
+        reducer of that name in the store definition (what the bound action runs)."""
+        if index != 0 or depth > MAX_FORWARDS:
+            return []
+        out: list[Value] = []
+        d = self.p.defs[fn]
+        for reg in self.registries.registrations(fn):
+            if key != reg.rule.store_actions_prop:
+                continue
+            where = (f"{fn.path}:{d.line}: {_short(d.params[0].name)} is the props of {d.qualname}",
+                     f"{reg.mod.path}:{reg.call.line}: {reg.call.text or '.'.join(reg.call.callee)}(…, {d.name}) "
+                     f"registers it; its {key} prop holds the store's bound actions (rule {reg.rule.name})")
+            for smod, actions, why in self._store_actions(reg, where):
+                out.extend(Value(v.target, (*v.evidence, "the bound action runs this reducer"),
+                                 node_id_for_scope(reg.mod, reg.call.scope))
+                           for v in self._property_values(smod, actions, member, why, "of store actions", depth))
+        return out
+
+    def _store_actions(self, reg: Registration, where: tuple[str, ...]) -> list[tuple[ModuleRef, str, tuple[str, ...]]]:
+        """The reducers object (`actions: {…}` of `defineStore({…})`) of the store the spec's store call makes."""
+        rule = reg.rule
+        prop = next((p for p in reg.spec.properties if p.key == rule.store_key and p.value_kind == "call"), None)
+        if prop is None or not rule.store_factories:
+            return []
+        out = []
+        for c in self._calls_in.get((reg.mod, reg.spec.scope), []):
+            if c.line != prop.line or (c.text or ".".join(c.callee)) != prop.value_text:
+                continue
+            for target in self._out_at.get((reg.mod.repo, reg.mod.path, c.line, c.column), []):
+                repo, path, qual = target.split(":", 2)
+                fmod = ModuleRef(repo, path)
+                for inner in self._calls_under(fmod, qual):
+                    if ".".join(inner.callee) not in rule.store_factories or not inner.args \
+                            or inner.args[0].kind != "object" or not inner.args[0].object_id:
+                        continue
+                    spec = self.p.object_literal(fmod, inner.args[0].object_id)
+                    actions = next((p for p in spec.properties if p.key == rule.store_actions_key
+                                    and p.value_object_id), None) if spec is not None else None
+                    if actions is not None:
+                        why = (*where, f"{reg.mod.path}:{prop.line}: {rule.store_key}: {prop.value_text}(…) makes the "
+                                       f"store", f"{path}:{inner.line}: {'.'.join(inner.callee)}({{ "
+                                       f"{rule.store_actions_key}: … }}) defines its reducers")
+                        out.append((fmod, actions.value_object_id or "", why))
+        return out
+
     def _binder_values(self, names: tuple[str, ...], near: ModuleRef, why: tuple[str, ...],
                        passer: str | None) -> list[Value]:
         """The renderer functions that make a seat: the seat is the closure each returns (its calls are theirs)."""
@@ -592,7 +643,10 @@ class FunctionValues:
                     if m.definition is not None and m.definition.kind in CALLABLE_KINDS]
         owner = self._param_owner(mod, scope, head)
         if owner is None:
-            return []
+            picked = self._destructured_param(mod, scope, head)
+            if picked is None:
+                return []
+            return [Value(v.target, (*where, *v.evidence)) for v in self._prop_member_values(*picked, key, depth + 1)]
         return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(owner[0], owner[1], key, depth + 1)]
 
     def _named_function(self, mod: ModuleRef, scope: str | None, name: str) -> DefRef | None:
