@@ -98,3 +98,9 @@ def test_a_store_action_is_the_reducer_the_store_definition_names(graph, program
     g = _graph(program, lambda t: t.update(store_factories=[]))
     assert not g.has_edge(R + "Orders", R + "createOrderStore.actions.setOrder")
     assert not g.has_edge(R + "Row", R + "createOrderStore.actions.setOrder")
+
+
+def test_owner_props_through_a_render_prop_closure(graph) -> None:
+    ev = "\n".join(_edge(graph, R + "Browser", R + "chosen", 53)["evidence"])
+    assert "owner is the parameter of the closure given as renderFlow to <PickFlow>" in ev
+    assert "PickFlow calls renderFlow(flowOwner)" in ev and "property 'onPicked'" in ev

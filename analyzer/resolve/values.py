@@ -72,6 +72,7 @@ class FunctionValues:
         self._passed: dict[str, list[tuple[ModuleRef, Call, int]]] | None = None  # function → calls passing it
         self._under: dict[tuple[ModuleRef, str], list[Call]] = {}
         self.registries = Registries(program, list(rule.get("registry", [])))
+        self._scoped_objects: dict[ModuleRef, dict[str | None, list[ObjectLiteral]]] = {}
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -399,7 +400,9 @@ class FunctionValues:
         if index == 0 and key is not None:  # a component's props: what each `<Comp key={…} />` gives
             for mod, obj in self._jsx.get(fn.node_id, []):
                 where = (f"{fn.path}:{d.line}: {_short(prm)} is the props of {d.qualname}",
-                         f"{mod.path}:{obj.line}: <{obj.holder[4:]} …> gives its attributes as props")
+                         f"{mod.path}:{obj.line}: " + (f"<{obj.holder[4:]} …> gives its attributes as props"
+                                                       if obj.holder.startswith("jsx:") else
+                                                       f"{obj.holder.split(':')[1]}({d.name}, {{…}}) gives its props"))
                 found = self._property_values(mod, obj.object_id, key, where, "given", depth)
                 out.extend(Value(v.target, v.evidence, node_id_for_scope(mod, obj.scope)) for v in found)
         if index == 0 and key is not None:  # a registered component's props: what its registry assembles
@@ -441,7 +444,54 @@ class FunctionValues:
             if owner.kind == "object" and owner.object_id:
                 out.extend(Value(v.target, v.evidence, node_id_for_scope(omod, ocall.scope))
                            for v in self._property_values(omod, owner.object_id, key, given, "given", depth))
+            elif owner.kind == "identifier":  # `render={owner => renderSlot(name, owner)}`: what the closure gets
+                for cmod, inner, arg, why in self._jsx_closure_args(omod, ocall.scope, ocall.line, owner.text, given):
+                    literal = arg.object_id if arg.kind == "object" else \
+                        self._held_literal(cmod, inner.scope, arg.text) if arg.kind == "identifier" else None
+                    if literal:
+                        out.extend(Value(v.target, v.evidence, node_id_for_scope(cmod, inner.scope))
+                                   for v in self._property_values(cmod, literal, key, why, "given", depth))
         return out
+
+    def _jsx_closure_args(self, mod: ModuleRef, scope: str | None, line: int, name: str, where: tuple[str, ...]
+                          ) -> list[tuple[ModuleRef, Call, Arg, tuple[str, ...]]]:
+        """`<Flow render={owner => …} />`: `owner` is what Flow passes when it calls its `render` prop, so the
+        first arguments of those calls (the inline attribute closure around `line` in `scope`)."""
+        if self._param_owner(mod, scope, name) is not None or self._destructured_param(mod, scope, name) is not None:
+            return []  # a parameter of the enclosing function, not of an inline closure
+        best: tuple[ObjectLiteral, str, int] | None = None
+        for obj in self._held_by_scope(mod, scope):
+            if not obj.holder.startswith("jsx:") or not obj.line <= line <= obj.end_line:
+                continue
+            for prop in obj.properties:
+                if prop.value_kind == "function" and not prop.value_def and prop.line <= line \
+                        and (best is None or prop.line > best[2]):
+                    best = (obj, prop.key, prop.line)
+        if best is None:
+            return []
+        obj, key, at = best
+        comp = self._named_function(mod, obj.scope, obj.holder[4:])
+        d = self.p.defs.get(comp) if comp is not None else None
+        if comp is None or d is None or not d.params:
+            return []
+        prm = d.params[0].name
+        local = next((lo for k, lo in object_pattern_names(prm) if k == key), None) if prm.startswith("{") else None
+        why = (*where, f"{mod.path}:{at}: {name} is the parameter of the closure given as {key} to <{obj.holder[4:]}>")
+        out = []
+        for inner in self._calls_under(comp.module, comp.qualname):
+            if inner.args and (inner.callee == [local] if local else inner.callee == [prm, key]):
+                out.append((comp.module, inner, inner.args[0], (*why, f"{comp.path}:{inner.line}: {d.qualname} "
+                                                                     f"calls {key}({inner.args[0].text[:40]})")))
+        return out
+
+    def _held_by_scope(self, mod: ModuleRef, scope: str | None) -> list[ObjectLiteral]:
+        """The module's object literals written in one scope (indexed per module on first use)."""
+        index = self._scoped_objects.get(mod)
+        if index is None:
+            index = self._scoped_objects[mod] = defaultdict(list)
+            for obj in self.p.objects(mod):
+                index[obj.scope].append(obj)
+        return index.get(scope, [])
 
     def _prop_member_values(self, fn: DefRef, index: int, key: str, member: str, depth: int) -> list[Value]:
         """`actions.setOrder` where `actions` is a prop a registry fills with its store's bound actions: the
