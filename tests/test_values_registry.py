@@ -104,3 +104,10 @@ def test_owner_props_through_a_render_prop_closure(graph) -> None:
     ev = "\n".join(_edge(graph, R + "Browser", R + "chosen", 53)["evidence"])
     assert "owner is the parameter of the closure given as renderFlow to <PickFlow>" in ev
     assert "PickFlow calls renderFlow(flowOwner)" in ev and "property 'onPicked'" in ev
+
+
+def test_injects_last_parameter_holds_the_store_actions_only_with_two_parameters_or_the_rule_type(program) -> None:
+    src = R + "installInspector.inject.inspect"
+    dst = R + "createOrderStore.actions.setOrder"
+    assert _graph(program).has_edge(src, dst)
+    assert not _graph(program, lambda t: t.update(store_key=None)).has_edge(src, dst)  # no store, no actions

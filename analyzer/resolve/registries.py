@@ -40,6 +40,7 @@ class RegistryRule:
     store_actions_prop: str | None = None  # the prop holding the store's bound actions
     store_factories: tuple[str, ...] = ()  # `defineStore({ actions: {…} })` inside the store's factory
     store_actions_key: str = "actions"
+    store_actions_types: tuple[str, ...] = ()  # an inject parameter typed so holds the bound actions
 
     @staticmethod
     def from_table(table: dict) -> RegistryRule:
@@ -53,7 +54,8 @@ class RegistryRule:
             standard={k: tuple(v) for k, v in (table.get("standard") or {}).items()},
             store_key=table.get("store_key"), store_actions_prop=table.get("store_actions_prop"),
             store_factories=tuple(table.get("store_factories", [])),
-            store_actions_key=str(table.get("store_actions_key", "actions")))
+            store_actions_key=str(table.get("store_actions_key", "actions")),
+            store_actions_types=tuple(table.get("store_actions_types", [])))
 
     def hook_source(self, prop: str) -> str | None:
         """`useDuration` → `duration`: the hooks-compartment member a hook prop is bound from."""
@@ -88,6 +90,7 @@ class Registries:
         self._by_component: dict[str, list[Registration]] = defaultdict(list)
         self._renders: dict[str, list[tuple[ModuleRef, Call, Arg]]] = defaultdict(list)  # slot name → owners
         self._returns: dict[ModuleRef, dict[str, list[ObjectLiteral]]] = {}
+        self._by_inject: dict[str, list[Registration]] | None = None
         self._suffixes = {s.rsplit(".", 1)[-1] for r in self.rules for s in (*r.register_calls, *r.render_calls)}
 
     def wants(self, call: Call) -> bool:
@@ -122,6 +125,17 @@ class Registries:
 
     def registrations(self, component: DefRef) -> list[Registration]:
         return self._by_component.get(component.node_id, [])
+
+    def injecting(self, fn: DefRef) -> list[Registration]:
+        """The registrations whose spec's inject is the closure `fn` (`inject: (id, actions) => …`)."""
+        if self._by_inject is None:
+            self._by_inject = defaultdict(list)
+            for regs in self._by_component.values():
+                for reg in regs:
+                    prop = next((p for p in reg.spec.properties if p.key == reg.rule.inject_key and p.value_def), None)
+                    if prop is not None and prop.value_def:
+                        self._by_inject[DefRef(reg.mod.repo, reg.mod.path, prop.value_def).node_id].append(reg)
+        return self._by_inject.get(fn.node_id, [])
 
     def owners(self, reg: Registration) -> list[tuple[ModuleRef, Call, Arg]]:
         """`renderSlot(name, owner)` calls for the slot name the registration's spec declares."""

@@ -25,7 +25,7 @@ from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
 from analyzer.resolve.receivers import NamedType, TypeExpr, Types
-from analyzer.resolve.registries import Registration, Registries
+from analyzer.resolve.registries import Registration, Registries, RegistryRule
 from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import arrow_parameters, object_pattern_names, object_type_members
 
@@ -405,6 +405,9 @@ class FunctionValues:
                                                        f"{obj.holder.split(':')[1]}({d.name}, {{…}}) gives its props"))
                 found = self._property_values(mod, obj.object_id, key, where, "given", depth)
                 out.extend(Value(v.target, v.evidence, node_id_for_scope(mod, obj.scope)) for v in found)
+        if key is not None and index == len(d.params) - 1:  # `inject: (id, actions) => …`: its store's actions
+            for reg in self.registries.injecting(fn):
+                out.extend(self._inject_actions_values(fn, d, reg, key, depth))
         if index == 0 and key is not None:  # a registered component's props: what its registry assembles
             for reg in self.registries.registrations(fn):
                 out.extend(self._registry_values(fn, d, reg, key, depth))
@@ -512,32 +515,70 @@ class FunctionValues:
                            for v in self._property_values(smod, actions, member, why, "of store actions", depth))
         return out
 
-    def _store_actions(self, reg: Registration, where: tuple[str, ...]) -> list[tuple[ModuleRef, str, tuple[str, ...]]]:
-        """The reducers object (`actions: {…}` of `defineStore({…})`) of the store the spec's store call makes."""
+    def _inject_actions_values(self, fn: DefRef, d: Definition, reg: Registration, key: str,
+                               depth: int) -> list[Value]:
+        """`actions.setView(…)` in a spec's `inject: (sessionId, actions) => …`: the renderer passes the store's
+        bound actions last, so the reducer of that name."""
         rule = reg.rule
-        prop = next((p for p in reg.spec.properties if p.key == rule.store_key and p.value_kind == "call"), None)
+        prm = d.params[-1]
+        typed = bool(prm.type) and any(t in (prm.type or "") for t in rule.store_actions_types)
+        if not rule.store_key or not (len(d.params) >= 2 or typed):
+            return []
+        where = (f"{fn.path}:{d.line}: {prm.name} is the last parameter of the {rule.inject_key} of "
+                 f"{reg.call.text or '.'.join(reg.call.callee)}(…) at {reg.mod.path}:{reg.call.line}; with a store "
+                 f"declared the renderer passes its bound actions there (rule {rule.name})",)
+        out: list[Value] = []
+        for smod, actions, why in self._store_actions(reg, where):
+            out.extend(Value(v.target, (*v.evidence, "the bound action runs this reducer"), None)
+                       for v in self._property_values(smod, actions, key, why, "of store actions", depth))
+        return out
+
+    def _store_actions(self, reg: Registration, where: tuple[str, ...]) -> list[tuple[ModuleRef, str, tuple[str, ...]]]:
+        """The reducers object (`actions: {…}` of `defineStore({…})`) of the store the spec's `store` makes: a
+        call there, or a variable holding one (`const chatStore = createChatStore()`)."""
+        rule = reg.rule
+        prop = next((p for p in reg.spec.properties if p.key == rule.store_key), None)
         if prop is None or not rule.store_factories:
             return []
+        makers: list[tuple[Call, tuple[str, ...]]] = []
+        if prop.value_kind == "call":
+            makers = [(c, (*where, f"{reg.mod.path}:{prop.line}: {rule.store_key}: {prop.value_text}(…) makes the "
+                                   f"store")) for c in self._calls_in.get((reg.mod, reg.spec.scope), [])
+                      if c.line == prop.line and (c.text or ".".join(c.callee)) == prop.value_text]
+        elif prop.value_kind == "identifier":
+            for sc in self.p.scope_chain(reg.mod, reg.spec.scope):
+                for b in self.p.bindings_named(reg.mod, sc, prop.value_text):
+                    if b.init_callee:
+                        makers += [(c, (*where, f"{reg.mod.path}:{b.line}: {rule.store_key}: {prop.value_text} = "
+                                                f"{'.'.join(b.init_callee)}(…) makes the store"))
+                                   for c in self._calls_in.get((reg.mod, b.scope), [])
+                                   if c.line == b.line and c.callee == b.init_callee]
         out = []
-        for c in self._calls_in.get((reg.mod, reg.spec.scope), []):
-            if c.line != prop.line or (c.text or ".".join(c.callee)) != prop.value_text:
+        for c, why in makers:
+            if ".".join(c.callee) in rule.store_factories:  # `store: defineStore({ … })` written in place
+                out.extend(self._reducers(reg.mod, c, rule, why))
                 continue
             for target in self._out_at.get((reg.mod.repo, reg.mod.path, c.line, c.column), []):
                 repo, path, qual = target.split(":", 2)
                 fmod = ModuleRef(repo, path)
                 for inner in self._calls_under(fmod, qual):
-                    if ".".join(inner.callee) not in rule.store_factories or not inner.args \
-                            or inner.args[0].kind != "object" or not inner.args[0].object_id:
-                        continue
-                    spec = self.p.object_literal(fmod, inner.args[0].object_id)
-                    actions = next((p for p in spec.properties if p.key == rule.store_actions_key
-                                    and p.value_object_id), None) if spec is not None else None
-                    if actions is not None:
-                        why = (*where, f"{reg.mod.path}:{prop.line}: {rule.store_key}: {prop.value_text}(…) makes the "
-                                       f"store", f"{path}:{inner.line}: {'.'.join(inner.callee)}({{ "
-                                       f"{rule.store_actions_key}: … }}) defines its reducers")
-                        out.append((fmod, actions.value_object_id or "", why))
+                    if ".".join(inner.callee) in rule.store_factories:
+                        out.extend(self._reducers(fmod, inner, rule, why))
         return out
+
+    def _reducers(self, mod: ModuleRef, call: Call, rule: RegistryRule, why: tuple[str, ...]
+                  ) -> list[tuple[ModuleRef, str, tuple[str, ...]]]:
+        """`defineStore({ actions: {…} })`: the actions object literal."""
+        if not call.args or call.args[0].kind != "object" or not call.args[0].object_id:
+            return []
+        spec = self.p.object_literal(mod, call.args[0].object_id)
+        actions = next((p for p in spec.properties if p.key == rule.store_actions_key and p.value_object_id),
+                       None) if spec is not None else None
+        if actions is None:
+            return []
+        maker = ".".join(call.callee)
+        said = f"{mod.path}:{call.line}: {maker}({{ {rule.store_actions_key}: … }}) defines its reducers"
+        return [(mod, actions.value_object_id or "", (*why, said))]
 
     def _binder_values(self, names: tuple[str, ...], near: ModuleRef, why: tuple[str, ...],
                        passer: str | None) -> list[Value]:
