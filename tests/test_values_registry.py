@@ -106,7 +106,7 @@ def test_owner_props_through_a_render_prop_closure(graph) -> None:
     assert "PickFlow calls renderFlow(flowOwner)" in ev and "property 'onPicked'" in ev
 
 
-def test_injects_last_parameter_holds_the_store_actions_only_with_two_parameters_or_the_rule_type(program) -> None:
+def test_injects_last_parameter_holds_the_store_actions_when_a_store_is_declared(program) -> None:
     src = R + "installInspector.inject.inspect"
     dst = R + "createOrderStore.actions.setOrder"
     assert _graph(program).has_edge(src, dst)
