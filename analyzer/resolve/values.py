@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from analyzer.index.model import Arg, Assignment, Call, Definition, ObjectLiteral
+from analyzer.index.model import Arg, Assignment, Call, Definition, ObjectLiteral, ObjectProperty
 from analyzer.resolve.calls import CallResolver, node_id_for_scope
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.functypes import FunctionTypes
@@ -188,11 +188,11 @@ class FunctionValues:
         owner = self._param_owner(mod, call.scope, chain[0])
         if owner is None:
             if len(chain) == 1:  # `function f({ onChunk }: Opts) { onChunk() }`: a destructured option
-                picked = self._destructured_param(mod, call.scope, chain[0])
+                picked = self._prop_of(mod, call.scope, chain[0])
                 if picked is not None:
                     return self._param_values(*picked, 0)
                 return self._closure_param_values(mod, call) if call.nested else []
-            picked = self._destructured_param(mod, call.scope, chain[0])
+            picked = self._prop_of(mod, call.scope, chain[0])
             if picked is not None:  # `function View({ actions }) { actions.setOrder() }`: a member of a prop
                 found = self._prop_member_values(*picked, chain[1], 0)
                 if found:
@@ -361,6 +361,22 @@ class FunctionValues:
                             return ref, i, key
         return None
 
+    def _prop_of(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, int, str] | None:
+        """An option destructured from parameter i, in the signature (`function f({ onChunk })`) or in the body
+        (`const { renderSlot } = props`): (function, i, key)."""
+        picked = self._destructured_param(mod, scope, name)
+        if picked is not None:
+            return picked
+        for sc in self.p.scope_chain(mod, scope):
+            for b in self.p.bindings_named(mod, sc, name):
+                if b.destructure_key and b.init_chain and len(b.init_chain) == 1:
+                    owner = self._param_owner(mod, b.scope, b.init_chain[0])
+                    if owner is not None:
+                        return owner[0], owner[1], b.destructure_key
+            if sc is not None and self.p.bindings_named(mod, sc, name):
+                return None  # bound otherwise in a nearer scope
+        return None
+
     def _param_values(self, fn: DefRef, index: int, key: str | None, depth: int) -> list[Value]:
         cache_key = (fn, index, key, depth)
         cached = self._param_cache.get(cache_key)
@@ -460,7 +476,7 @@ class FunctionValues:
                           ) -> list[tuple[ModuleRef, Call, Arg, tuple[str, ...]]]:
         """`<Flow render={owner => …} />`: `owner` is what Flow passes when it calls its `render` prop, so the
         first arguments of those calls (the inline attribute closure around `line` in `scope`)."""
-        if self._param_owner(mod, scope, name) is not None or self._destructured_param(mod, scope, name) is not None:
+        if self._param_owner(mod, scope, name) is not None or self._prop_of(mod, scope, name) is not None:
             return []  # a parameter of the enclosing function, not of an inline closure
         best: tuple[ObjectLiteral, str, int] | None = None
         for obj in self._held_by_scope(mod, scope):
@@ -503,6 +519,21 @@ class FunctionValues:
             return []
         out: list[Value] = []
         d = self.p.defs[fn]
+        head = f"{fn.path}:{d.line}: {_short(d.params[0].name)} is the props of {d.qualname}"
+        for mod, obj in self._jsx.get(fn.node_id, []):  # `<Comp chatScroll={{ save }} />`, `keyboard={kb}`
+            for prop in obj.properties:
+                if prop.key == key:
+                    why = (head, f"{mod.path}:{prop.line}: {obj.holder.split(':')[-1]} is given {key}")
+                    out.extend(Value(v.target, v.evidence, node_id_for_scope(mod, obj.scope))
+                               for v in self._object_member_values(mod, obj.scope, prop, member, why, depth))
+        for reg in self.registries.registrations(fn):  # `inject: () => ({ chatScroll: { save, read } })`
+            where = (head, f"{reg.mod.path}:{reg.call.line}: {reg.call.text or '.'.join(reg.call.callee)}(…, "
+                           f"{d.name}) registers it (rule {reg.rule.name})")
+            for fmod, face, why in self._inject_faces(reg, where):
+                for prop in face.properties:
+                    if prop.key == key:
+                        out.extend(Value(v.target, v.evidence, node_id_for_scope(reg.mod, reg.call.scope))
+                                   for v in self._object_member_values(fmod, face.scope, prop, member, why, depth))
         for reg in self.registries.registrations(fn):
             if key != reg.rule.store_actions_prop:
                 continue
@@ -514,6 +545,21 @@ class FunctionValues:
                                  node_id_for_scope(reg.mod, reg.call.scope))
                            for v in self._property_values(smod, actions, member, why, "of store actions", depth))
         return out
+
+    def _object_member_values(self, mod: ModuleRef, scope: str | None, prop: ObjectProperty, member: str,
+                              where: tuple[str, ...], depth: int) -> list[Value]:
+        """Member `member` of an object a property holds: a nested literal, a literal held by a variable, or
+        an object prop the writer was itself given (followed one more component up)."""
+        nested = prop.value_object_id if prop.value_kind == "object" else \
+            self._held_literal(mod, scope, prop.value_text) if prop.value_kind == "identifier" else None
+        if nested:
+            return self._property_values(mod, nested, member, where, f"given as {prop.key}", depth)
+        if prop.value_kind == "identifier" and depth < MAX_FORWARDS:
+            picked = self._prop_of(mod, scope, prop.value_text)
+            if picked is not None:
+                return [Value(v.target, (*where, *v.evidence))
+                        for v in self._prop_member_values(picked[0], picked[1], picked[2], member, depth + 1)]
+        return []
 
     def _inject_actions_values(self, fn: DefRef, d: Definition, reg: Registration, key: str,
                                depth: int) -> list[Value]:
@@ -664,7 +710,7 @@ class FunctionValues:
         if depth >= MAX_FORWARDS:
             return []
         forwarded = self._param_owner(mod, scope, name)
-        picked = (*forwarded, None) if forwarded is not None else self._destructured_param(mod, scope, name)
+        picked = (*forwarded, None) if forwarded is not None else self._prop_of(mod, scope, name)
         if picked is None:
             return []
         fn, index, key = picked
@@ -734,7 +780,7 @@ class FunctionValues:
                     if m.definition is not None and m.definition.kind in CALLABLE_KINDS]
         owner = self._param_owner(mod, scope, head)
         if owner is None:
-            picked = self._destructured_param(mod, scope, head)
+            picked = self._prop_of(mod, scope, head)
             if picked is None:
                 return []
             return [Value(v.target, (*where, *v.evidence)) for v in self._prop_member_values(*picked, key, depth + 1)]
