@@ -73,6 +73,7 @@ class FunctionValues:
         self._under: dict[tuple[ModuleRef, str], list[Call]] = {}
         self.registries = Registries(program, list(rule.get("registry", [])))
         self._scoped_objects: dict[ModuleRef, dict[str | None, list[ObjectLiteral]]] = {}
+        self._option_names: dict[ModuleRef, set[str]] = {}
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -364,6 +365,15 @@ class FunctionValues:
     def _prop_of(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, int, str] | None:
         """An option destructured from parameter i, in the signature (`function f({ onChunk })`) or in the body
         (`const { renderSlot } = props`): (function, i, key)."""
+        names = self._option_names.get(mod)
+        if names is None:  # per module: every name a destructuring binds (most calls name none of them)
+            facts = self.p.files.get(mod)
+            names = self._option_names[mod] = {
+                local for d in (facts.definitions if facts else []) for prm in d.params if prm.name.startswith("{")
+                for _, local in object_pattern_names(prm.name)} | {
+                b.name for b in (facts.bindings if facts else []) if b.destructure_key and b.init_chain}
+        if name not in names:
+            return None
         picked = self._destructured_param(mod, scope, name)
         if picked is not None:
             return picked
