@@ -488,6 +488,14 @@ def test_jsx_elements_give_their_attributes_as_a_props_object() -> None:
                                                               ("jsx:Row", "Screen", 5)]
         frame = {p.key: (p.value_kind, p.value_text, p.value_def) for p in jsx[0].properties}
         assert frame == {"title": ("other", "", None), "onClose": ("function", "", None),
-                         "t": ("identifier", "translate", None), "open": ("other", "", None)}
+                         "t": ("identifier", "translate", None), "open": ("other", "", None),
+                         "...": ("spread", "rest", None)}  # `{...rest}` spreads another object's props
         assert [(p.key, p.value_kind, p.value_text) for p in jsx[1].properties] == [("pick", "member", "props.pick")]
     assert not [o for o in extract_facts(b"const a = <T>b; const c = x < Y && z > w;", "a.ts").objects]
+
+
+def test_a_long_destructured_parameter_keeps_every_name() -> None:
+    names = [f"propertyNumber{i}" for i in range(20)]
+    source = f"export function View({{ {', '.join(names)} }}: Props) {{ propertyNumber19() }}".encode()
+    (view,) = [d for d in extract_facts(source, "a.tsx").definitions if d.name == "View"]
+    assert len(view.params[0].name) > 120 and view.params[0].name.endswith("propertyNumber19 }")

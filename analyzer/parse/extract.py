@@ -45,6 +45,9 @@ EXTRACTOR_VERSION = "9"
 log = logging.getLogger(__name__)
 
 TEXT_LIMIT = 120
+# A destructured parameter keeps every name it binds (`function View({ a, b, …, renderSlot })`): React
+# components destructure dozens of props, and a pattern cut at TEXT_LIMIT loses the later ones.
+PATTERN_LIMIT = 4000
 SIGNATURE_LIMIT = 300
 ALIAS_SIGNATURE_LIMIT = 1500  # a type alias's text is its meaning (`A & B & PropsLocale<N>`): cut it less
 FUNCTION_TYPES = frozenset({"arrow_function", "function_expression", "generator_function", "function"})
@@ -702,6 +705,8 @@ class _Extractor:
                 name_node = pattern.named_children[0]
             if name_node.type == "identifier":
                 name = self.text(name_node)
+            elif pattern.type == "object_pattern":
+                name = _fold(self.text(pattern), PATTERN_LIMIT)
             else:
                 name = self.snippet(pattern)
             param = Param(name=name, type=ptype, is_property=p.id in self.property_param_ids, optional=optional)
@@ -1075,6 +1080,15 @@ class _Extractor:
         obj = ObjectLiteral(object_id=self.object_id(node), scope=top.scope, line=self.line(node),
                             end_line=node.end_point[0] + 1, holder=f"jsx:{name}", nested=top.nested)
         for attr in node.named_children:
+            if attr.type == "jsx_expression" and attr.named_child_count \
+                    and attr.named_children[0].type == "spread_element":  # `<Comp {...shared} />`
+                spread = attr.named_children[0]
+                inner = spread.named_children[0] if spread.named_child_count else spread
+                text = (".".join(self.chain(inner)[0]) if inner.type in ("identifier", "member_expression", "this")
+                        else self.snippet(inner))
+                obj.properties.append(ObjectProperty(key="...", line=self.line(attr), value_kind="spread",
+                                                     value_text=text))
+                continue
             if attr.type != "jsx_attribute" or not attr.named_child_count:
                 continue
             key = attr.named_children[0]

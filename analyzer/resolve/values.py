@@ -18,13 +18,14 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from analyzer.index.model import Arg, Assignment, Call, Definition, ObjectLiteral
+from analyzer.index.model import Arg, Assignment, Call, Definition, ObjectLiteral, ObjectProperty
 from analyzer.resolve.calls import CallResolver, node_id_for_scope
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
 from analyzer.resolve.receivers import NamedType, TypeExpr, Types
+from analyzer.resolve.registries import Registration, Registries, RegistryRule
 from analyzer.resolve.stored import StoredValues
 from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import arrow_parameters, object_pattern_names
@@ -73,6 +74,9 @@ class FunctionValues:
         self._under: dict[tuple[ModuleRef, str], list[Call]] = {}
         self._closure_index: dict[tuple[ModuleRef, str | None], dict[str, list[tuple[Call, int, list[str]]]]] = {}
         self.stored = StoredValues(self)  # collections of function values, `fn.bind(x)`
+        self.registries = Registries(program, list(rule.get("registry", [])))
+        self._scoped_objects: dict[ModuleRef, dict[str | None, list[ObjectLiteral]]] = {}
+        self._option_names: dict[ModuleRef, set[str]] = {}
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -87,6 +91,10 @@ class FunctionValues:
                         self._named_args.append((mod, call, k))
                 if len(call.args) >= 2 and ".".join(call.callee) in self.element_factories:
                     self._index_element(mod, call)
+                if self.registries.wants(call):
+                    comp = self.registries.component_arg(call)
+                    self.registries.index_call(
+                        mod, call, self._named_function(mod, call.scope, comp.text) if comp is not None else None)
             for a in facts.assignments:
                 self._assigned[a.target[-1]].append((mod, a))
             self._index_jsx(mod, facts.objects)
@@ -186,10 +194,15 @@ class FunctionValues:
         owner = self._param_owner(mod, call.scope, chain[0])
         if owner is None:
             if len(chain) == 1:  # `function f({ onChunk }: Opts) { onChunk() }`: a destructured option
-                picked = self._destructured_param(mod, call.scope, chain[0])
+                picked = self._prop_of(mod, call.scope, chain[0])
                 if picked is not None:
                     return self._param_values(*picked, 0)
                 return self._closure_param_values(mod, call) if call.nested else []
+            picked = self._prop_of(mod, call.scope, chain[0])
+            if picked is not None:  # `function View({ actions }) { actions.setOrder() }`: a member of a prop
+                found = self._prop_member_values(*picked, chain[1], 0)
+                if found:
+                    return found
             held = self._held_literal(mod, call.scope, chain[0])
             if held is not None:  # `const internals = { tempName, … }` then `internals.tempName()`
                 found = self._property_values(mod, held, chain[1], (f"{mod.path}:{call.line}: {chain[0]} is an "
@@ -389,6 +402,31 @@ class FunctionValues:
                             return ref, i, key
         return None
 
+    def _prop_of(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, int, str] | None:
+        """An option destructured from parameter i, in the signature (`function f({ onChunk })`) or in the body
+        (`const { renderSlot } = props`): (function, i, key)."""
+        names = self._option_names.get(mod)
+        if names is None:  # per module: every name a destructuring binds (most calls name none of them)
+            facts = self.p.files.get(mod)
+            names = self._option_names[mod] = {
+                local for d in (facts.definitions if facts else []) for prm in d.params if prm.name.startswith("{")
+                for _, local in object_pattern_names(prm.name)} | {
+                b.name for b in (facts.bindings if facts else []) if b.destructure_key and b.init_chain}
+        if name not in names:
+            return None
+        picked = self._destructured_param(mod, scope, name)
+        if picked is not None:
+            return picked
+        for sc in self.p.scope_chain(mod, scope):
+            for b in self.p.bindings_named(mod, sc, name):
+                if b.destructure_key and b.init_chain and len(b.init_chain) == 1:
+                    owner = self._param_owner(mod, b.scope, b.init_chain[0])
+                    if owner is not None:
+                        return owner[0], owner[1], b.destructure_key
+            if sc is not None and self.p.bindings_named(mod, sc, name):
+                return None  # bound otherwise in a nearer scope
+        return None
+
     def _param_values(self, fn: DefRef, index: int, key: str | None, depth: int) -> list[Value]:
         cache_key = (fn, index, key, depth)
         cached = self._param_cache.get(cache_key)
@@ -406,7 +444,7 @@ class FunctionValues:
             if index >= len(call.args):
                 continue
             arg = call.args[index]
-            where = (f"{fn.path}:{d.line}: {prm} is parameter {index + 1} of {d.qualname}",
+            where = (f"{fn.path}:{d.line}: {_short(prm)} is parameter {index + 1} of {d.qualname}",
                      f"{mod.path}:{call.line}: {call.text or '.'.join(call.callee)}(…) passes {arg.text[:60]}")
             passer = node_id_for_scope(mod, call.scope)
             if key is None:
@@ -422,16 +460,277 @@ class FunctionValues:
                            for v in self._invoked_with(mod, call, k, index, prm, d.qualname))
         if key is None and index == len(d.params) - 1 and fn.node_id in self._listener_of:
             for event in sorted(self._listener_of[fn.node_id]):
-                where = (f"{fn.path}:{d.line}: {prm} is the last parameter of {d.qualname}, a listener of {event!r}",)
+                where = (f"{fn.path}:{d.line}: {_short(prm)} is the last parameter of {d.qualname}, a listener of "
+                         f"{event!r}",)
                 out.extend(self._next_values(event, where))
         if index == 0 and key is not None:  # a component's props: what each `<Comp key={…} />` gives
             for mod, obj in self._jsx.get(fn.node_id, []):
-                where = (f"{fn.path}:{d.line}: {prm} is the props of {d.qualname}",
-                         f"{mod.path}:{obj.line}: <{obj.holder[4:]} …> gives its attributes as props")
+                where = (f"{fn.path}:{d.line}: {_short(prm)} is the props of {d.qualname}",
+                         f"{mod.path}:{obj.line}: " + (f"<{obj.holder[4:]} …> gives its attributes as props"
+                                                       if obj.holder.startswith("jsx:") else
+                                                       f"{obj.holder.split(':')[1]}({d.name}, {{…}}) gives its props"))
                 found = self._property_values(mod, obj.object_id, key, where, "given", depth)
                 out.extend(Value(v.target, v.evidence, node_id_for_scope(mod, obj.scope)) for v in found)
+        if key is not None and index == len(d.params) - 1:  # `inject: (id, actions) => …`: its store's actions
+            for reg in self.registries.injecting(fn):
+                out.extend(self._inject_actions_values(fn, d, reg, key, depth))
+        if index == 0 and key is not None:  # a registered component's props: what its registry assembles
+            for reg in self.registries.registrations(fn):
+                out.extend(self._registry_values(fn, d, reg, key, depth))
         self._param_cache[cache_key] = out
         return out
+
+    # --- props a registry assembles (analyzer.resolve.registries) -------------------------------
+    def _registry_values(self, fn: DefRef, d: Definition, reg: Registration, key: str, depth: int) -> list[Value]:
+        """Prop `key` of a component a registry mounts: the inject face's member (or, for `useX`, the hook
+        the renderer binds from its `hooks` compartment), a standard seat, or what `renderSlot(name, owner)`
+        gives."""
+        rule, mod, call = reg.rule, reg.mod, reg.call
+        where = (f"{fn.path}:{d.line}: {_short(d.params[0].name)} is the props of {d.qualname}",
+                 f"{mod.path}:{call.line}: {call.text or '.'.join(call.callee)}(…, {d.name}) registers it; the "
+                 f"registry assembles its props (rule {rule.name})")
+        passer = node_id_for_scope(mod, call.scope)
+        out: list[Value] = []
+        source = rule.hook_source(key)
+        for fmod, face, why in self._inject_faces(reg, where):
+            out.extend(Value(v.target, v.evidence, passer)
+                       for v in self._property_values(fmod, face.object_id, key, why, "the inject face returns", depth))
+            hooks = next((p for p in face.properties if p.key == rule.hooks_key and p.value_object_id), None)
+            if source is not None and hooks is not None:
+                compartment = self.p.object_literal(fmod, hooks.value_object_id or "")
+                member = next((p for p in compartment.properties if p.key == source), None) if compartment else None
+                if member is not None:
+                    bound = (*why, f"{fmod.path}:{member.line}: {rule.hooks_key}.{source} of the inject face is bound "
+                                   f"as {key} by the renderer")
+                    out.extend(self._binder_values(rule.hook_binders, fn.module, bound, passer))
+        if key in rule.standard:
+            seat = (*where, f"rule {rule.name}: the renderer gives every entry the standard seat {key}")
+            out.extend(self._binder_values(rule.standard[key], fn.module, seat, passer))
+        for omod, ocall, owner in self.registries.owners(reg):
+            render = ocall.text or ".".join(ocall.callee)
+            given = (*where, f"{omod.path}:{ocall.line}: {render}({ocall.args[0].text!r}, {owner.text[:40]}) "
+                             f"gives the owner props")
+            if owner.kind == "object" and owner.object_id:
+                out.extend(Value(v.target, v.evidence, node_id_for_scope(omod, ocall.scope))
+                           for v in self._property_values(omod, owner.object_id, key, given, "given", depth))
+            elif owner.kind == "identifier":  # `render={owner => renderSlot(name, owner)}`: what the closure gets
+                for cmod, inner, arg, why in self._jsx_closure_args(omod, ocall.scope, ocall.line, owner.text, given):
+                    literal = arg.object_id if arg.kind == "object" else \
+                        self._held_literal(cmod, inner.scope, arg.text) if arg.kind == "identifier" else None
+                    if literal:
+                        out.extend(Value(v.target, v.evidence, node_id_for_scope(cmod, inner.scope))
+                                   for v in self._property_values(cmod, literal, key, why, "given", depth))
+        return out
+
+    def _jsx_closure_args(self, mod: ModuleRef, scope: str | None, line: int, name: str, where: tuple[str, ...]
+                          ) -> list[tuple[ModuleRef, Call, Arg, tuple[str, ...]]]:
+        """`<Flow render={owner => …} />`: `owner` is what Flow passes when it calls its `render` prop, so the
+        first arguments of those calls (the inline attribute closure around `line` in `scope`)."""
+        if self._param_owner(mod, scope, name) is not None or self._prop_of(mod, scope, name) is not None:
+            return []  # a parameter of the enclosing function, not of an inline closure
+        best: tuple[ObjectLiteral, str, int] | None = None
+        for obj in self._held_by_scope(mod, scope):
+            if not obj.holder.startswith("jsx:") or not obj.line <= line <= obj.end_line:
+                continue
+            for prop in obj.properties:
+                if prop.value_kind == "function" and not prop.value_def and prop.line <= line \
+                        and (best is None or prop.line > best[2]):
+                    best = (obj, prop.key, prop.line)
+        if best is None:
+            return []
+        obj, key, at = best
+        comp = self._named_function(mod, obj.scope, obj.holder[4:])
+        d = self.p.defs.get(comp) if comp is not None else None
+        if comp is None or d is None or not d.params:
+            return []
+        prm = d.params[0].name
+        local = next((lo for k, lo in object_pattern_names(prm) if k == key), None) if prm.startswith("{") else None
+        why = (*where, f"{mod.path}:{at}: {name} is the parameter of the closure given as {key} to <{obj.holder[4:]}>")
+        out = []
+        for inner in self._calls_under(comp.module, comp.qualname):
+            if inner.args and (inner.callee == [local] if local else inner.callee == [prm, key]):
+                out.append((comp.module, inner, inner.args[0], (*why, f"{comp.path}:{inner.line}: {d.qualname} "
+                                                                     f"calls {key}({inner.args[0].text[:40]})")))
+        return out
+
+    def _held_by_scope(self, mod: ModuleRef, scope: str | None) -> list[ObjectLiteral]:
+        """The module's object literals written in one scope (indexed per module on first use)."""
+        index = self._scoped_objects.get(mod)
+        if index is None:
+            index = self._scoped_objects[mod] = defaultdict(list)
+            for obj in self.p.objects(mod):
+                index[obj.scope].append(obj)
+        return index.get(scope, [])
+
+    def _prop_member_values(self, fn: DefRef, index: int, key: str, member: str, depth: int) -> list[Value]:
+        """`actions.setOrder` where `actions` is a prop a registry fills with its store's bound actions: the
+        reducer of that name in the store definition (what the bound action runs)."""
+        if index != 0 or depth > MAX_FORWARDS:
+            return []
+        out: list[Value] = []
+        d = self.p.defs[fn]
+        head = f"{fn.path}:{d.line}: {_short(d.params[0].name)} is the props of {d.qualname}"
+        for mod, obj in self._jsx.get(fn.node_id, []):  # `<Comp chatScroll={{ save }} />`, `keyboard={kb}`
+            for prop in obj.properties:
+                if prop.key == key:
+                    why = (head, f"{mod.path}:{prop.line}: {obj.holder.split(':')[-1]} is given {key}")
+                    out.extend(Value(v.target, v.evidence, node_id_for_scope(mod, obj.scope))
+                               for v in self._object_member_values(mod, obj.scope, prop, member, why, depth))
+        for reg in self.registries.registrations(fn):  # `inject: () => ({ chatScroll: { save, read } })`
+            where = (head, f"{reg.mod.path}:{reg.call.line}: {reg.call.text or '.'.join(reg.call.callee)}(…, "
+                           f"{d.name}) registers it (rule {reg.rule.name})")
+            for fmod, face, why in self._inject_faces(reg, where):
+                for prop in face.properties:
+                    if prop.key == key:
+                        out.extend(Value(v.target, v.evidence, node_id_for_scope(reg.mod, reg.call.scope))
+                                   for v in self._object_member_values(fmod, face.scope, prop, member, why, depth))
+        for reg in self.registries.registrations(fn):
+            if key != reg.rule.store_actions_prop:
+                continue
+            where = (f"{fn.path}:{d.line}: {_short(d.params[0].name)} is the props of {d.qualname}",
+                     f"{reg.mod.path}:{reg.call.line}: {reg.call.text or '.'.join(reg.call.callee)}(…, {d.name}) "
+                     f"registers it; its {key} prop holds the store's bound actions (rule {reg.rule.name})")
+            for smod, actions, why in self._store_actions(reg, where):
+                out.extend(Value(v.target, (*v.evidence, "the bound action runs this reducer"),
+                                 node_id_for_scope(reg.mod, reg.call.scope))
+                           for v in self._property_values(smod, actions, member, why, "of store actions", depth))
+        return out
+
+    def _object_member_values(self, mod: ModuleRef, scope: str | None, prop: ObjectProperty, member: str,
+                              where: tuple[str, ...], depth: int) -> list[Value]:
+        """Member `member` of an object a property holds: a nested literal, a literal held by a variable, or
+        an object prop the writer was itself given (followed one more component up)."""
+        nested = prop.value_object_id if prop.value_kind == "object" else \
+            self._held_literal(mod, scope, prop.value_text) if prop.value_kind == "identifier" else None
+        if nested:
+            return self._property_values(mod, nested, member, where, f"given as {prop.key}", depth)
+        if prop.value_kind == "identifier" and depth < MAX_FORWARDS:
+            picked = self._prop_of(mod, scope, prop.value_text)
+            if picked is not None:
+                return [Value(v.target, (*where, *v.evidence))
+                        for v in self._prop_member_values(picked[0], picked[1], picked[2], member, depth + 1)]
+        return []
+
+    def _inject_actions_values(self, fn: DefRef, d: Definition, reg: Registration, key: str,
+                               depth: int) -> list[Value]:
+        """`actions.setView(…)` in a spec's `inject: (sessionId, actions) => …`: the renderer passes the store's
+        bound actions last, so the reducer of that name."""
+        rule = reg.rule
+        prm = d.params[-1]
+        typed = bool(prm.type) and any(t in (prm.type or "") for t in rule.store_actions_types)
+        if not rule.store_key or not (len(d.params) >= 2 or typed):
+            return []
+        where = (f"{fn.path}:{d.line}: {prm.name} is the last parameter of the {rule.inject_key} of "
+                 f"{reg.call.text or '.'.join(reg.call.callee)}(…) at {reg.mod.path}:{reg.call.line}; with a store "
+                 f"declared the renderer passes its bound actions there (rule {rule.name})",)
+        out: list[Value] = []
+        for smod, actions, why in self._store_actions(reg, where):
+            out.extend(Value(v.target, (*v.evidence, "the bound action runs this reducer"), None)
+                       for v in self._property_values(smod, actions, key, why, "of store actions", depth))
+        return out
+
+    def _store_actions(self, reg: Registration, where: tuple[str, ...]) -> list[tuple[ModuleRef, str, tuple[str, ...]]]:
+        """The reducers object (`actions: {…}` of `defineStore({…})`) of the store the spec's `store` makes: a
+        call there, or a variable holding one (`const chatStore = createChatStore()`)."""
+        rule = reg.rule
+        prop = next((p for p in reg.spec.properties if p.key == rule.store_key), None)
+        if prop is None or not rule.store_factories:
+            return []
+        makers: list[tuple[Call, tuple[str, ...]]] = []
+        if prop.value_kind == "call":
+            makers = [(c, (*where, f"{reg.mod.path}:{prop.line}: {rule.store_key}: {prop.value_text}(…) makes the "
+                                   f"store")) for c in self._calls_in.get((reg.mod, reg.spec.scope), [])
+                      if c.line == prop.line and (c.text or ".".join(c.callee)) == prop.value_text]
+        elif prop.value_kind == "identifier":
+            for sc in self.p.scope_chain(reg.mod, reg.spec.scope):
+                for b in self.p.bindings_named(reg.mod, sc, prop.value_text):
+                    if b.init_callee:
+                        makers += [(c, (*where, f"{reg.mod.path}:{b.line}: {rule.store_key}: {prop.value_text} = "
+                                                f"{'.'.join(b.init_callee)}(…) makes the store"))
+                                   for c in self._calls_in.get((reg.mod, b.scope), [])
+                                   if c.line == b.line and c.callee == b.init_callee]
+        out = []
+        for c, why in makers:
+            if ".".join(c.callee) in rule.store_factories:  # `store: defineStore({ … })` written in place
+                out.extend(self._reducers(reg.mod, c, rule, why))
+                continue
+            for target in self._out_at.get((reg.mod.repo, reg.mod.path, c.line, c.column), []):
+                repo, path, qual = target.split(":", 2)
+                fmod = ModuleRef(repo, path)
+                for inner in self._calls_under(fmod, qual):
+                    if ".".join(inner.callee) in rule.store_factories:
+                        out.extend(self._reducers(fmod, inner, rule, why))
+        return out
+
+    def _reducers(self, mod: ModuleRef, call: Call, rule: RegistryRule, why: tuple[str, ...]
+                  ) -> list[tuple[ModuleRef, str, tuple[str, ...]]]:
+        """`defineStore({ actions: {…} })`: the actions object literal."""
+        if not call.args or call.args[0].kind != "object" or not call.args[0].object_id:
+            return []
+        spec = self.p.object_literal(mod, call.args[0].object_id)
+        actions = next((p for p in spec.properties if p.key == rule.store_actions_key and p.value_object_id),
+                       None) if spec is not None else None
+        if actions is None:
+            return []
+        maker = ".".join(call.callee)
+        said = f"{mod.path}:{call.line}: {maker}({{ {rule.store_actions_key}: … }}) defines its reducers"
+        return [(mod, actions.value_object_id or "", (*why, said))]
+
+    def _binder_values(self, names: tuple[str, ...], near: ModuleRef, why: tuple[str, ...],
+                       passer: str | None) -> list[Value]:
+        """The renderer functions that make a seat: the seat is the closure each returns (its calls are theirs)."""
+        out = []
+        for ref in self.registries.binders(names, near):
+            b = self.p.defs[ref]
+            out.append(Value(ref, (*why, f"{ref.path}:{b.line}: {b.name}(…) makes it (the closure it returns)",
+                                   INLINE), passer))
+        return out
+
+    def _inject_faces(self, reg: Registration, where: tuple[str, ...]
+                      ) -> list[tuple[ModuleRef, ObjectLiteral, tuple[str, ...]]]:
+        """The object literals the spec's inject function returns, through returned calls and spreads."""
+        prop = next((p for p in reg.spec.properties if p.key == reg.rule.inject_key), None)
+        if prop is None:
+            return []
+        target: DefRef | None = None
+        if prop.value_def:
+            target = DefRef(reg.mod.repo, reg.mod.path, prop.value_def)
+        elif prop.value_kind == "identifier":
+            target = self._named_function(reg.mod, reg.spec.scope, prop.value_text)
+        if target is None:
+            return []
+        why = (*where, f"{reg.mod.path}:{prop.line}: {reg.rule.inject_key}: {prop.value_text or '(closure)'} "
+                       f"returns the face whose members are props")
+        out: list[tuple[ModuleRef, ObjectLiteral, tuple[str, ...]]] = []
+        self._faces_of(target, why, 0, out, set())
+        return out
+
+    def _faces_of(self, fn: DefRef, why: tuple[str, ...], depth: int,
+                  out: list[tuple[ModuleRef, ObjectLiteral, tuple[str, ...]]], seen: set[DefRef]) -> None:
+        """Literals `fn` returns; a spread `...f()` in one, or a one-line `() => x.inject()`, is followed
+        along the call's edges to what that callee returns (a few levels)."""
+        if fn in seen or depth > MAX_FORWARDS or fn not in self.p.defs:
+            return
+        seen.add(fn)
+        d = self.p.defs[fn]
+        literals = self.registries.returned_literals(fn.module, fn.qualname)
+        followed: list[tuple[Call, tuple[str, ...]]] = []
+        for obj in literals:
+            out.append((fn.module, obj, why))
+            for prop in obj.properties:
+                if prop.value_kind == "spread" and prop.value_text.endswith("()"):
+                    for c in self._calls_in.get((fn.module, fn.qualname), []):
+                        if c.nested == 0 and (c.text or ".".join(c.callee)) == prop.value_text[:-2]:
+                            followed.append((c, (*why, f"{fn.path}:{prop.line}: the face spreads {prop.value_text}")))
+        if not literals and d.line == d.end_line:  # `inject: () => agentLoop.inject()`: the call it returns
+            for c in self._calls_in.get((fn.module, fn.qualname), []):
+                if c.nested == 0 and c.kind == "call":
+                    said = f"{fn.path}:{c.line}: {d.name} returns {c.text or '.'.join(c.callee)}(…)"
+                    followed.append((c, (*why, said)))
+        for c, step in followed:
+            for target in self._out_at.get((fn.module.repo, fn.module.path, c.line, c.column), []):
+                repo, path, qual = target.split(":", 2)
+                self._faces_of(DefRef(repo, path, qual), step, depth + 1, out, seen)
 
     def _arg_values(self, mod: ModuleRef, call: Call, arg: Arg, where: tuple[str, ...], depth: int) -> list[Value]:
         if arg.kind == "function":  # an inline closure: its calls belong to the function that writes it
@@ -463,7 +762,7 @@ class FunctionValues:
         if depth >= MAX_FORWARDS:
             return []
         forwarded = self._param_owner(mod, scope, name)
-        picked = (*forwarded, None) if forwarded is not None else self._destructured_param(mod, scope, name)
+        picked = (*forwarded, None) if forwarded is not None else self._prop_of(mod, scope, name)
         if picked is None:
             return []
         fn, index, key = picked
@@ -487,6 +786,9 @@ class FunctionValues:
             return []
         out: list[Value] = []
         for prop in obj.properties:
+            if prop.value_kind == "spread" and prop.value_text.isidentifier() and depth < MAX_FORWARDS:
+                out.extend(self._spread_values(mod, obj, prop.value_text, prop.line, key, where, how, depth))
+                continue
             if prop.key != key:
                 continue
             why = (*where, f"{mod.path}:{prop.line}: property {key!r} of the object {how}")
@@ -500,6 +802,19 @@ class FunctionValues:
             elif prop.value_kind == "member":
                 out.extend(self._member_values(mod, obj.scope, prop.value_text, why, depth))
         return out
+
+    def _spread_values(self, mod: ModuleRef, obj: ObjectLiteral, name: str, line: int, key: str,
+                       where: tuple[str, ...], how: str, depth: int) -> list[Value]:
+        """`{ ...shared }` / `<Comp {...shared} />`: `key` of the literal `shared` holds, or of the props
+        parameter spread on (`<Child {...props} />` forwards what the parent is given)."""
+        why = (*where, f"{mod.path}:{line}: the object {how} spreads {name}")
+        held = self._held_literal(mod, obj.scope, name)
+        if held is not None and held != obj.object_id:
+            return self._property_values(mod, held, key, why, "spread", depth + 1)
+        owner = self._param_owner(mod, obj.scope, name)
+        if owner is None:
+            return []
+        return [Value(v.target, (*why, *v.evidence)) for v in self._param_values(owner[0], owner[1], key, depth + 1)]
 
     def _member_values(self, mod: ModuleRef, scope: str | None, text: str, where: tuple[str, ...],
                        depth: int) -> list[Value]:
@@ -517,7 +832,10 @@ class FunctionValues:
                     if m.definition is not None and m.definition.kind in CALLABLE_KINDS]
         owner = self._param_owner(mod, scope, head)
         if owner is None:
-            return []
+            picked = self._prop_of(mod, scope, head)
+            if picked is None:
+                return []
+            return [Value(v.target, (*where, *v.evidence)) for v in self._prop_member_values(*picked, key, depth + 1)]
         return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(owner[0], owner[1], key, depth + 1)]
 
     def _named_function(self, mod: ModuleRef, scope: str | None, name: str) -> DefRef | None:
@@ -590,6 +908,11 @@ class FunctionValues:
                         owners.add(m.owner)
         self._owners[memo_key] = owners
         return owners
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """A parameter as evidence: a long destructuring pattern is cut (the line number locates it)."""
+    return text if len(text) <= limit else text[:limit].rstrip(", ") + " …"
 
 
 def _callable(d: Definition | None) -> bool:
