@@ -67,6 +67,34 @@ def test_memo_tables_change_no_edge(program, monkeypatch: pytest.MonkeyPatch) ->
     assert _snapshot(memoised) == _snapshot(recomputed)
 
 
+def test_program_and_module_memos_change_no_edge(program, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scope-chain, local-function and nearest-tsconfig memos (filled by earlier builds of this
+    program) answer exactly what recomputing answers: the graph is the same with them forgetting."""
+    rules = load_rules()
+    with gc_paused():
+        memoised = build_graph(program, rules)
+    assert program._scope_chains and program._local_functions and program.resolver._nearest  # exercised
+    monkeypatch.setattr(program, "_scope_chains", _Forgetful())
+    monkeypatch.setattr(program, "_local_functions", _Forgetful())
+    monkeypatch.setattr(program.resolver, "_nearest", _Forgetful())
+    program.resolver._cache.clear()  # resolutions made with the memo are asked again without it
+    with gc_paused():
+        recomputed = build_graph(program, rules)
+    assert _snapshot(memoised) == _snapshot(recomputed)
+
+
+def test_memoised_scope_answers_are_immutable_and_keyed_per_name(program) -> None:
+    """A caller cannot change what the next one is told, and one name's answer is not another's."""
+    mod, fn = next((m, d) for m, facts in program.files.items() for d in facts.definitions
+                   if d.kind == "function" and d.parent is not None)
+    chain = program.scope_chain(mod, fn.parent)
+    assert isinstance(chain, tuple) and chain[0] == fn.parent and chain[-1] is None
+    assert program.scope_chain(mod, fn.parent) is chain
+    assert program.local_function(mod, fn.parent, fn.name) is fn
+    assert program.local_function(mod, fn.parent, fn.name + "_not_declared") is None
+    assert program.local_function(mod, fn.parent, fn.name) is fn
+
+
 def test_direct_assembly_builds_what_add_edge_builds(program, monkeypatch: pytest.MonkeyPatch) -> None:
     seen = []
     real = build._add_edges

@@ -186,6 +186,7 @@ class CallResolver:
             return [], f"{UNKNOWN_RECEIVER} {'.'.join(chain)}", None
         edges: list[Edge] = []
         typed_known = False
+        find = self.types.find_member
         for recv in receivers:
             if isinstance(recv, NamespaceType):
                 sym = self.symbols.resolve_export(recv.module, method)
@@ -196,9 +197,11 @@ class CallResolver:
                 continue
             named = (self.types.resolve_text(recv.mod, recv.text, recv.evidence)
                      if isinstance(recv, TypeExpr) else [recv])
-            for nt in named:
+            if named:
                 typed_known = True
-                edges.extend(self._method_edges(mod, call, nt, method))
+            for nt in named:
+                if find(nt.ref, method):  # most receiver types (augmentations of a shared interface) lack it
+                    edges.extend(self._method_edges(mod, call, nt, method))
         if edges:
             return _dedupe(edges), None, None
         if typed_known:
