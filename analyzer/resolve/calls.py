@@ -41,6 +41,7 @@ class CallResolver:
         self._method_names: dict[str, list[DefRef]] | None = None
         self._impl_targets: dict[tuple[DefRef, str], list[tuple[DefRef, tuple[str, ...]]]] = {}
         self._receivers: dict[tuple[ModuleRef, str | None, tuple[str, ...], int], list[Typed]] = {}
+        self._having: dict[tuple[ModuleRef, str, str, str], tuple[bool, list[NamedType]]] = {}
         self.no_guess: set[str] = set()  # builtin method names never guessed (rules: name_guess.skip_methods)
         self.global_receivers: set[str] = set()  # JavaScript globals (rules: name_guess.skip_receivers)
 
@@ -186,7 +187,6 @@ class CallResolver:
             return [], f"{UNKNOWN_RECEIVER} {'.'.join(chain)}", None
         edges: list[Edge] = []
         typed_known = False
-        find = self.types.find_member
         for recv in receivers:
             if isinstance(recv, NamespaceType):
                 sym = self.symbols.resolve_export(recv.module, method)
@@ -195,18 +195,31 @@ class CallResolver:
                 elif sym is not None and sym.external is not None:
                     return [], None, sym.external
                 continue
-            named = (self.types.resolve_text(recv.mod, recv.text, recv.evidence)
-                     if isinstance(recv, TypeExpr) else [recv])
-            if named:
-                typed_known = True
-            for nt in named:
-                if find(nt.ref, method):  # most receiver types (augmentations of a shared interface) lack it
-                    edges.extend(self._method_edges(mod, call, nt, method))
+            if isinstance(recv, TypeExpr):
+                known, having = self._types_having(recv, method)
+            else:
+                known, having = True, [recv] if self.types.find_member(recv.ref, method) else []
+            typed_known = typed_known or known
+            for nt in having:
+                edges.extend(self._method_edges(mod, call, nt, method))
         if edges:
             return _dedupe(edges), None, None
         if typed_known:
             return [], f"no member {method!r} on the receiver's known type", None
         return [], f"receiver type of {'.'.join(chain)} not indexed (external or untyped)", None
+
+    def _types_having(self, recv: TypeExpr, method: str) -> tuple[bool, list[NamedType]]:
+        """(does the receiver's type text name any indexed type, those of its types that have `method`).
+        Memoised per (module, text, evidence, method): a `Context` with 98 module augmentations was asked
+        for the member 98 times at every `ctx.x()`, and most augmentations lack it. Exact because it is asked
+        only from call sites, outside the typing code: `find_member`'s answers are final by then."""
+        key = (recv.mod, recv.text, recv.evidence, method)
+        found = self._having.get(key)
+        if found is None:
+            named = self.types.resolve_text(recv.mod, recv.text, recv.evidence)
+            find = self.types.find_member
+            found = self._having[key] = (bool(named), [nt for nt in named if find(nt.ref, method)])
+        return found
 
     def _method_edges(self, mod: ModuleRef, call: Call, nt: NamedType, method: str) -> list[Edge]:
         edges: list[Edge] = []

@@ -17,6 +17,7 @@ from analyzer.resolve.modules import ModuleRef, ModuleResolver, RepoModules
 MODULE_QUALNAME = "<module>"
 TYPE_KINDS = ("class", "interface", "type_alias", "enum")
 CALLABLE_KINDS = ("function", "method", "getter", "setter", "constructor", "object_method")
+_UNASKED = object()  # a memo's "not asked yet" (None is an answer)
 
 
 class DefRef(NamedTuple):
@@ -190,10 +191,9 @@ class Program:
         """A function declared inside the scope chain (`const dispatch = (…) => …` in a function body).
         Memoised per (module, scope, name): the answer depends on the fixed definitions only."""
         key = (mod, scope, name)
-        try:
-            return self._local_functions[key]
-        except KeyError:
-            pass
+        found = self._local_functions.get(key, _UNASKED)
+        if found is not _UNASKED:
+            return found  # type: ignore[return-value]
         found = None
         for sc in self.scope_chain(mod, scope):
             if sc is None:
