@@ -42,8 +42,8 @@ class _Forgetful(dict):
         pass
 
 
-MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of"),
-         CallResolver: ("_impl_targets", "_receivers", "_having"), FunctionValues: ("_owners",)}
+MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of", "_having"),
+         CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",)}
 
 
 def test_memo_tables_change_no_edge(program, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -41,7 +41,6 @@ class CallResolver:
         self._method_names: dict[str, list[DefRef]] | None = None
         self._impl_targets: dict[tuple[DefRef, str], list[tuple[DefRef, tuple[str, ...]]]] = {}
         self._receivers: dict[tuple[ModuleRef, str | None, tuple[str, ...], int], list[Typed]] = {}
-        self._having: dict[tuple[ModuleRef, str, str, str], tuple[bool, list[NamedType]]] = {}
         self.no_guess: set[str] = set()  # builtin method names never guessed (rules: name_guess.skip_methods)
         self.global_receivers: set[str] = set()  # JavaScript globals (rules: name_guess.skip_receivers)
 
@@ -196,7 +195,7 @@ class CallResolver:
                     return [], None, sym.external
                 continue
             if isinstance(recv, TypeExpr):
-                known, having = self._types_having(recv, method)
+                known, having = self.types.types_having(recv.mod, recv.text, recv.evidence, method)
             else:
                 known, having = True, [recv] if self.types.find_member(recv.ref, method) else []
             typed_known = typed_known or known
@@ -207,19 +206,6 @@ class CallResolver:
         if typed_known:
             return [], f"no member {method!r} on the receiver's known type", None
         return [], f"receiver type of {'.'.join(chain)} not indexed (external or untyped)", None
-
-    def _types_having(self, recv: TypeExpr, method: str) -> tuple[bool, list[NamedType]]:
-        """(does the receiver's type text name any indexed type, those of its types that have `method`).
-        Memoised per (module, text, evidence, method): a `Context` with 98 module augmentations was asked
-        for the member 98 times at every `ctx.x()`, and most augmentations lack it. Exact because it is asked
-        only from call sites, outside the typing code: `find_member`'s answers are final by then."""
-        key = (recv.mod, recv.text, recv.evidence, method)
-        found = self._having.get(key)
-        if found is None:
-            named = self.types.resolve_text(recv.mod, recv.text, recv.evidence)
-            find = self.types.find_member
-            found = self._having[key] = (bool(named), [nt for nt in named if find(nt.ref, method)])
-        return found
 
     def _method_edges(self, mod: ModuleRef, call: Call, nt: NamedType, method: str) -> list[Edge]:
         edges: list[Edge] = []

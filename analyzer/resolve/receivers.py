@@ -102,6 +102,7 @@ class Types:
         # (module, text, evidence) → the NamedTypes resolve_text made: a pure function of the cached base
         self._typed_cache: dict[tuple[ModuleRef, str, str], list[NamedType]] = {}
         self._member_cache: dict[tuple[DefRef, str], list[Member]] = {}
+        self._having: dict[tuple[ModuleRef, str, str, str], tuple[bool, list[NamedType]]] = {}
         self._super_cache: dict[DefRef, list[NamedType]] = {}
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
@@ -252,6 +253,20 @@ class Types:
         return out
 
     # --- members ------------------------------------------------------------------------------
+    def types_having(self, mod: ModuleRef, text: str, evidence: str, name: str) -> tuple[bool, list[NamedType]]:
+        """(does `text` name any indexed type, those of its types that have a member `name`), memoised per
+        (module, text, evidence, name): a `Context` with 98 module augmentations was asked for the member 98
+        times at every `ctx.x` step, and most augmentations lack it. Exact anywhere, even mid-typing: neither
+        `resolve_text` nor `find_member` reaches back into expression typing, so their cycle guards are never
+        in progress when this asks them, and their answers are final. Do not mutate the list."""
+        key = (mod, text, evidence, name)
+        found = self._having.get(key)
+        if found is None:
+            named = self.resolve_text(mod, text, evidence)
+            find = self.find_member
+            found = self._having[key] = (bool(named), [nt for nt in named if find(nt.ref, name)])
+        return found
+
     def find_member(self, ref: DefRef, name: str, depth: int = 0) -> list[Member]:
         """Own member first, then inherited (extends/implements), like TypeScript's lookup."""
         key = (ref, name)
@@ -363,7 +378,8 @@ class Types:
             inline = object_type_members(typed.text)
             if name in inline:
                 return [TypeExpr(typed.mod, inline[name], typed.evidence)]
-            return [t for nt in self.resolve_text(typed.mod, typed.text, typed.evidence)
+            # only the types that have the member can give it a type (member_types of the others is empty)
+            return [t for nt in self.types_having(typed.mod, typed.text, typed.evidence, name)[1]
                     for t in self.member_types(nt, name)]
         return self.member_types(typed, name)
 
