@@ -42,7 +42,8 @@ class _Forgetful(dict):
         pass
 
 
-MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of", "_having"),
+MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of", "_having",
+                 "_scope_params"),
          CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",)}
 
 
@@ -203,3 +204,36 @@ def test_deep_check_started_early_still_finds_a_corrupt_object(tmp_path: Path) -
     assert [c.finish(warn=warnings.append) for c in checks] == [False, True, False]
     assert sound.is_dir() and not broken.exists()
     assert len(warnings) == 1 and "broken" in warnings[0] and "damaged" in warnings[0]
+
+
+def _one_file_program(*definitions):
+    from analyzer.index.configs import RepoConfigs
+    from analyzer.index.model import FileFacts
+    from analyzer.resolve.modules import RepoModules
+    from analyzer.resolve.program import Program, RepoInput
+
+    facts = FileFacts(path="src/a.ts", language="typescript", definitions=list(definitions))
+    return Program([RepoInput("r", "c0", [facts], RepoModules("r", {"src/a.ts"}, RepoConfigs()))])
+
+
+def test_parameter_index_keeps_the_first_parameter_that_binds_a_name() -> None:
+    """Root typing looks parameters up in a per-definition index; it must answer what the scan in
+    parameter order answered: a plain parameter, or the key of a typed object pattern, whichever is first."""
+    from analyzer.index.model import Definition, Param
+    from analyzer.resolve.modules import ModuleRef
+    from analyzer.resolve.symbols import SymbolResolver
+
+    plain_first = Definition("f", "f", "function", 1, 3, params=[
+        Param("a", "Plain"), Param("{ a, b: c }", "Props")])
+    pattern_first = Definition("g", "g", "function", 5, 7, params=[
+        Param("{ x: a, c }", "Props"), Param("a", "Plain"), Param("{ d }")])  # untyped pattern: binds no key
+    program = _one_file_program(plain_first, pattern_first)
+    types = Types(program, SymbolResolver(program))
+    mod = ModuleRef("r", "src/a.ts")
+    assert types._params_named(mod, "f")["a"] == (plain_first, 0, None)
+    assert types._params_named(mod, "f")["c"] == (plain_first, 1, "b")
+    assert types._params_named(mod, "g")["a"] == (pattern_first, 0, "x")
+    assert "d" not in types._params_named(mod, "g")
+    assert types._params_named(mod, "nowhere") == {}
+    plain = types.root_types(mod, "f", "a", 2)
+    assert [t.text for t in plain] == ["Plain"] and "parameter a: Plain" in plain[0].evidence

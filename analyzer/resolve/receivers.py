@@ -103,6 +103,7 @@ class Types:
         self._typed_cache: dict[tuple[ModuleRef, str, str], list[NamedType]] = {}
         self._member_cache: dict[tuple[DefRef, str], list[Member]] = {}
         self._having: dict[tuple[ModuleRef, str, str, str], tuple[bool, list[NamedType]]] = {}
+        self._scope_params: dict[tuple[ModuleRef, str], dict[str, tuple[Definition, int, str | None]]] = {}
         self._super_cache: dict[DefRef, list[NamedType]] = {}
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
@@ -407,18 +408,16 @@ class Types:
                 return [t for b in named if b.line == bound.line and b.kind == bound.kind
                         for t in self.binding_types(mod, b)]
             if sc is not None:
-                d = self.p.defs.get(DefRef(mod.repo, mod.path, sc))
-                if d is not None:
-                    for j, prm in enumerate(d.params):
-                        if prm.name == root:
-                            if prm.type:
-                                return [TypeExpr(mod, prm.type, f"{mod.path}:{d.line}: parameter {root}: {prm.type}")]
-                            return self._property_param_types(mod, d, j)
-                        if prm.name.startswith("{") and prm.type:  # `({ popup, t }: Props)`
-                            for key, local in object_pattern_names(prm.name):
-                                if local == root:
-                                    why = f"{mod.path}:{d.line}: {root} is {key!r} of parameter {prm.name}: {prm.type}"
-                                    return self.members_of(TypeExpr(mod, prm.type, why), key)
+                hit = self._params_named(mod, sc).get(root)
+                if hit is not None:
+                    d, j, key = hit
+                    prm = d.params[j]
+                    if key is None:
+                        if prm.type:
+                            return [TypeExpr(mod, prm.type, f"{mod.path}:{d.line}: parameter {root}: {prm.type}")]
+                        return self._property_param_types(mod, d, j)
+                    why = f"{mod.path}:{d.line}: {root} is {key!r} of parameter {prm.name}: {prm.type}"
+                    return self.members_of(TypeExpr(mod, prm.type or "", why), key)
         if scope is not None:  # a parameter of an anonymous callback (`(streams) => streams.run()`)
             closure = self.binding_types(mod, Binding(scope=scope, name=root, line=line, kind="param"))
             if closure:
@@ -435,6 +434,24 @@ class Types:
         if sym.binding is not None:
             return self.binding_types(*sym.binding)
         return []
+
+    def _params_named(self, mod: ModuleRef, scope: str) -> dict[str, tuple[Definition, int, str | None]]:
+        """The names a definition's parameters bind → (definition, parameter index, key of a typed object
+        pattern `({ popup, t }: Props)` or None for a plain parameter); the first in parameter order wins, as
+        the scan it replaces returned. Per definition, from its fixed facts (root typing asks it for every
+        scope of every receiver root)."""
+        key = (mod, scope)
+        found = self._scope_params.get(key)
+        if found is None:
+            found = {}
+            d = self.p.defs.get(DefRef(mod.repo, mod.path, scope))
+            for j, prm in enumerate(d.params if d is not None else ()):
+                found.setdefault(prm.name, (d, j, None))
+                if prm.name.startswith("{") and prm.type:
+                    for pattern_key, local in object_pattern_names(prm.name):
+                        found.setdefault(local, (d, j, pattern_key))
+            self._scope_params[key] = found
+        return found
 
     def binding_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
         key = (mod, b.scope, b.name, b.line, b.branch)
