@@ -43,7 +43,7 @@ class _Forgetful(dict):
 
 
 MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of", "_having",
-                 "_scope_params"),
+                 "_having_base", "_scope_params"),
          CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",)}
 
 

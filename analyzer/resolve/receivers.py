@@ -103,6 +103,7 @@ class Types:
         self._typed_cache: dict[tuple[ModuleRef, str, str], list[NamedType]] = {}
         self._member_cache: dict[tuple[DefRef, str], list[Member]] = {}
         self._having: dict[tuple[ModuleRef, str, str, str], tuple[bool, list[NamedType]]] = {}
+        self._having_base: dict[tuple[ModuleRef, str, str], tuple[bool, list[NamedType]]] = {}
         self._scope_params: dict[tuple[ModuleRef, str], dict[str, tuple[Definition, int, str | None]]] = {}
         self._super_cache: dict[DefRef, list[NamedType]] = {}
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
@@ -122,6 +123,13 @@ class Types:
         made = self._typed_cache.get((mod, text, evidence))
         if made is not None:  # the same type written at the same place: ~9 in 10 calls on real repos
             return list(made)
+        made = [NamedType(nt.ref, (evidence, *nt.evidence), nt.static) for nt in self._text_types(mod, text)]
+        self._typed_cache[(mod, text, evidence)] = made
+        return list(made)
+
+    def _text_types(self, mod: ModuleRef, text: str) -> list[NamedType]:
+        """The types `text` names in `mod`, without the evidence of where it is written (memoised; do not
+        mutate): `resolve_text` prefixes that evidence."""
         key = (mod, text)
         base = self._text_cache.get(key)
         if base is None:
@@ -132,9 +140,7 @@ class Types:
                 base = []
             base += [nt for name in named_types(text) for nt in self.resolve_name(mod, name)]
             self._text_cache[key] = base
-        made = [NamedType(nt.ref, (evidence, *nt.evidence), nt.static) for nt in base]
-        self._typed_cache[(mod, key[1], evidence)] = made
-        return list(made)
+        return base
 
     def _import_types(self, mod: ModuleRef, text: str) -> list[NamedType]:
         out: list[NamedType] = []
@@ -255,17 +261,25 @@ class Types:
 
     # --- members ------------------------------------------------------------------------------
     def types_having(self, mod: ModuleRef, text: str, evidence: str, name: str) -> tuple[bool, list[NamedType]]:
-        """(does `text` name any indexed type, those of its types that have a member `name`), memoised per
-        (module, text, evidence, name): a `Context` with 98 module augmentations was asked for the member 98
-        times at every `ctx.x` step, and most augmentations lack it. Exact anywhere, even mid-typing: neither
+        """(does `text` name any indexed type, `resolve_text(mod, text, evidence)` but only the types that have
+        a member `name`). Memoised per (module, text, name) and per evidence: a `Context` with 98 module
+        augmentations was asked for the member 98 times at every `ctx.x` step, and 98 evidence-prefixed types
+        made, though most augmentations lack the member. Exact anywhere, even mid-typing: neither
         `resolve_text` nor `find_member` reaches back into expression typing, so their cycle guards are never
         in progress when this asks them, and their answers are final. Do not mutate the list."""
         key = (mod, text, evidence, name)
         found = self._having.get(key)
         if found is None:
-            named = self.resolve_text(mod, text, evidence)
-            find = self.find_member
-            found = self._having[key] = (bool(named), [nt for nt in named if find(nt.ref, name)])
+            known, having = False, []
+            if text:
+                base_key = (mod, text, name)
+                in_base = self._having_base.get(base_key)
+                if in_base is None:
+                    base, find = self._text_types(mod, text), self.find_member
+                    in_base = self._having_base[base_key] = (bool(base), [nt for nt in base if find(nt.ref, name)])
+                known = in_base[0]
+                having = [NamedType(nt.ref, (evidence, *nt.evidence), nt.static) for nt in in_base[1]]
+            found = self._having[key] = (known, having)
         return found
 
     def find_member(self, ref: DefRef, name: str, depth: int = 0) -> list[Member]:
