@@ -237,3 +237,26 @@ def test_parameter_index_keeps_the_first_parameter_that_binds_a_name() -> None:
     assert types._params_named(mod, "nowhere") == {}
     plain = types.root_types(mod, "f", "a", 2)
     assert [t.text for t in plain] == ["Plain"] and "parameter a: Plain" in plain[0].evidence
+
+
+def test_make_edge_fills_every_field_by_name() -> None:
+    """`make_edge` builds edges positionally (cheaper); each value must still land in its own field."""
+    from analyzer.index.model import Call
+    from analyzer.resolve.modules import ModuleRef
+    from analyzer.resolve.program import DefRef
+    from analyzer.resolve.symbols import SymbolResolver
+
+    program = _one_file_program()
+    symbols = SymbolResolver(program)
+    calls = CallResolver(program, symbols, Types(program, symbols))
+    call = Call(scope="A.run", callee=["this", "llm", "stream"], line=7, column=11, nested=2, text="this.llm.stream")
+    e = calls.make_edge(ModuleRef("r", "src/a.ts"), call, DefRef("r", "src/b.ts", "Llm.stream"), "interface",
+                        ["src/b.ts:3: why"], possible=True, seam="seam:x", rule="rule-x")
+    assert (e.source, e.target, e.kind, e.line, e.path, e.repo) == (
+        "r:src/a.ts:A.run", "r:src/b.ts:Llm.stream", "interface", 7, "src/a.ts", "r")
+    assert e.evidence == ["src/a.ts:7: this.llm.stream(…)", "src/b.ts:3: why"]
+    assert (e.rule, e.possible, e.nested, e.column, e.call_text, e.seam, e.passer) == (
+        "rule-x", True, 2, 11, "this.llm.stream", "seam:x", None)
+    module_level = calls.make_edge(ModuleRef("r", "src/a.ts"), Call(scope=None, callee=["f"], line=1, column=0),
+                                   DefRef("r", "src/a.ts", "f"), "direct", [])
+    assert module_level.source == "r:src/a.ts:<module>" and module_level.call_text == "f"

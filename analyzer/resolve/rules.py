@@ -122,6 +122,9 @@ class DispatchEngine:
     def claim(self, mod: ModuleRef, call: Call) -> list[Edge]:
         """Service calls (`….ctx.llm.m()`) are a dispatch seam even when a module augmentation types them:
         the registration (`super(ctx, 'llm')`) is what binds the name at run time."""
+        chain = call.callee
+        if len(chain) < 3 or chain[-2] not in self.services:  # asked for every call; nearly none names one
+            return []
         return self._service_edges(mod, call, typed_only=True)
 
     def fallback(self, mod: ModuleRef, call: Call) -> list[Edge]:
