@@ -17,6 +17,7 @@ from analyzer.graph.build import build_graph
 from analyzer.resolve.calls import CallResolver
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import load_rules
+from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.values import FunctionValues
 from analyzer.sources.repair import DeepCheck
 
@@ -44,7 +45,8 @@ class _Forgetful(dict):
 
 MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of", "_having",
                  "_having_base", "_scope_params"),
-         CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",)}
+         CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",),
+         SymbolResolver: ("_imports", "_exports")}
 
 
 def test_memo_tables_change_no_edge(program, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -260,3 +262,35 @@ def test_make_edge_fills_every_field_by_name() -> None:
     module_level = calls.make_edge(ModuleRef("r", "src/a.ts"), Call(scope=None, callee=["f"], line=1, column=0),
                                    DefRef("r", "src/a.ts", "f"), "direct", [])
     assert module_level.source == "r:src/a.ts:<module>" and module_level.call_text == "f"
+
+
+def test_symbol_indexes_answer_what_the_file_order_scans_answered() -> None:
+    """Names and exports are looked up in per-file indexes; the first import of a name, the first export
+    statement of a name and the `export *`s (only when no statement names it) decide, as the scans did."""
+    from analyzer.index.configs import RepoConfigs
+    from analyzer.index.model import Definition, Export, FileFacts, Import
+    from analyzer.resolve.modules import ModuleRef, RepoModules
+    from analyzer.resolve.program import DefRef, Program, RepoInput
+
+    files = [
+        FileFacts(path="src/a.ts", language="typescript", imports=[
+            Import("./b", "B", "B", 1), Import("./c", "C", "B", 2), Import("./c", "*", "ns", 3)]),
+        FileFacts(path="src/b.ts", language="typescript", definitions=[
+            Definition("B", "B", "class", 1, 2, exported=True), Definition("hidden", "hidden", "function", 3, 4)],
+            exports=[Export("*", 5, specifier="./c"), Export("Alias", 6, local="hidden"),
+                     Export("Alias", 7, local="B"), Export("C", 8, local="C", specifier="./c")]),
+        FileFacts(path="src/c.ts", language="typescript", definitions=[
+            Definition("C", "C", "class", 1, 2, exported=True),
+            Definition("Deep", "Deep", "class", 3, 4, exported=True)]),
+    ]
+    paths = {f.path for f in files}
+    program = Program([RepoInput("r", "c0", files, RepoModules("r", paths, RepoConfigs()))])
+    symbols = SymbolResolver(program)
+    a, b, c = (ModuleRef("r", p) for p in ("src/a.ts", "src/b.ts", "src/c.ts"))
+    assert symbols.resolve_name(a, "B").definition == DefRef("r", "src/b.ts", "B")  # the first import of B
+    assert symbols.resolve_name(a, "ns").namespace == c
+    assert symbols.resolve_export(b, "Alias").definition == DefRef("r", "src/b.ts", "hidden")  # first statement
+    assert symbols.resolve_export(b, "C").definition == DefRef("r", "src/c.ts", "C")
+    assert symbols.resolve_export(b, "Deep").definition == DefRef("r", "src/c.ts", "Deep")  # via export *
+    assert symbols.resolve_export(b, "hidden") is None  # not exported under its own name
+    assert [i.line for i in symbols.imports_of(a, "B")] == [1, 2] and symbols.imports_of(a, "nothing") == []

@@ -180,19 +180,17 @@ class Types:
                 out.append(NamedType(half, (*sym.evidence, f"{half.path}:{self.p.defs[half].line}: "
                                                           f"{self.p.defs[half].kind} {name} merges with it")))
         # module augmentations: `declare module 'spec' { interface Name { … } }` merge into Name
-        facts = self.p.files.get(mod)
-        if facts is not None:
-            for imp in facts.imports:
-                if imp.local == head and not tail:
-                    real = bool(out) or self.p.resolver.resolve(mod.repo, mod.path, imp.specifier).module is not None
-                    for aug_ref in self.p.augmentations.get((imp.specifier, imp.imported), []):
-                        d = self.p.defs[aug_ref]
-                        if real and d.kind != "interface":
-                            # only interfaces merge: a `declare module 'pkg' { class Service }` elsewhere (a test
-                            # fixture's .d.ts) is another declaration of a real module, not part of it
-                            continue
-                        out.append(NamedType(aug_ref, (f"{aug_ref.path}:{d.line}: declare module "
-                                                       f"{imp.specifier!r} augments {imp.imported}",)))
+        if not tail:
+            for imp in self.symbols.imports_of(mod, head):
+                real = bool(out) or self.p.resolver.resolve(mod.repo, mod.path, imp.specifier).module is not None
+                for aug_ref in self.p.augmentations.get((imp.specifier, imp.imported), []):
+                    d = self.p.defs[aug_ref]
+                    if real and d.kind != "interface":
+                        # only interfaces merge: a `declare module 'pkg' { class Service }` elsewhere (a test
+                        # fixture's .d.ts) is another declaration of a real module, not part of it
+                        continue
+                    out.append(NamedType(aug_ref, (f"{aug_ref.path}:{d.line}: declare module "
+                                                   f"{imp.specifier!r} augments {imp.imported}",)))
         have = {o.ref for o in out}
         for aug in self._augmentations_of(out):
             if aug.ref not in have:
