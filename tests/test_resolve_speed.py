@@ -161,12 +161,16 @@ def test_receiver_memo_keys_on_scope_chain_and_line(program, monkeypatch: pytest
 
     monkeypatch.setattr(types, "chain_types", chain_types)
     mod = next(iter(program.files))
-    assert calls.receiver_types(mod, "f", ["this", "a"], 3) == [3]
-    assert calls.receiver_types(mod, "f", ["this", "a"], 4) == [4]
-    assert calls.receiver_types(mod, "g", ["this", "a"], 3) == [3]
-    assert calls.receiver_types(mod, "f", ["this", "b"], 3) == [3]
-    assert calls.receiver_types(mod, "f", ["this", "a"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["x", "a"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["x", "a"], 4) == [4]  # a named root's binding depends on the line
+    assert calls.receiver_types(mod, "g", ["x", "a"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["x", "b"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["x", "a"], 3) == [3]
     assert len(asked) == 4  # the repeated question was answered from the table
+    assert calls.receiver_types(mod, "f", ["this", "a"], 5) == [5]
+    assert calls.receiver_types(mod, "f", ["this", "a"], 9) == [5]  # `this.a` means the same on every line
+    assert calls.receiver_types(mod, "g", ["this", "a"], 9) == [9]
+    assert len(asked) == 6
 
 
 def test_gc_paused_can_freeze_what_was_built() -> None:

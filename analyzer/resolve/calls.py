@@ -74,8 +74,10 @@ class CallResolver:
         """`types.chain_types`, memoised for the passes that ask it about call sites (this one, the dispatch
         rules' context check, the function-value pass: 300,000 questions, 1 in 3 repeated). Exact because
         they ask only from outside the typing code: no typing step is in progress (its cycle guards are
-        all released), so a repeated question gets the answer the first one got. Do not mutate the list."""
-        key = (mod, scope, tuple(chain), line)
+        all released), so a repeated question gets the answer the first one got. Do not mutate the list.
+        A `this.…` chain is typed without its line (only a named root's binding depends on where it is
+        read), so all of a scope's `this.a.b` calls share one answer."""
+        key = (mod, scope, tuple(chain), -1 if chain and chain[0] == "this" else line)
         found = self._receivers.get(key)
         if found is None:
             found = self._receivers[key] = self.types.chain_types(mod, scope, chain, line)
