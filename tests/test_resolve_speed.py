@@ -18,6 +18,7 @@ from analyzer.resolve.calls import CallResolver
 from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import load_rules
+from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.values import FunctionValues
 from analyzer.sources.repair import DeepCheck
 
@@ -43,9 +44,10 @@ class _Forgetful(dict):
         pass
 
 
-MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of"),
+MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of", "_having",
+                 "_having_base", "_scope_params"),
          CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",),
-         FunctionTypes: ("_member_memo",)}
+         SymbolResolver: ("_imports", "_exports"), FunctionTypes: ("_member_memo",)}
 
 
 def test_memo_tables_change_no_edge(program, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,6 +69,34 @@ def test_memo_tables_change_no_edge(program, monkeypatch: pytest.MonkeyPatch) ->
     kinds = recomputed.graph["stats"]["edges_by_kind"]
     assert kinds.get("interface") and kinds.get("method") and kinds.get("dispatch")  # the memos were exercised
     assert _snapshot(memoised) == _snapshot(recomputed)
+
+
+def test_program_and_module_memos_change_no_edge(program, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scope-chain, local-function and nearest-tsconfig memos (filled by earlier builds of this
+    program) answer exactly what recomputing answers: the graph is the same with them forgetting."""
+    rules = load_rules()
+    with gc_paused():
+        memoised = build_graph(program, rules)
+    assert program._scope_chains and program._local_functions and program.resolver._nearest  # exercised
+    monkeypatch.setattr(program, "_scope_chains", _Forgetful())
+    monkeypatch.setattr(program, "_local_functions", _Forgetful())
+    monkeypatch.setattr(program.resolver, "_nearest", _Forgetful())
+    program.resolver._cache.clear()  # resolutions made with the memo are asked again without it
+    with gc_paused():
+        recomputed = build_graph(program, rules)
+    assert _snapshot(memoised) == _snapshot(recomputed)
+
+
+def test_memoised_scope_answers_are_immutable_and_keyed_per_name(program) -> None:
+    """A caller cannot change what the next one is told, and one name's answer is not another's."""
+    mod, fn = next((m, d) for m, facts in program.files.items() for d in facts.definitions
+                   if d.kind == "function" and d.parent is not None)
+    chain = program.scope_chain(mod, fn.parent)
+    assert isinstance(chain, tuple) and chain[0] == fn.parent and chain[-1] is None
+    assert program.scope_chain(mod, fn.parent) is chain
+    assert program.local_function(mod, fn.parent, fn.name) is fn
+    assert program.local_function(mod, fn.parent, fn.name + "_not_declared") is None
+    assert program.local_function(mod, fn.parent, fn.name) is fn
 
 
 def test_direct_assembly_builds_what_add_edge_builds(program, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,12 +162,16 @@ def test_receiver_memo_keys_on_scope_chain_and_line(program, monkeypatch: pytest
 
     monkeypatch.setattr(types, "chain_types", chain_types)
     mod = next(iter(program.files))
-    assert calls.receiver_types(mod, "f", ["this", "a"], 3) == [3]
-    assert calls.receiver_types(mod, "f", ["this", "a"], 4) == [4]
-    assert calls.receiver_types(mod, "g", ["this", "a"], 3) == [3]
-    assert calls.receiver_types(mod, "f", ["this", "b"], 3) == [3]
-    assert calls.receiver_types(mod, "f", ["this", "a"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["x", "a"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["x", "a"], 4) == [4]  # a named root's binding depends on the line
+    assert calls.receiver_types(mod, "g", ["x", "a"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["x", "b"], 3) == [3]
+    assert calls.receiver_types(mod, "f", ["x", "a"], 3) == [3]
     assert len(asked) == 4  # the repeated question was answered from the table
+    assert calls.receiver_types(mod, "f", ["this", "a"], 5) == [5]
+    assert calls.receiver_types(mod, "f", ["this", "a"], 9) == [5]  # `this.a` means the same on every line
+    assert calls.receiver_types(mod, "g", ["this", "a"], 9) == [9]
+    assert len(asked) == 6
 
 
 def test_gc_paused_can_freeze_what_was_built() -> None:
@@ -177,3 +211,91 @@ def test_deep_check_started_early_still_finds_a_corrupt_object(tmp_path: Path) -
     assert [c.finish(warn=warnings.append) for c in checks] == [False, True, False]
     assert sound.is_dir() and not broken.exists()
     assert len(warnings) == 1 and "broken" in warnings[0] and "damaged" in warnings[0]
+
+
+def _one_file_program(*definitions):
+    from analyzer.index.configs import RepoConfigs
+    from analyzer.index.model import FileFacts
+    from analyzer.resolve.modules import RepoModules
+    from analyzer.resolve.program import Program, RepoInput
+
+    facts = FileFacts(path="src/a.ts", language="typescript", definitions=list(definitions))
+    return Program([RepoInput("r", "c0", [facts], RepoModules("r", {"src/a.ts"}, RepoConfigs()))])
+
+
+def test_parameter_index_keeps_the_first_parameter_that_binds_a_name() -> None:
+    """Root typing looks parameters up in a per-definition index; it must answer what the scan in
+    parameter order answered: a plain parameter, or the key of a typed object pattern, whichever is first."""
+    from analyzer.index.model import Definition, Param
+    from analyzer.resolve.modules import ModuleRef
+    from analyzer.resolve.symbols import SymbolResolver
+
+    plain_first = Definition("f", "f", "function", 1, 3, params=[
+        Param("a", "Plain"), Param("{ a, b: c }", "Props")])
+    pattern_first = Definition("g", "g", "function", 5, 7, params=[
+        Param("{ x: a, c }", "Props"), Param("a", "Plain"), Param("{ d }")])  # untyped pattern: binds no key
+    program = _one_file_program(plain_first, pattern_first)
+    types = Types(program, SymbolResolver(program))
+    mod = ModuleRef("r", "src/a.ts")
+    assert types._params_named(mod, "f")["a"] == (plain_first, 0, None)
+    assert types._params_named(mod, "f")["c"] == (plain_first, 1, "b")
+    assert types._params_named(mod, "g")["a"] == (pattern_first, 0, "x")
+    assert "d" not in types._params_named(mod, "g")
+    assert types._params_named(mod, "nowhere") == {}
+    plain = types.root_types(mod, "f", "a", 2)
+    assert [t.text for t in plain] == ["Plain"] and "parameter a: Plain" in plain[0].evidence
+
+
+def test_make_edge_fills_every_field_by_name() -> None:
+    """`make_edge` builds edges positionally (cheaper); each value must still land in its own field."""
+    from analyzer.index.model import Call
+    from analyzer.resolve.modules import ModuleRef
+    from analyzer.resolve.program import DefRef
+    from analyzer.resolve.symbols import SymbolResolver
+
+    program = _one_file_program()
+    symbols = SymbolResolver(program)
+    calls = CallResolver(program, symbols, Types(program, symbols))
+    call = Call(scope="A.run", callee=["this", "llm", "stream"], line=7, column=11, nested=2, text="this.llm.stream")
+    e = calls.make_edge(ModuleRef("r", "src/a.ts"), call, DefRef("r", "src/b.ts", "Llm.stream"), "interface",
+                        ["src/b.ts:3: why"], possible=True, seam="seam:x", rule="rule-x")
+    assert (e.source, e.target, e.kind, e.line, e.path, e.repo) == (
+        "r:src/a.ts:A.run", "r:src/b.ts:Llm.stream", "interface", 7, "src/a.ts", "r")
+    assert e.evidence == ["src/a.ts:7: this.llm.stream(…)", "src/b.ts:3: why"]
+    assert (e.rule, e.possible, e.nested, e.column, e.call_text, e.seam, e.passer) == (
+        "rule-x", True, 2, 11, "this.llm.stream", "seam:x", None)
+    module_level = calls.make_edge(ModuleRef("r", "src/a.ts"), Call(scope=None, callee=["f"], line=1, column=0),
+                                   DefRef("r", "src/a.ts", "f"), "direct", [])
+    assert module_level.source == "r:src/a.ts:<module>" and module_level.call_text == "f"
+
+
+def test_symbol_indexes_answer_what_the_file_order_scans_answered() -> None:
+    """Names and exports are looked up in per-file indexes; the first import of a name, the first export
+    statement of a name and the `export *`s (only when no statement names it) decide, as the scans did."""
+    from analyzer.index.configs import RepoConfigs
+    from analyzer.index.model import Definition, Export, FileFacts, Import
+    from analyzer.resolve.modules import ModuleRef, RepoModules
+    from analyzer.resolve.program import DefRef, Program, RepoInput
+
+    files = [
+        FileFacts(path="src/a.ts", language="typescript", imports=[
+            Import("./b", "B", "B", 1), Import("./c", "C", "B", 2), Import("./c", "*", "ns", 3)]),
+        FileFacts(path="src/b.ts", language="typescript", definitions=[
+            Definition("B", "B", "class", 1, 2, exported=True), Definition("hidden", "hidden", "function", 3, 4)],
+            exports=[Export("*", 5, specifier="./c"), Export("Alias", 6, local="hidden"),
+                     Export("Alias", 7, local="B"), Export("C", 8, local="C", specifier="./c")]),
+        FileFacts(path="src/c.ts", language="typescript", definitions=[
+            Definition("C", "C", "class", 1, 2, exported=True),
+            Definition("Deep", "Deep", "class", 3, 4, exported=True)]),
+    ]
+    paths = {f.path for f in files}
+    program = Program([RepoInput("r", "c0", files, RepoModules("r", paths, RepoConfigs()))])
+    symbols = SymbolResolver(program)
+    a, b, c = (ModuleRef("r", p) for p in ("src/a.ts", "src/b.ts", "src/c.ts"))
+    assert symbols.resolve_name(a, "B").definition == DefRef("r", "src/b.ts", "B")  # the first import of B
+    assert symbols.resolve_name(a, "ns").namespace == c
+    assert symbols.resolve_export(b, "Alias").definition == DefRef("r", "src/b.ts", "hidden")  # first statement
+    assert symbols.resolve_export(b, "C").definition == DefRef("r", "src/c.ts", "C")
+    assert symbols.resolve_export(b, "Deep").definition == DefRef("r", "src/c.ts", "Deep")  # via export *
+    assert symbols.resolve_export(b, "hidden") is None  # not exported under its own name
+    assert [i.line for i in symbols.imports_of(a, "B")] == [1, 2] and symbols.imports_of(a, "nothing") == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from operator import attrgetter
 
 import networkx as nx
 
@@ -63,7 +64,8 @@ def build_graph(program: Program, rules: RuleSet, workers: int | None = None) ->
     edges.extend(engine.global_edges())
     edges.extend(implicit_constructor_edges(program, types))
     edges.extend(engine.value_edges(edges))
-    matches, by_kind = engine.matches, dict(Counter(e.kind for e in edges))
+    matches, by_kind = engine.matches, dict(Counter(map(attrgetter("kind"), edges)))
+    n_edges = len(edges)  # one new key per edge (counted here: `_add_edges` consumes the list)
     del symbols, types, calls, engine  # their memo tables are done with: freed before the graph grows (peak RSS)
     _add_edges(g, edges)
 
@@ -73,7 +75,7 @@ def build_graph(program: Program, rules: RuleSet, workers: int | None = None) ->
         "files": len(files),
         "files_with_parse_errors": sum(1 for f in files if f.parse_errors),
         "nodes": g.number_of_nodes(),
-        "edges": g.number_of_edges(),
+        "edges": n_edges,
         "edges_by_kind": by_kind,
         "unresolved_calls": len(unresolved),
         "external_calls": sum(external_calls.values()),

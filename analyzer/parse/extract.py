@@ -40,7 +40,7 @@ from analyzer.parse.languages import is_declaration_file, language_for_path, par
 from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "9"
+EXTRACTOR_VERSION = "10"
 
 log = logging.getLogger(__name__)
 

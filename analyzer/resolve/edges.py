@@ -11,7 +11,7 @@ KIND_WEIGHT = {"direct": 1.0, "method": 1.0, "interface": 2.0, "dispatch": 2.0, 
 EDGE_KINDS = tuple(KIND_CONFIDENCE)
 
 
-@dataclass
+@dataclass(slots=True)  # slots: 220,000 made per build; smaller and quicker to fill
 class Edge:
     source: str  # node id of the calling definition (or `repo:path:<module>`)
     target: str  # node id of the callee definition

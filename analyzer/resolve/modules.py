@@ -65,6 +65,8 @@ class ModuleResolver:
     def __init__(self, repos: Iterable[RepoModules]) -> None:
         self.repos = {r.name: r for r in repos}
         self._cache: dict[tuple[str, str, str], Resolution] = {}
+        # (repo, folder) → its tsconfigs with `paths`, nearest first: the same for every file of a folder
+        self._nearest: dict[tuple[str, str], list[TsConfig]] = {}
 
     def resolve(self, repo: str, from_path: str, specifier: str) -> Resolution:
         key = (repo, posixpath.dirname(from_path), specifier)
@@ -103,7 +105,11 @@ class ModuleResolver:
         return Resolution(spec, external=name, how="third-party package")
 
     def _tsconfig_paths(self, rm: RepoModules, from_path: str, spec: str) -> Resolution | None:
-        for cfg in _nearest_first(rm.configs.tsconfigs, from_path):
+        key = (rm.name, posixpath.dirname(from_path))
+        nearest = self._nearest.get(key)
+        if nearest is None:
+            nearest = self._nearest[key] = _nearest_first(rm.configs.tsconfigs, from_path)
+        for cfg in nearest:
             for pattern, targets in cfg.paths.items():
                 star = _match_pattern(pattern, spec)
                 if star is None:

@@ -17,6 +17,7 @@ from analyzer.resolve.modules import ModuleRef, ModuleResolver, RepoModules
 MODULE_QUALNAME = "<module>"
 TYPE_KINDS = ("class", "interface", "type_alias", "enum")
 CALLABLE_KINDS = ("function", "method", "getter", "setter", "constructor", "object_method")
+_UNASKED = object()  # a memo's "not asked yet" (None is an answer)
 
 
 class DefRef(NamedTuple):
@@ -63,6 +64,10 @@ class Program:
         self.by_name: dict[str, list[DefRef]] = defaultdict(list)
         self.augmentations: dict[tuple[str, str], list[DefRef]] = defaultdict(list)
         self._redeclared: dict[DefRef, list[DefRef]] = {}
+        # memos of the two scope walks every call site asks (1.2 million and 500,000 questions on the real
+        # repos): exact because the facts above are complete before the first question and never change
+        self._scope_chains: dict[tuple[ModuleRef, str | None], tuple[str | None, ...]] = {}
+        self._local_functions: dict[tuple[ModuleRef, str | None, str], Definition | None] = {}
         for repo in self.repos.values():
             for facts in repo.files:
                 self._add_file(repo.name, facts)
@@ -151,16 +156,21 @@ class Program:
             cur = self.parent_ref(cur)
         return None
 
-    def scope_chain(self, mod: ModuleRef, scope: str | None) -> list[str | None]:
-        """The scope and its enclosing definitions' qualnames, innermost first, ending at module level."""
-        chain: list[str | None] = []
-        cur = scope
-        while cur is not None:
-            chain.append(cur)
-            d = self.defs.get(DefRef(mod.repo, mod.path, cur))
-            cur = d.parent if d is not None else None
-        chain.append(None)
-        return chain
+    def scope_chain(self, mod: ModuleRef, scope: str | None) -> tuple[str | None, ...]:
+        """The scope and its enclosing definitions' qualnames, innermost first, ending at module level
+        (memoised: a tuple, so no caller can change what the next one gets)."""
+        key = (mod, scope)
+        found = self._scope_chains.get(key)
+        if found is None:
+            chain: list[str | None] = []
+            cur = scope
+            while cur is not None:
+                chain.append(cur)
+                d = self.defs.get(DefRef(mod.repo, mod.path, cur))
+                cur = d.parent if d is not None else None
+            chain.append(None)
+            found = self._scope_chains[key] = tuple(chain)
+        return found
 
     def merged_half(self, ref: DefRef) -> DefRef | None:
         """The other half of a merged declaration (`CallId#type` ↔ `CallId`), if any."""
@@ -178,11 +188,19 @@ class Program:
         return self.repos[repo].commit
 
     def local_function(self, mod: ModuleRef, scope: str | None, name: str) -> Definition | None:
-        """A function declared inside the scope chain (`const dispatch = (…) => …` in a function body)."""
+        """A function declared inside the scope chain (`const dispatch = (…) => …` in a function body).
+        Memoised per (module, scope, name): the answer depends on the fixed definitions only."""
+        key = (mod, scope, name)
+        found = self._local_functions.get(key, _UNASKED)
+        if found is not _UNASKED:
+            return found  # type: ignore[return-value]
+        found = None
         for sc in self.scope_chain(mod, scope):
             if sc is None:
-                return None
-            for child in self.children(DefRef(mod.repo, mod.path, sc)):
-                if child.name == name and child.kind == "function":
-                    return child
-        return None
+                break
+            found = next((c for c in self.children(DefRef(mod.repo, mod.path, sc))
+                          if c.name == name and c.kind == "function"), None)
+            if found is not None:
+                break
+        self._local_functions[key] = found
+        return found

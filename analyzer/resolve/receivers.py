@@ -104,6 +104,9 @@ class Types:
         # (module, text, evidence) → the NamedTypes resolve_text made: a pure function of the cached base
         self._typed_cache: dict[tuple[ModuleRef, str, str], list[NamedType]] = {}
         self._member_cache: dict[tuple[DefRef, str], list[Member]] = {}
+        self._having: dict[tuple[ModuleRef, str, str, str], tuple[bool, list[NamedType]]] = {}
+        self._having_base: dict[tuple[ModuleRef, str, str], tuple[bool, list[NamedType]]] = {}
+        self._scope_params: dict[tuple[ModuleRef, str], dict[str, tuple[Definition, int, str | None]]] = {}
         self._super_cache: dict[DefRef, list[NamedType]] = {}
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
@@ -122,6 +125,13 @@ class Types:
         made = self._typed_cache.get((mod, text, evidence))
         if made is not None:  # the same type written at the same place: ~9 in 10 calls on real repos
             return list(made)
+        made = [NamedType(nt.ref, (evidence, *nt.evidence), nt.static) for nt in self._text_types(mod, text)]
+        self._typed_cache[(mod, text, evidence)] = made
+        return list(made)
+
+    def _text_types(self, mod: ModuleRef, text: str) -> list[NamedType]:
+        """The types `text` names in `mod`, without the evidence of where it is written (memoised; do not
+        mutate): `resolve_text` prefixes that evidence."""
         key = (mod, text)
         base = self._text_cache.get(key)
         if base is None:
@@ -136,9 +146,7 @@ class Types:
                 text = _RETURN_TYPE_RE.sub("unknown", text)
             base += [nt for name in named_types(text) for nt in self.resolve_name(mod, name)]
             self._text_cache[key] = base
-        made = [NamedType(nt.ref, (evidence, *nt.evidence), nt.static) for nt in base]
-        self._typed_cache[(mod, key[1], evidence)] = made
-        return list(made)
+        return base
 
     def _return_type_of(self, mod: ModuleRef, text: str) -> list[NamedType]:
         """`ReturnType<typeof f>` / `ReturnType<typeof ns.f>`: the named types `f`'s declared or inferred return
@@ -204,19 +212,17 @@ class Types:
                 out.append(NamedType(half, (*sym.evidence, f"{half.path}:{self.p.defs[half].line}: "
                                                           f"{self.p.defs[half].kind} {name} merges with it")))
         # module augmentations: `declare module 'spec' { interface Name { … } }` merge into Name
-        facts = self.p.files.get(mod)
-        if facts is not None:
-            for imp in facts.imports:
-                if imp.local == head and not tail:
-                    real = bool(out) or self.p.resolver.resolve(mod.repo, mod.path, imp.specifier).module is not None
-                    for aug_ref in self.p.augmentations.get((imp.specifier, imp.imported), []):
-                        d = self.p.defs[aug_ref]
-                        if real and d.kind != "interface":
-                            # only interfaces merge: a `declare module 'pkg' { class Service }` elsewhere (a test
-                            # fixture's .d.ts) is another declaration of a real module, not part of it
-                            continue
-                        out.append(NamedType(aug_ref, (f"{aug_ref.path}:{d.line}: declare module "
-                                                       f"{imp.specifier!r} augments {imp.imported}",)))
+        if not tail:
+            for imp in self.symbols.imports_of(mod, head):
+                real = bool(out) or self.p.resolver.resolve(mod.repo, mod.path, imp.specifier).module is not None
+                for aug_ref in self.p.augmentations.get((imp.specifier, imp.imported), []):
+                    d = self.p.defs[aug_ref]
+                    if real and d.kind != "interface":
+                        # only interfaces merge: a `declare module 'pkg' { class Service }` elsewhere (a test
+                        # fixture's .d.ts) is another declaration of a real module, not part of it
+                        continue
+                    out.append(NamedType(aug_ref, (f"{aug_ref.path}:{d.line}: declare module "
+                                                   f"{imp.specifier!r} augments {imp.imported}",)))
         have = {o.ref for o in out}
         for aug in self._augmentations_of(out):
             if aug.ref not in have:
@@ -284,6 +290,28 @@ class Types:
         return out
 
     # --- members ------------------------------------------------------------------------------
+    def types_having(self, mod: ModuleRef, text: str, evidence: str, name: str) -> tuple[bool, list[NamedType]]:
+        """(does `text` name any indexed type, `resolve_text(mod, text, evidence)` but only the types that have
+        a member `name`). Memoised per (module, text, name) and per evidence: a `Context` with 98 module
+        augmentations was asked for the member 98 times at every `ctx.x` step, and 98 evidence-prefixed types
+        made, though most augmentations lack the member. Exact anywhere, even mid-typing: neither
+        `resolve_text` nor `find_member` reaches back into expression typing, so their cycle guards are never
+        in progress when this asks them, and their answers are final. Do not mutate the list."""
+        key = (mod, text, evidence, name)
+        found = self._having.get(key)
+        if found is None:
+            known, having = False, []
+            if text:
+                base_key = (mod, text, name)
+                in_base = self._having_base.get(base_key)
+                if in_base is None:
+                    base, find = self._text_types(mod, text), self.find_member
+                    in_base = self._having_base[base_key] = (bool(base), [nt for nt in base if find(nt.ref, name)])
+                known = in_base[0]
+                having = [NamedType(nt.ref, (evidence, *nt.evidence), nt.static) for nt in in_base[1]]
+            found = self._having[key] = (known, having)
+        return found
+
     def find_member(self, ref: DefRef, name: str, depth: int = 0) -> list[Member]:
         """Own member first, then inherited (extends/implements), like TypeScript's lookup."""
         key = (ref, name)
@@ -395,7 +423,8 @@ class Types:
             inline = object_type_members(typed.text)
             if name in inline:
                 return [TypeExpr(typed.mod, inline[name], typed.evidence)]
-            return [t for nt in self.resolve_text(typed.mod, typed.text, typed.evidence)
+            # only the types that have the member can give it a type (member_types of the others is empty)
+            return [t for nt in self.types_having(typed.mod, typed.text, typed.evidence, name)[1]
                     for t in self.member_types(nt, name)]
         return self.member_types(typed, name)
 
@@ -425,18 +454,16 @@ class Types:
                 return [t for b in named if b.line == bound.line and b.kind == bound.kind
                         for t in self.binding_types(mod, b)]
             if sc is not None:
-                d = self.p.defs.get(DefRef(mod.repo, mod.path, sc))
-                if d is not None:
-                    for j, prm in enumerate(d.params):
-                        if prm.name == root:
-                            if prm.type:
-                                return [TypeExpr(mod, prm.type, f"{mod.path}:{d.line}: parameter {root}: {prm.type}")]
-                            return self._property_param_types(mod, d, j)
-                        if prm.name.startswith("{") and prm.type:  # `({ popup, t }: Props)`
-                            for key, local in object_pattern_names(prm.name):
-                                if local == root:
-                                    why = f"{mod.path}:{d.line}: {root} is {key!r} of parameter {prm.name}: {prm.type}"
-                                    return self.members_of(TypeExpr(mod, prm.type, why), key)
+                hit = self._params_named(mod, sc).get(root)
+                if hit is not None:
+                    d, j, key = hit
+                    prm = d.params[j]
+                    if key is None:
+                        if prm.type:
+                            return [TypeExpr(mod, prm.type, f"{mod.path}:{d.line}: parameter {root}: {prm.type}")]
+                        return self._property_param_types(mod, d, j)
+                    why = f"{mod.path}:{d.line}: {root} is {key!r} of parameter {prm.name}: {prm.type}"
+                    return self.members_of(TypeExpr(mod, prm.type or "", why), key)
         if scope is not None:  # a parameter of an anonymous callback (`(streams) => streams.run()`)
             closure = self.binding_types(mod, Binding(scope=scope, name=root, line=line, kind="param"))
             if closure:
@@ -453,6 +480,24 @@ class Types:
         if sym.binding is not None:
             return self.binding_types(*sym.binding)
         return []
+
+    def _params_named(self, mod: ModuleRef, scope: str) -> dict[str, tuple[Definition, int, str | None]]:
+        """The names a definition's parameters bind → (definition, parameter index, key of a typed object
+        pattern `({ popup, t }: Props)` or None for a plain parameter); the first in parameter order wins, as
+        the scan it replaces returned. Per definition, from its fixed facts (root typing asks it for every
+        scope of every receiver root)."""
+        key = (mod, scope)
+        found = self._scope_params.get(key)
+        if found is None:
+            found = {}
+            d = self.p.defs.get(DefRef(mod.repo, mod.path, scope))
+            for j, prm in enumerate(d.params if d is not None else ()):
+                found.setdefault(prm.name, (d, j, None))
+                if prm.name.startswith("{") and prm.type:
+                    for pattern_key, local in object_pattern_names(prm.name):
+                        found.setdefault(local, (d, j, pattern_key))
+            self._scope_params[key] = found
+        return found
 
     def binding_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
         key = (mod, b.scope, b.name, b.line, b.branch)

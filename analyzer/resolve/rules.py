@@ -92,6 +92,9 @@ class DispatchEngine:
         self.rules = rules
         self.matches: dict[str, int] = {name: 0 for name in rules.names()}
         self.services = self._find_services()
+        # per service rule, looked up for every call that names a service (not rebuilt per call)
+        self._service_rules = {r["name"]: r for r in reversed(rules.services)}  # first rule of a name wins
+        self._context_types = {name: set(r.get("context_types", [])) for name, r in self._service_rules.items()}
 
     # --- services (fallback for untyped receivers) ----------------------------------------------
     def _find_services(self) -> dict[str, list[ServiceInfo]]:
@@ -119,6 +122,9 @@ class DispatchEngine:
     def claim(self, mod: ModuleRef, call: Call) -> list[Edge]:
         """Service calls (`….ctx.llm.m()`) are a dispatch seam even when a module augmentation types them:
         the registration (`super(ctx, 'llm')`) is what binds the name at run time."""
+        chain = call.callee
+        if len(chain) < 3 or chain[-2] not in self.services:  # asked for every call; nearly none names one
+            return []
         return self._service_edges(mod, call, typed_only=True)
 
     def fallback(self, mod: ModuleRef, call: Call) -> list[Edge]:
@@ -128,8 +134,11 @@ class DispatchEngine:
     def _is_context(self, mod: ModuleRef, call: Call, rule: dict, typed_only: bool) -> bool:
         """Is the receiver before the service name the framework context (by type, or by name when untyped)?"""
         chain = call.callee
+        wanted = self._context_types.get(rule["name"])
+        if wanted is None:
+            wanted = set(rule.get("context_types", []))
         for recv in self.calls.receiver_types(mod, call.scope, chain[:-2], call.line):
-            if set(_type_names(recv)) & set(rule.get("context_types", [])):
+            if not wanted.isdisjoint(_type_names(recv)):
                 return True
         return not typed_only and chain[-3] in rule.get("context_names", [])
 
@@ -138,10 +147,12 @@ class DispatchEngine:
         if len(chain) < 3 or call.kind != "call":
             return []
         service, method = chain[-2], chain[-1]
-        infos = self.services.get(service, [])
+        infos = self.services.get(service)
+        if not infos:  # nearly every call: no service of that name
+            return []
         edges = []
         for info in infos:
-            rule = next(r for r in self.rules.services if r["name"] == info.rule)
+            rule = self._service_rules[info.rule]
             if not self._is_context(mod, call, rule, typed_only):
                 continue
             for m in self.types.find_member(info.cls, method):
