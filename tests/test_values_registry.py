@@ -111,3 +111,11 @@ def test_injects_last_parameter_holds_the_store_actions_when_a_store_is_declared
     dst = R + "createOrderStore.actions.setOrder"
     assert _graph(program).has_edge(src, dst)
     assert not _graph(program, lambda t: t.update(store_key=None)).has_edge(src, dst)  # no store, no actions
+
+
+def test_a_prop_taken_off_props_in_the_body_cites_that_line(graph) -> None:
+    ev = _edge(graph, R + "Reader", P + "boundRenderSlot", 211)["evidence"]
+    assert ev[1] == "packages/dynamic/src/registry.tsx:209: renderSlot is taken from props.renderSlot"
+    ev = _edge(graph, R + "Reader", R + "installReader.inject.scroll.save", 210)["evidence"]
+    assert "packages/dynamic/src/registry.tsx:209: scroll is taken from props.scroll" in ev
+    assert "packages/dynamic/src/registry.tsx:225: property 'save' of the object given as scroll" in ev

@@ -77,6 +77,7 @@ class FunctionValues:
         self.registries = Registries(program, list(rule.get("registry", [])))
         self._scoped_objects: dict[ModuleRef, dict[str | None, list[ObjectLiteral]]] = {}
         self._option_names: dict[ModuleRef, set[str]] = {}
+        self._unpacked: dict[tuple[ModuleRef, str | None, str], tuple[str, ...]] = {}  # body destructuring
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -196,13 +197,13 @@ class FunctionValues:
             if len(chain) == 1:  # `function f({ onChunk }: Opts) { onChunk() }`: a destructured option
                 picked = self._prop_of(mod, call.scope, chain[0])
                 if picked is not None:
-                    return self._param_values(*picked, 0)
+                    return self._unpacking(mod, call.scope, chain[0], self._param_values(*picked, 0))
                 return self._closure_param_values(mod, call) if call.nested else []
             picked = self._prop_of(mod, call.scope, chain[0])
             if picked is not None:  # `function View({ actions }) { actions.setOrder() }`: a member of a prop
                 found = self._prop_member_values(*picked, chain[1], 0)
                 if found:
-                    return found
+                    return self._unpacking(mod, call.scope, chain[0], found)
             held = self._held_literal(mod, call.scope, chain[0])
             if held is not None:  # `const internals = { tempName, … }` then `internals.tempName()`
                 found = self._property_values(mod, held, chain[1], (f"{mod.path}:{call.line}: {chain[0]} is an "
@@ -422,10 +423,17 @@ class FunctionValues:
                 if b.destructure_key and b.init_chain and len(b.init_chain) == 1:
                     owner = self._param_owner(mod, b.scope, b.init_chain[0])
                     if owner is not None:
+                        self._unpacked[(mod, scope, name)] = (f"{mod.path}:{b.line}: {name} is taken from "
+                                                              f"{b.init_chain[0]}.{b.destructure_key}",)
                         return owner[0], owner[1], b.destructure_key
             if sc is not None and self.p.bindings_named(mod, sc, name):
                 return None  # bound otherwise in a nearer scope
         return None
+
+    def _unpacking(self, mod: ModuleRef, scope: str | None, name: str, values: list[Value]) -> list[Value]:
+        """The values with the body destructuring that took `name` off the props, as the first hop."""
+        hop = self._unpacked.get((mod, scope, name))
+        return [Value(v.target, (*hop, *v.evidence), v.passer) for v in values] if hop else values
 
     def _param_values(self, fn: DefRef, index: int, key: str | None, depth: int) -> list[Value]:
         cache_key = (fn, index, key, depth)
@@ -766,7 +774,8 @@ class FunctionValues:
         if picked is None:
             return []
         fn, index, key = picked
-        return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(fn, index, key, depth + 1)]
+        hop = self._unpacked.get((mod, scope, name), ()) if forwarded is None else ()
+        return [Value(v.target, (*where, *hop, *v.evidence)) for v in self._param_values(fn, index, key, depth + 1)]
 
     def _wrapped_closure(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, str] | None:
         """`const close = useCallback(() => …, deps)`: the closure belongs to the function that writes it."""
@@ -835,7 +844,9 @@ class FunctionValues:
             picked = self._prop_of(mod, scope, head)
             if picked is None:
                 return []
-            return [Value(v.target, (*where, *v.evidence)) for v in self._prop_member_values(*picked, key, depth + 1)]
+            hop = self._unpacked.get((mod, scope, head), ())
+            return [Value(v.target, (*where, *hop, *v.evidence))
+                    for v in self._prop_member_values(*picked, key, depth + 1)]
         return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(owner[0], owner[1], key, depth + 1)]
 
     def _named_function(self, mod: ModuleRef, scope: str | None, name: str) -> DefRef | None:
