@@ -368,8 +368,8 @@ class FunctionTypes:
                 continue
             declared = _ANNOTATED.match(d.signature) if d.kind == "function" else None
             for text, returned in ((declared.group(1) if declared else None, False), (d.return_type, True)):
-                if not text or not names.intersection(named_types(text)):
-                    continue
+                if not text or not names.intersection(_value_heads(text)):
+                    continue  # `Speak[]`, `Promise<Speak>`: no function of that type is handed out
                 how = f"returns {text} (a function type): the function it returns" if returned else f"is a {text}"
                 why = f"{ref.path}:{d.line}: {d.qualname} {how}"
                 for nt in self.function_aliases(self.types.resolve_text(ref.module, text, why)):
@@ -430,6 +430,22 @@ class FunctionTypes:
             out += [(i, alias.ref.module, typ, f"{alias.ref.path}:{d.line}: parameter {i + 1} of {d.name}: {typ}")
                     for i, typ in enumerate(function_type_parameters(rhs)) if typ]
         return out
+
+
+def _value_heads(text: str) -> set[str]:
+    """The type names a value of type `text` itself has: `Translate | undefined` → {Translate}; an array, a
+    promise or another wrapper of it (`Speak[]`, `Promise<Speak>`) is not a function of that type."""
+    heads: set[str] = set()
+    for part in split_top(text, "|"):
+        part = _unparen(part.strip())
+        if part in ("undefined", "null"):
+            continue
+        m = _NAME_RE.match(part)
+        if m is None or m.group(0) in ("Promise", "PromiseLike", "Array", "ReadonlyArray", "Set", "Map") \
+                or (part[m.end():].strip() and not part[m.end():].strip().startswith("<")) or part.endswith("]"):
+            continue
+        heads.add(m.group(0))
+    return heads
 
 
 def _named_closures_first(found: list[Producer]) -> list[Producer]:
