@@ -7,6 +7,13 @@ candidates — a function declared with it (`const t: Translate = (…) => …`)
 return type it is (`function localeSeat(…): Translate { return (key) => … }`: the closure it returns
 belongs to it). Both are *possible*, like an interface's implementations. A type made by many producers
 says too little about one call, so beyond MAX_PRODUCERS none is named.
+
+The declared type of the value called is often several steps from the function type: `{ t }:
+PopupSelectInjected & PropsLocale<'command'>`, where `PropsLocale<N>` is a conditional alias whose object
+branch declares `t: TranslateNS<N>` and `TranslateNS<N> = Translate<…>`. `member_texts` reads a member
+through such texts (intersections, unions, conditionals with `infer`, generic aliases with their
+parameters bound, `Pick`/`Omit`/`Partial`/`Readonly`, mapped types with remapped keys, indexed access,
+interfaces and classes), each alias step an evidence line.
 """
 
 from __future__ import annotations
