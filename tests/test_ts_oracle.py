@@ -67,7 +67,8 @@ def test_function_typed_value_calls_reach_something(measured) -> None:
     # the calls left without an edge, each a value nothing in the fixtures supplies: a function type nothing
     # produces (functypes.ts `check`), the `done` an unimplemented `Screen.custom` would pass (impls.ts) and
     # the `open` prop of a component nobody renders (props.ts `Aliased`); in declared.ts the `abort` and the
-    # Omit-replaced `say` are `Abort`s, a function type nothing produces (the member types are read right)
+    # Omit-replaced `say` are `Abort`s, a function type nothing produces (the member types are read right), and
+    # nobody calls `runCheck`, so its `check` parameter receives nothing
     assert {(m[0].rsplit(":", 1)[1], m[2]) for m in misses["value"]} == {
         ("check", "fail"), ("Dialog.open.render", "done"), ("Aliased", "open"), ("Picker", "abort"),
-        ("Quiet", "props.say")}
+        ("Quiet", "props.say"), ("runCheck", "check")}

@@ -7,6 +7,13 @@ candidates — a function declared with it (`const t: Translate = (…) => …`)
 return type it is (`function localeSeat(…): Translate { return (key) => … }`: the closure it returns
 belongs to it). Both are *possible*, like an interface's implementations. A type made by many producers
 says too little about one call, so beyond MAX_PRODUCERS none is named.
+
+The declared type of the value called is often several steps from the function type: `{ t }:
+PopupSelectInjected & PropsLocale<'command'>`, where `PropsLocale<N>` is a conditional alias whose object
+branch declares `t: TranslateNS<N>` and `TranslateNS<N> = Translate<…>`. `member_texts` reads a member
+through such texts (intersections, unions, conditionals with `infer`, generic aliases with their
+parameters bound, `Pick`/`Omit`/`Partial`/`Readonly`, mapped types with remapped keys, indexed access,
+interfaces and classes), each alias step an evidence line.
 """
 
 from __future__ import annotations
@@ -16,13 +23,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from analyzer.index.types import type_arguments
+from analyzer.resolve.calls import node_id_for_scope
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import DefRef, Program
-from analyzer.resolve.receivers import NamedType, Types
+from analyzer.resolve.receivers import NamedType, TypeExpr, Types
 from analyzer.resolve.typetext import (
     NON_TYPES,
     conditional_parts,
     folded_object_members,
+    function_type_parameters,
     literal_keys,
     mapped_type,
     named_types,
@@ -366,13 +375,84 @@ class FunctionTypes:
                 continue
             declared = _ANNOTATED.match(d.signature) if d.kind == "function" else None
             for text, returned in ((declared.group(1) if declared else None, False), (d.return_type, True)):
-                if not text or not names.intersection(named_types(text)):
-                    continue
+                if not text or not names.intersection(_value_heads(text)):
+                    continue  # `Speak[]`, `Promise<Speak>`: no function of that type is handed out
                 how = f"returns {text} (a function type): the function it returns" if returned else f"is a {text}"
                 why = f"{ref.path}:{d.line}: {d.qualname} {how}"
                 for nt in self.function_aliases(self.types.resolve_text(ref.module, text, why)):
                     out[nt.ref].append((ref, nt.evidence, returned))
+        passed: dict[DefRef, list[Producer]] = defaultdict(list)
+        self._passed_producers(names, passed)
+        for alias, found in passed.items():  # only for a type nothing declares or returns (see _passed_producers)
+            if not out.get(alias):
+                out[alias] = found
         return {alias: _named_closures_first(found) for alias, found in out.items()}
+
+    def _passed_producers(self, names: set[str], out: dict[DefRef, list[Producer]]) -> None:
+        """`installer(ctx, (message) => { throw … })`: where the called function's parameter (or the called
+        value's function type) declares that argument a named function type, the closure given is a value of
+        it — its writer's, like any inline closure. A weaker sign than a declaration (listener types are handed
+        hundreds of closures, mostly by tests), so these count only for a type nothing declares or returns, and
+        closures written in test code do not count."""
+        from analyzer.graph.build import is_test_path
+        carriers = {d.name for d in self.p.defs.values() if d.kind in PRODUCER_KINDS
+                    and any(prm.type and names.intersection(named_types(prm.type)) for prm in d.params)}
+        carriers |= self.typed_names()
+        for mod, facts in self.p.files.items():
+            if is_test_path(mod.path):
+                continue
+            for call in facts.calls:
+                if call.kind != "call" or call.callee[-1] not in carriers \
+                        or not any(a.kind == "function" for a in call.args):
+                    continue
+                writer = DefRef(*node_id_for_scope(mod, call.scope).split(":", 2))
+                for i, pmod, ptype, why in self._parameter_types(mod, call):
+                    if i >= len(call.args) or call.args[i].kind != "function" \
+                            or not names.intersection(named_types(ptype)):
+                        continue
+                    here = (f"{mod.path}:{call.line}: {'.'.join(call.callee)}(…) passes a closure as argument {i + 1} "
+                            f"({why}): the closure is {writer.qualname}'s")
+                    for nt in self.function_aliases(self.types.resolve_text(pmod, ptype, here)):
+                        out[nt.ref].append((writer, nt.evidence, True))
+
+    def _parameter_types(self, mod: ModuleRef, call) -> list[tuple[int, ModuleRef, str, str]]:
+        """(index, module, declared type, evidence) of the parameters of what `call` calls: a function's own
+        parameters, else the parameters of the called value's named function type."""
+        out: list[tuple[int, ModuleRef, str, str]] = []
+        for target in self.types.callee_targets(mod, call.scope, call.callee, call.line):
+            d = self.p.defs.get(target)
+            if d is None or d.kind not in PRODUCER_KINDS:
+                continue
+            out += [(i, target.module, prm.type, f"{target.path}:{d.line}: parameter {prm.name} of {d.qualname}: "
+                     f"{prm.type}") for i, prm in enumerate(d.params) if prm.type]
+        if out:
+            return out
+        named = []
+        for t in self.types.chain_types(mod, call.scope, call.callee, call.line):
+            named += self.text_types(t.mod, t.text, t.evidence) if isinstance(t, TypeExpr) else \
+                [t] if isinstance(t, NamedType) else []
+        for alias in self.function_aliases(named):
+            d = self.p.defs[alias.ref]
+            rhs = alias_rhs(d.signature) or ""
+            out += [(i, alias.ref.module, typ, f"{alias.ref.path}:{d.line}: parameter {i + 1} of {d.name}: {typ}")
+                    for i, typ in enumerate(function_type_parameters(rhs)) if typ]
+        return out
+
+
+def _value_heads(text: str) -> set[str]:
+    """The type names a value of type `text` itself has: `Translate | undefined` → {Translate}; an array, a
+    promise or another wrapper of it (`Speak[]`, `Promise<Speak>`) is not a function of that type."""
+    heads: set[str] = set()
+    for part in split_top(text, "|"):
+        part = _unparen(part.strip())
+        if part in ("undefined", "null"):
+            continue
+        m = _NAME_RE.match(part)
+        if m is None or m.group(0) in ("Promise", "PromiseLike", "Array", "ReadonlyArray", "Set", "Map") \
+                or (part[m.end():].strip() and not part[m.end():].strip().startswith("<")) or part.endswith("]"):
+            continue
+        heads.add(m.group(0))
+    return heads
 
 
 def _named_closures_first(found: list[Producer]) -> list[Producer]:
