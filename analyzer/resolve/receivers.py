@@ -460,11 +460,12 @@ class Types:
         if found is None:
             found = {}
             d = self.p.defs.get(DefRef(mod.repo, mod.path, scope))
-            for j, prm in enumerate(d.params if d is not None else ()):
-                found.setdefault(prm.name, (d, j, None))
-                if prm.name.startswith("{") and prm.type:
-                    for pattern_key, local in object_pattern_names(prm.name):
-                        found.setdefault(local, (d, j, pattern_key))
+            if d is not None:
+                for j, prm in enumerate(d.params):
+                    found.setdefault(prm.name, (d, j, None))
+                    if prm.name.startswith("{") and prm.type:
+                        for pattern_key, local in object_pattern_names(prm.name):
+                            found.setdefault(local, (d, j, pattern_key))
             self._scope_params[key] = found
         return found
 
