@@ -431,9 +431,11 @@ class Types:
                         return self._property_param_types(mod, d, j)
                     why = f"{mod.path}:{d.line}: {root} is {key!r} of parameter {prm.name}: {prm.type}"
                     return self.members_of(TypeExpr(mod, prm.type or "", why), key)
-        if scope is not None:  # a parameter of an anonymous callback (`(streams) => streams.run()`)
-            closure = self._binding_cache.get((mod, scope, root, line, 0))  # binding_types' own key, asked first:
-            if closure is None:  # most roots get here, and the Binding record costs more than the lookup
+        # a parameter of an anonymous callback (`(streams) => streams.run()`); most roots get here (imports,
+        # module names), and a name no closure of the scope declares types as nothing (`_contextual_param_types`)
+        if scope is not None and root in self._closure_params(mod, scope):
+            closure = self._binding_cache.get((mod, scope, root, line, 0))  # binding_types' own key, asked first
+            if closure is None:
                 closure = self.binding_types(mod, Binding(scope=scope, name=root, line=line, kind="param"))
             if closure:
                 return closure
