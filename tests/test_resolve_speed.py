@@ -45,7 +45,7 @@ class _Forgetful(dict):
 
 
 MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of", "_having",
-                 "_having_base", "_scope_params"),
+                 "_having_base", "_scope_params", "_closure_index"),
          CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",),
          SymbolResolver: ("_imports", "_exports"), FunctionTypes: ("_member_memo",)}
 
@@ -299,3 +299,22 @@ def test_symbol_indexes_answer_what_the_file_order_scans_answered() -> None:
     assert symbols.resolve_export(b, "Deep").definition == DefRef("r", "src/c.ts", "Deep")  # via export *
     assert symbols.resolve_export(b, "hidden") is None  # not exported under its own name
     assert [i.line for i in symbols.imports_of(a, "B")] == [1, 2] and symbols.imports_of(a, "nothing") == []
+
+
+def test_closure_parameter_index_keeps_the_scan_order() -> None:
+    """Untyped closure parameters are typed from the nearest call at or before their line that passes a
+    closure declaring them (its first such argument); the per-scope index must keep that order."""
+    from analyzer.index.model import Arg, Call, Definition
+    from analyzer.resolve.modules import ModuleRef
+
+    early = Call("f", ["run"], 3, 0, args=[Arg("function", "(s) => s.go()")])
+    twice = Call("f", ["pair"], 5, 0, args=[Arg("identifier", "x"), Arg("function", "(a) => a"),
+                                            Arg("function", "(b, s) => s"), Arg("function", "(s) => s")])
+    late = Call("f", ["later"], 8, 0, args=[Arg("function", "(s, s2) => s")])
+    program = _one_file_program(Definition("f", "f", "function", 1, 9))
+    program.files[ModuleRef("r", "src/a.ts")].calls.extend([late, early, twice])
+    types = Types(program, SymbolResolver(program))
+    index = types._closure_params(ModuleRef("r", "src/a.ts"), "f")
+    assert [(c.line, i) for c, i, _ in index["s"]] == [(8, 0), (5, 2), (3, 0)]  # latest first, first argument
+    assert [(c.line, i, ps) for c, i, ps in index["a"]] == [(5, 1, ["a"])]
+    assert "go" not in index and "x" not in index

@@ -90,7 +90,9 @@ def worker_count() -> int:
 
     Serial is the default because it measured faster: at dsh rc.2 + Pi v0.82.1 on the 2-CPU machine,
     resolving took 6.2 s in-process and 9.1–9.3 s with two forked workers (each rebuilds the resolvers'
-    memo caches, copy-on-write faults on the shared program, 160k edges pickled back)."""
+    memo caches, copy-on-write faults on the shared program, 160k edges pickled back). Re-measured when
+    resolution had grown to 15 s of CPU (same inputs, load 4.5): 25.8 s wall in-process, 28.9 s with two
+    workers — on cores shared with other jobs the second worker mostly waits for a core."""
     import os
 
     env = os.environ.get("ANALYZER_RESOLVE_WORKERS", "")

@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 from typing import NamedTuple
 
-from analyzer.index.model import Binding, Definition, Field, ObjectLiteral
+from analyzer.index.model import Binding, Call, Definition, Field, ObjectLiteral
 from analyzer.index.types import base_name
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import TYPE_KINDS, DefRef, Program
@@ -107,6 +107,7 @@ class Types:
         self._having: dict[tuple[ModuleRef, str, str, str], tuple[bool, list[NamedType]]] = {}
         self._having_base: dict[tuple[ModuleRef, str, str], tuple[bool, list[NamedType]]] = {}
         self._scope_params: dict[tuple[ModuleRef, str], dict[str, tuple[Definition, int, str | None]]] = {}
+        self._closure_index: dict[tuple[ModuleRef, str | None], dict[str, list[tuple[Call, int, list[str]]]]] = {}
         self._super_cache: dict[DefRef, list[NamedType]] = {}
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
@@ -464,8 +465,12 @@ class Types:
                         return self._property_param_types(mod, d, j)
                     why = f"{mod.path}:{d.line}: {root} is {key!r} of parameter {prm.name}: {prm.type}"
                     return self.members_of(TypeExpr(mod, prm.type or "", why), key)
-        if scope is not None:  # a parameter of an anonymous callback (`(streams) => streams.run()`)
-            closure = self.binding_types(mod, Binding(scope=scope, name=root, line=line, kind="param"))
+        # a parameter of an anonymous callback (`(streams) => streams.run()`); most roots get here (imports,
+        # module names), and a name no closure of the scope declares types as nothing (`_contextual_param_types`)
+        if scope is not None and root in self._closure_params(mod, scope):
+            closure = self._binding_cache.get((mod, scope, root, line, 0))  # binding_types' own key, asked first
+            if closure is None:
+                closure = self.binding_types(mod, Binding(scope=scope, name=root, line=line, kind="param"))
             if closure:
                 return closure
         sym = self.symbols.resolve_name(mod, root)
@@ -491,11 +496,12 @@ class Types:
         if found is None:
             found = {}
             d = self.p.defs.get(DefRef(mod.repo, mod.path, scope))
-            for j, prm in enumerate(d.params if d is not None else ()):
-                found.setdefault(prm.name, (d, j, None))
-                if prm.name.startswith("{") and prm.type:
-                    for pattern_key, local in object_pattern_names(prm.name):
-                        found.setdefault(local, (d, j, pattern_key))
+            if d is not None:
+                for j, prm in enumerate(d.params):
+                    found.setdefault(prm.name, (d, j, None))
+                    if prm.name.startswith("{") and prm.type:
+                        for pattern_key, local in object_pattern_names(prm.name):
+                            found.setdefault(local, (d, j, pattern_key))
             self._scope_params[key] = found
         return found
 
@@ -538,14 +544,8 @@ class Types:
         """An untyped closure parameter takes its type from the callee's parameter annotation:
         `dispatch(m, (streams) => streams.run())` with `dispatch(m, run: (streams: S) => R)` types `streams`
         as S (TypeScript's contextual typing, for the direct-call case)."""
-        calls = self._calls_by_scope(mod).get(b.scope, [])
-        for call in sorted((c for c in calls if c.line <= b.line), key=lambda c: -c.line):
-            for i, arg in enumerate(call.args):
-                if arg.kind != "function":
-                    continue
-                params = arrow_parameters(arg.text)
-                if b.name not in params:
-                    continue
+        for call, i, params in self._closure_params(mod, b.scope).get(b.name, ()):
+            if call.line <= b.line:  # the nearest call at or before the binding's line decides
                 j = params.index(b.name)
                 out: list[Typed] = []
                 targets = self.callee_targets(mod, call.scope, call.callee, call.line)
@@ -573,6 +573,28 @@ class Types:
                                        [TypeExpr(target.module, ptypes[j], why)])
                 return out
         return []
+
+    def _closure_params(self, mod: ModuleRef, scope: str | None) -> dict[str, list[tuple[Call, int, list[str]]]]:
+        """Per scope: parameter name → (call, argument index, that closure's parameters) for each call with a
+        closure argument that declares the name — the first such argument of each call, the calls latest line
+        first (stable, as the scan it replaces sorted them). Built once per scope from fixed facts: every
+        untyped closure parameter asked the scan again."""
+        key = (mod, scope)
+        index = self._closure_index.get(key)
+        if index is None:
+            index = {}
+            calls = self._calls_by_scope(mod).get(scope, [])
+            for call in sorted(calls, key=lambda c: -c.line):
+                for i, arg in enumerate(call.args):
+                    if arg.kind != "function":
+                        continue
+                    params = arrow_parameters(arg.text)
+                    for name in dict.fromkeys(params):
+                        entries = index.setdefault(name, [])
+                        if not entries or entries[-1][0] is not call:
+                            entries.append((call, i, params))
+            self._closure_index[key] = index
+        return index
 
     def _function_value_param_types(self, mod: ModuleRef, call, i: int, j: int,  # type: ignore[no-untyped-def]
                                     name: str) -> list[Typed]:
