@@ -732,6 +732,14 @@ class Types:
                         ptypes = function_type_parameters(_strip_optional(m.field.type))
                         if j < len(ptypes) and ptypes[j]:
                             out.append(TypeExpr(m.owner.module, ptypes[j], f"{why} ({m.field.type})"))
+            for inline in self._literal_inline(mod, obj, 0):
+                # `{ invoke: (api, r) => … }` as a value of `{ [K in keyof M]: { invoke(api: Api, …): … } }`
+                declared = object_type_members(inline.text).get(d.name)
+                ptypes = function_type_parameters(_strip_optional(declared)) if declared else []
+                if j < len(ptypes) and ptypes[j]:
+                    out.append(TypeExpr(inline.mod, ptypes[j], f"{mod.path}:{d.line}: {d.params[j].name} is "
+                                        f"parameter {j + 1} of {d.name} in a literal typed {inline.text[:60]} "
+                                        f"({inline.evidence})"))
         self._param_cache[key] = out
         return out
 

@@ -84,7 +84,11 @@ def _object_type_members(text: str) -> tuple[tuple[str, str], ...]:
                     return tuple(found.items())
         if part.startswith("{") and part.endswith("}"):
             members: dict[str, str] = {}
-            for member in split_top(part[1:-1], ";,\n"):
+            for member in (m for folded in split_top(part[1:-1], ";,\n") for m in _unfold_members(folded)):
+                method = _method_signature(member)
+                if method is not None:  # `invoke(api: Api, r: R): Out` is the member `invoke: (api: Api, r: R) => Out`
+                    members.setdefault(*method)
+                    continue
                 key, sep, value = member.partition(":")
                 key = key.strip().removeprefix("readonly ").rstrip("?").strip()
                 if sep and re.match(r"^[A-Za-z_$][\w$]*$", key):
@@ -92,6 +96,56 @@ def _object_type_members(text: str) -> tuple[tuple[str, str], ...]:
             if members:
                 return tuple(members.items())
     return ()
+
+
+_MEMBER_START_RE = re.compile(r"(?:readonly\s+)?[A-Za-z_$][\w$]*\??\s*(?::|\(|<[^()]*>\s*\()")
+_NOT_A_TYPE_END = {"new", "keyof", "typeof", "infer", "extends", "is", "asserts", "readonly", "unique", "abstract"}
+
+
+def _unfold_members(member: str) -> list[str]:
+    """Members a folded type text ran together: extracted signatures join lines with one space, so
+    `{ schema: S\n invoke(api: A): R }` (no `;`) reads `schema: S invoke(api: A): R`. A new member starts
+    where, at the top level after a complete type, a name is followed by `:` or `(` — no type continues
+    that way. Not after a conditional type's `?` (`A extends B ? C: D`), whose `:` belongs to it."""
+    out, depth, start, prev = [], 0, 0, ""
+    for pos, ch in enumerate(member):
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>" and not (ch == ">" and pos and member[pos - 1] == "="):
+            depth -= 1
+        elif ch == "?" and depth == 0 and member[pos + 1:pos + 2] not in (":", "("):
+            break  # a conditional type (an optional member's `?` is checked above): the rest stays one member
+        if ch.isspace() and depth == 0 and pos > start and prev and (prev[-1] in "$)]}>'\"" or prev[-1].isalnum()
+                                                                      or prev[-1] == "_"):
+            word = re.findall(r"[\w$]+$", member[start:pos].rstrip())
+            rest = member[pos + 1:]
+            if not member[pos - 2:pos] == "=>" and (not word or word[0] not in _NOT_A_TYPE_END) \
+                    and ":" in member[start:pos] and _MEMBER_START_RE.match(rest):
+                out.append(member[start:pos].strip())
+                start = pos + 1
+        if not ch.isspace():
+            prev = ch
+    out.append(member[start:].strip())
+    return [m for m in out if m]
+
+
+_METHOD_HEAD_RE = re.compile(r"^\s*(?:readonly\s+)?([A-Za-z_$][\w$]*)\??\s*(<[^()]*>)?\s*\(")
+
+
+def _method_signature(member: str) -> tuple[str, str] | None:
+    """A method signature of an inline object type, `name?<T>(params): R`, as (name, `(params) => R`): the
+    function type a property `name: (params) => R` would declare (TypeScript treats both alike)."""
+    m = _METHOD_HEAD_RE.match(member)
+    if m is None or m.group(1) == "new":  # `new (…): T` is a construct signature
+        return None
+    start, depth = m.end() - 1, 0
+    for pos in range(start, len(member)):
+        depth += {"(": 1, ")": -1}.get(member[pos], 0)
+        if depth == 0:
+            rest = member[pos + 1:].strip()
+            ret = rest[1:].strip() if rest.startswith(":") else "void"
+            return m.group(1), f"{member[start:pos + 1]} => {ret or 'void'}"
+    return None
 
 
 _ARROW_HEAD_RE = re.compile(r"^\s*(?:async\s+)?(?:function\s*\*?\s*[\w$]*\s*)?(\(|[A-Za-z_$][\w$]*\s*=>)")

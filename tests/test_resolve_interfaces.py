@@ -1,0 +1,80 @@
+"""Interface dispatch and receiver typing shapes the compiler resolves (issue 11): each test names one
+pattern, with the exact edges it must give and the pairs it must not."""
+
+from __future__ import annotations
+
+import textwrap
+
+from analyzer.graph.build import build_graph
+from analyzer.index.configs import RepoConfigs
+from analyzer.parse.extract import extract_facts
+from analyzer.resolve.modules import RepoModules
+from analyzer.resolve.program import Program, RepoInput
+from analyzer.resolve.rules import load_rules
+from analyzer.resolve.typetext import object_type_members
+
+
+def _graph(files: dict[str, str]):  # type: ignore[no-untyped-def]
+    facts = [extract_facts(textwrap.dedent(src).encode(), path) for path, src in files.items()]
+    mods = RepoModules("app", set(files), RepoConfigs(), ())
+    program = Program([RepoInput("app", "0" * 40, facts, mods)])
+    return build_graph(program, load_rules())
+
+
+def _edges(g, path: str) -> set[tuple[str, int, str, str]]:  # type: ignore[no-untyped-def]
+    """(caller, line, target, kind) of every typed edge out of a file (name guesses left out)."""
+    return {(u.split(":", 2)[2], d["line"], v.split(":", 2)[2], d["kind"]) for u, v, d in g.edges(data=True)
+            if u.startswith(f"app:{path}:") and d["kind"] != "name"}
+
+
+def test_a_method_signature_of_an_inline_type_is_a_function_member() -> None:
+    members = object_type_members("{ schema: S; invoke?<T>(api: Api, r: Req<T>): Promise<T>; new (x: X): Y }")
+    assert members == {"schema": "S", "invoke": "(api: Api, r: Req<T>) => Promise<T>"}
+
+
+def test_members_a_folded_signature_ran_together_are_split_again() -> None:
+    # extracted type texts join lines with one space: a no-semicolon type `{ a: A<X>\n b?: B … }` reads so
+    folded = "{ a: A<X> b?: B c: (x: X) => void d(): D readonly e: E f: T extends U ? V: W g: keyof H }"
+    assert object_type_members(folded) == {"a": "A<X>", "b": "B", "c": "(x: X) => void", "d": "() => D", "e": "E",
+                                           "f": "T extends U ? V: W g: keyof H"}
+
+
+ROUTES = {
+    "src/api.ts": """
+        export interface Sessions { list(r: string): string; prompt(r: string): string }
+        export interface Api { sessions: Sessions }
+        export type Map = { "a.list": string; "a.prompt": string };
+        export function createApi(): Api {
+          return {
+            sessions: {
+              list: (r) => r,
+              prompt(r) { return r; },
+            },
+          };
+        }
+        export class Unrelated { list(r: string) { return r; } }
+        """,
+    "src/handler.ts": """
+        import type { Api, Map } from "./api.ts";
+        type Routes = {
+          [K in keyof Map]: {
+            schema: string
+            invoke(api: Api, request: string): string
+          }
+        };
+        const ROUTES: Routes = {
+          "a.list": { schema: "l", invoke: (api, r) => api.sessions.list(r) },
+          "a.prompt": { schema: "p", invoke: (api, r) => api.sessions.prompt(r) },
+        };
+        export function handle(k: keyof Map, api: Api) { return ROUTES[k].invoke(api, "x"); }
+        """,
+}
+
+
+def test_a_callback_in_a_mapped_type_literal_takes_the_method_signatures_parameter_types() -> None:
+    got = _edges(_graph(ROUTES), "src/handler.ts")
+    lists = {(line, t, kind) for caller, line, t, kind in got if caller.endswith("invoke") and line == 10}
+    prompts = {(line, t, kind) for caller, line, t, kind in got if caller.endswith("invoke") and line == 11}
+    assert lists == {(10, "createApi.sessions.list", "interface")}
+    assert prompts == {(11, "createApi.sessions.prompt", "interface")}
+    assert not any(t == "Unrelated.list" for _c, _l, t, _k in got)
