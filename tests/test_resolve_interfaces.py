@@ -78,3 +78,48 @@ def test_a_callback_in_a_mapped_type_literal_takes_the_method_signatures_paramet
     assert lists == {(10, "createApi.sessions.list", "interface")}
     assert prompts == {(11, "createApi.sessions.prompt", "interface")}
     assert not any(t == "Unrelated.list" for _c, _l, t, _k in got)
+
+
+KEYED = {
+    "src/context.ts": """
+        export class Context { name = "root" }
+        """,
+    "src/reflect.ts": """
+        import { Context } from "./context.ts";
+        declare module "./context.ts" {
+          interface Context {
+            get<K extends string & keyof this>(name: K, strict?: boolean): undefined | this[K]
+            get(name: string, strict?: boolean): any
+          }
+        }
+        export class ReflectService { get(name: string, strict = true) { return undefined; } }
+        """,
+    "src/jobs.ts": """
+        import { Context } from "./context.ts";
+        declare module "./context.ts" {
+          interface Context { jobs: JobRegistry; other: Other }
+        }
+        export abstract class JobRegistry { abstract list(owner: string): string[] }
+        export class LocalJobRegistry extends JobRegistry { list(owner: string) { return [owner]; } }
+        export class Other { list(owner: string) { return []; } }
+        """,
+    "src/use.ts": """
+        import type {} from "./jobs.ts";
+        import type {} from "./reflect.ts";
+        import { Context } from "./context.ts";
+        export function mux(ctx: Context) {
+          const jobs = ctx.get('jobs')
+          if (jobs !== undefined) jobs.list("a")
+          return ctx.get("jobs")?.list("b")
+        }
+        export function unknown(ctx: Context, name: string) {
+          return ctx.get(name)?.list("c")
+        }
+        """,
+}
+
+
+def test_a_call_returning_this_k_is_typed_by_the_member_its_string_argument_names() -> None:
+    got = _edges(_graph(KEYED), "src/use.ts")
+    assert {(c, line, t, k) for c, line, t, k in got if t.endswith(".list")} == {
+        ("mux", 7, "LocalJobRegistry.list", "interface"), ("mux", 8, "LocalJobRegistry.list", "interface")}

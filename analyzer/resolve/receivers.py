@@ -111,6 +111,7 @@ class Types:
         self._super_cache: dict[DefRef, list[NamedType]] = {}
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
+        self._keyed_calls: dict[ModuleRef, dict[tuple[str | None, int, tuple[str, ...]], Call]] = {}
         self._param_cache: dict[tuple[ModuleRef, str, int], list[Typed]] = {}
         self._literal_cache: dict[tuple[ModuleRef, str], list[NamedType]] = {}
         self._returning: set[DefRef] = set()
@@ -444,7 +445,8 @@ class Types:
             return self._dynamic_import_types(mod, scope, line)
         if root.endswith("()"):
             chain = root[:-2].replace("?.", ".").split(".")  # `provider?.getModels()`: the call's own chain
-            found = [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]
+            found = [t for callee in self.callee_targets(mod, scope, chain, line)
+                     for t in self._keyed_call_types(mod, scope, chain, line, callee) or self.return_types(callee)]
             return found or self._value_call_types(mod, scope, chain, line)
         if root in ("<expr>", "super"):
             return []
@@ -526,8 +528,8 @@ class Types:
             out.append(TypeExpr(mod, b.new_class, f"{where}: {b.name} = new {b.new_class}(…)"))
         elif b.init_callee:
             for callee in self.callee_targets(mod, b.scope, b.init_callee, b.line):
-                for t in self.return_types(callee):
-                    out.append(t)
+                out.extend(self._keyed_call_types(mod, b.scope, b.init_callee, b.line, callee)
+                           or self.return_types(callee))
             if not out and len(b.init_callee) >= 2:
                 out.extend(self._builtin_call_types(mod, b.scope, b.init_callee, b.line, where))
             if not out:
@@ -755,6 +757,46 @@ class Types:
                 if ret:
                     out.append(TypeExpr(t.mod, ret, f"{t.evidence}; calling it returns {ret}"))
         return out
+
+    def _keyed_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
+                          callee: DefRef) -> list[Typed]:
+        """`ctx.get('jobs')` with `get<K extends keyof this>(name: K): undefined | this[K]`: the call returns the
+        receiver's member named by the string argument (`this[K]`; or `Services[K]` for a named type), as
+        TypeScript instantiates K with the literal. Empty when the return type is no such indexed access."""
+        d = self.p.defs.get(callee)
+        if d is None or not d.return_type or "[" not in d.return_type:
+            return []
+        head = (d.signature or "").split("(", 1)[0]
+        out: list[Typed] = []
+        for part in split_top(d.return_type, "|"):
+            m = re.fullmatch(r"\s*(this|[A-Za-z_$][\w$.]*)\[([A-Z][\w$]*)\]\s*", part)
+            if m is None or not re.search(rf"[<,]\s*{m.group(2)}\b", head):
+                continue
+            k = next((k for k, prm in enumerate(d.params) if (prm.type or "").strip() == m.group(2)), None)
+            call = self._keyed_call_index(mod).get((scope, line, tuple(chain))) if k is not None else None
+            if call is None or k is None or k >= len(call.args) or call.args[k].kind != "string":
+                continue
+            key = call.args[k].text
+            why = f"{mod.path}:{line}: {'.'.join(chain)}({key!r}) returns {part.strip()} ({callee.path}:{d.line})"
+            if m.group(1) == "this":
+                bases: list[Typed] = list(self.chain_types(mod, scope, chain[:-1], line)) if len(chain) > 1 else []
+            else:
+                bases = [TypeExpr(callee.module, m.group(1), why)]
+            for base in bases:
+                for t in self.members_of(base, key):
+                    out.append(TypeExpr(t.mod, t.text, f"{why}; {t.evidence}") if isinstance(t, TypeExpr) else t)
+        return out
+
+    def _keyed_call_index(self, mod: ModuleRef) -> dict[tuple[str | None, int, tuple[str, ...]], Call]:
+        """(scope, line, callee chain) → the call there with a string argument (the first of them)."""
+        found = self._keyed_calls.get(mod)
+        if found is None:
+            found = {}
+            for c in self.p.files[mod].calls:
+                if any(a.kind == "string" for a in c.args):
+                    found.setdefault((c.scope, c.line, tuple(c.callee)), c)
+            self._keyed_calls[mod] = found
+        return found
 
     def _calls_by_scope(self, mod: ModuleRef) -> dict[str | None, list]:
         cached = self._scope_calls.get(mod)
