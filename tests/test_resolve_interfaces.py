@@ -123,3 +123,45 @@ def test_a_call_returning_this_k_is_typed_by_the_member_its_string_argument_name
     got = _edges(_graph(KEYED), "src/use.ts")
     assert {(c, line, t, k) for c, line, t, k in got if t.endswith(".list")} == {
         ("mux", 7, "LocalJobRegistry.list", "interface"), ("mux", 8, "LocalJobRegistry.list", "interface")}
+
+
+HOOKS = {
+    "src/observable.ts": """
+        export interface HostObservable<T> { getSnapshot(): T; subscribe(fn: () => void): () => void }
+        export function bind<T>(w: HostObservable<T>) {
+          const subscribe = (fn: () => void) => w.subscribe(fn)
+          const getSnapshot = () => w.getSnapshot()
+          return [subscribe, getSnapshot]
+        }
+        """,
+    "src/settings.ts": """
+        import type { HostObservable } from "./observable.ts";
+        export type Injected = {
+          hooks: {
+            /** rows, projected: the nav (ordered, one per section). */
+            sections: HostObservable<readonly string[]>
+            /** steps */
+            steps: HostObservable<number>
+          }
+        }
+        export function apply() {
+          const injected = (): Injected => ({
+            hooks: {
+              sections: { getSnapshot: () => [], subscribe: (listener) => () => {} },
+              steps: { getSnapshot: () => 1, subscribe: (listener) => () => {} },
+            },
+          })
+          const untyped = () => ({ hooks: { other: { getSnapshot: () => 2, subscribe: () => () => {} } } })
+          return [injected, untyped]
+        }
+        """,
+}
+
+
+def test_literals_typed_by_a_commented_no_semicolon_alias_implement_its_members() -> None:
+    got = _edges(_graph(HOOKS), "src/observable.ts")
+    assert {(c, line, t) for c, line, t, k in got if k == "interface"} == {
+        ("bind.subscribe", 4, "apply.injected.hooks.sections.subscribe"),
+        ("bind.subscribe", 4, "apply.injected.hooks.steps.subscribe"),
+        ("bind.getSnapshot", 5, "apply.injected.hooks.sections.getSnapshot"),
+        ("bind.getSnapshot", 5, "apply.injected.hooks.steps.getSnapshot")}

@@ -67,7 +67,7 @@ def object_type_members(text: str | None) -> dict[str, str]:
     """Members of an inline object type (after unwrapping Promise etc.): `{ a: A; b?: B }`."""
     if not text:
         return {}
-    return dict(_object_type_members(text.strip()))  # a fresh dict: callers may change it
+    return dict(_object_type_members(strip_comments(text).strip()))  # a fresh dict: callers may change it
 
 
 @functools.lru_cache(maxsize=65536)
