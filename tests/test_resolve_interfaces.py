@@ -165,3 +165,50 @@ def test_literals_typed_by_a_commented_no_semicolon_alias_implement_its_members(
         ("bind.subscribe", 4, "apply.injected.hooks.steps.subscribe"),
         ("bind.getSnapshot", 5, "apply.injected.hooks.sections.getSnapshot"),
         ("bind.getSnapshot", 5, "apply.injected.hooks.steps.getSnapshot")}
+
+
+GENERIC = {
+    "src/store.ts": """
+        export class NamedEntries<V> { entries(): [string, V][] { return []; } }
+        export interface ScopeLayer { admits?(name: string): boolean }
+        export class ScopedLayers<L extends ScopeLayer> {
+          readonly global: L
+          private readonly scoped = new Map<string, L>()
+          constructor(private readonly createLayer: (scope: string | undefined) => L, onChange: () => void) {
+            this.global = createLayer(undefined)
+          }
+          peek(scope?: string): L | undefined { return this.scoped.get(scope ?? ""); }
+          chainLayers(scope?: string): L[] { return []; }
+        }
+        """,
+    "src/tools.ts": """
+        import { NamedEntries, ScopedLayers, type ScopeLayer } from "./store.ts";
+        class ToolLayer implements ScopeLayer {
+          readonly tools = new NamedEntries<string>()
+          admits(name: string) { return name !== ""; }
+        }
+        class OtherLayer implements ScopeLayer { admits(name: string) { return false; } }
+        export class ToolRuntime {
+          private readonly layers = new ScopedLayers(
+            scope => new ToolLayer(),
+            () => {},
+          )
+          view(scope?: string) {
+            const layers = this.layers.chainLayers(scope)
+            const own = this.layers.peek(scope)
+            const all = this.layers.global.tools.entries()
+            for (const layer of layers) layer.tools.entries()
+            if (layers.every(layer => layer.admits("x"))) return own?.tools.entries()
+            return all
+          }
+        }
+        """,
+}
+
+
+def test_members_of_a_generic_class_instance_read_its_inferred_type_argument() -> None:
+    got = _edges(_graph(GENERIC), "src/tools.ts")
+    assert {(line, t, k) for c, line, t, k in got if c == "ToolRuntime.view"} == {
+        (14, "ScopedLayers.chainLayers", "method"), (15, "ScopedLayers.peek", "method"),
+        (16, "NamedEntries.entries", "method"), (17, "NamedEntries.entries", "method"),
+        (18, "ToolLayer.admits", "method"), (18, "NamedEntries.entries", "method")}

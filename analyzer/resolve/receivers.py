@@ -363,7 +363,8 @@ class Types:
         if f.type:
             out.append(TypeExpr(owner.module, f.type, f"{where}: {f.owner}.{f.name}: {f.type}"))
         if f.new_class and not (f.type or "").startswith(f.new_class + "<"):  # `= new Map<K, V>()` is typed
-            out.append(TypeExpr(owner.module, f.new_class, f"{where}: {f.owner}.{f.name} = new {f.new_class}(…)"))
+            out.append(TypeExpr(owner.module, self._inferred_new(owner.module, f.owner, f.line, f.new_class),
+                                f"{where}: {f.owner}.{f.name} = new {f.new_class}(…)"))
         if f.init_callee and not f.type:
             for callee in self.callee_targets(owner.module, f.owner, f.init_callee, f.line):
                 out.extend(self.return_types(callee))
@@ -426,8 +427,10 @@ class Types:
             if name in inline:
                 return [TypeExpr(typed.mod, inline[name], typed.evidence)]
             # only the types that have the member can give it a type (member_types of the others is empty)
-            return [t for nt in self.types_having(typed.mod, typed.text, typed.evidence, name)[1]
-                    for t in self.member_types(nt, name)]
+            having = self.types_having(typed.mod, typed.text, typed.evidence, name)[1]
+            if "<" not in typed.text:
+                return [t for nt in having for t in self.member_types(nt, name)]
+            return [self._instantiated(nt.ref, t, typed) for nt in having for t in self.member_types(nt, name)]
         return self.member_types(typed, name)
 
     def root_types(self, mod: ModuleRef, scope: str | None, root: str, line: int) -> list[Typed]:
@@ -446,7 +449,7 @@ class Types:
         if root.endswith("()"):
             chain = root[:-2].replace("?.", ".").split(".")  # `provider?.getModels()`: the call's own chain
             found = [t for callee in self.callee_targets(mod, scope, chain, line)
-                     for t in self._keyed_call_types(mod, scope, chain, line, callee) or self.return_types(callee)]
+                     for t in self._call_types(mod, scope, chain, line, callee)]
             return found or self._value_call_types(mod, scope, chain, line)
         if root in ("<expr>", "super"):
             return []
@@ -525,11 +528,11 @@ class Types:
         if b.type:
             out.append(TypeExpr(mod, b.type, f"{where}: {b.name}: {b.type}"))
         elif b.new_class:
-            out.append(TypeExpr(mod, b.new_class, f"{where}: {b.name} = new {b.new_class}(…)"))
+            out.append(TypeExpr(mod, self._inferred_new(mod, b.scope, b.line, b.new_class),
+                                f"{where}: {b.name} = new {b.new_class}(…)"))
         elif b.init_callee:
             for callee in self.callee_targets(mod, b.scope, b.init_callee, b.line):
-                out.extend(self._keyed_call_types(mod, b.scope, b.init_callee, b.line, callee)
-                           or self.return_types(callee))
+                out.extend(self._call_types(mod, b.scope, b.init_callee, b.line, callee))
             if not out and len(b.init_callee) >= 2:
                 out.extend(self._builtin_call_types(mod, b.scope, b.init_callee, b.line, where))
             if not out:
@@ -757,6 +760,92 @@ class Types:
                 if ret:
                     out.append(TypeExpr(t.mod, ret, f"{t.evidence}; calling it returns {ret}"))
         return out
+
+    def _call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
+                    callee: DefRef) -> list[Typed]:
+        """What the call `chain(…)` returns: `ctx.get('jobs')`'s keyed member, else the callee's return types
+        with its class's type parameters replaced by the receiver's type arguments (`layers.peek()` with
+        `peek(): L | undefined` on a `ScopedLayers<ToolLayer>` is a ToolLayer)."""
+        keyed = self._keyed_call_types(mod, scope, chain, line, callee)
+        if keyed:
+            return keyed
+        found = self.return_types(callee)
+        if len(chain) < 2 or not any(isinstance(t, TypeExpr) for t in found):
+            return found
+        cls = self.p.enclosing_class(callee)
+        if cls is None or not self._class_type_params(cls):
+            return found
+        receivers = [r for r in self.chain_types(mod, scope, chain[:-1], line)
+                     if isinstance(r, TypeExpr) and "<" in r.text]
+        if not receivers:
+            return found
+        out: list[Typed] = []
+        for t in found:
+            out.extend(dict.fromkeys(self._instantiated(cls, t, r) for r in receivers) if isinstance(t, TypeExpr)
+                       else [t])
+        return out
+
+    def _class_type_params(self, cls: DefRef) -> list[str]:
+        """`class ScopedLayers<L extends ScopeLayer, M = string>` → ["L", "M"] (the class's own `<…>`)."""
+        cd = self.p.defs.get(cls)
+        head = re.match(r"^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:class|interface)\s+"
+                        r"[\w$]+\s*(<.*)", cd.signature if cd is not None and cd.signature else "")
+        if head is None:
+            return []
+        depth, end = 0, 0
+        for end, ch in enumerate(head.group(1)):  # the class's own `<…>`, not an `extends Base<…>` after it
+            depth += {"<": 1, ">": -1}.get(ch, 0) if not (ch == ">" and head.group(1)[end - 1] == "=") else 0
+            if depth == 0:
+                break
+        return [re.split(r"[\s=]", a.strip(), maxsplit=1)[0] for a in type_arguments("C" + head.group(1)[:end + 1])]
+
+    def _instantiated(self, owner: DefRef, t: Typed, receiver: TypeExpr) -> Typed:
+        """`t` (a member type declared in generic `owner`) with owner's type parameters replaced by the
+        receiver's type arguments — only when every name `t` mentions is such a parameter (`L`, `L[]`,
+        `L | undefined`), so the result reads wholly in the receiver's module. Else `t` unchanged."""
+        if not isinstance(t, TypeExpr):
+            return t
+        text = _strip_optional(receiver.text).strip()
+        d = self.p.defs.get(owner)
+        if d is None or base_name(text) not in (d.name, owner.qualname):
+            return t
+        names, args = self._class_type_params(owner), type_arguments(text)
+        mentioned = set(named_types(t.text))
+        if not names or not args or not mentioned or not mentioned <= set(names[:len(args)]):
+            return t
+        out = t.text
+        for name, arg in zip(names, args, strict=False):
+            out = re.sub(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", arg, out)
+        return TypeExpr(receiver.mod, out, f"{t.evidence}; {', '.join(names[:len(args)])} of {text[:60]} "
+                                           f"({receiver.evidence})")
+
+    def _inferred_new(self, mod: ModuleRef, scope: str | None, line: int, cls_text: str) -> str:
+        """`new ScopedLayers(scope => new ToolLayer(scope), …)` with `constructor(make: (s) => L, …)`: the
+        type `ScopedLayers<ToolLayer>` — a class type parameter inferred from a closure argument that
+        returns `new X(…)`, as TypeScript infers it. The bare class name when nothing is inferred."""
+        call = next((c for c in self._calls_by_scope(mod).get(scope, [])
+                     if c.kind == "new" and c.line == line and ".".join(c.callee) == cls_text), None)
+        if call is None:
+            return cls_text
+        targets = [t for t in self.callee_targets(mod, scope, call.callee, line) if self.p.defs[t].kind == "class"]
+        if len(targets) != 1:
+            return cls_text
+        names = self._class_type_params(targets[0])
+        ctor_def = next((c for c in self.p.children(targets[0]) if c.kind == "constructor"), None)
+        if not names or ctor_def is None:  # an inherited constructor's parameters speak of the base's own
+            return cls_text
+        inferred: dict[str, str] = {}
+        for k, prm in enumerate(ctor_def.params):
+            ret = function_type_return(_strip_optional(prm.type or ""))
+            if ret is None or ret.strip() not in names or k >= len(call.args) or call.args[k].kind != "function":
+                continue
+            made = re.search(r"=>\s*\(?\s*new\s+([A-Za-z_$][\w$.]*)\s*[(<]", call.args[k].text)
+            if made is not None:
+                inferred.setdefault(ret.strip(), made.group(1))
+        if not inferred:
+            return cls_text
+        upto = max(names.index(n) for n in inferred) + 1
+        return f"{cls_text}<{', '.join(inferred.get(n, 'unknown') for n in names[:upto])}>"
 
     def _keyed_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
                           callee: DefRef) -> list[Typed]:
