@@ -212,3 +212,24 @@ def test_members_of_a_generic_class_instance_read_its_inferred_type_argument() -
         (14, "ScopedLayers.chainLayers", "method"), (15, "ScopedLayers.peek", "method"),
         (16, "NamedEntries.entries", "method"), (17, "NamedEntries.entries", "method"),
         (18, "ToolLayer.admits", "method"), (18, "NamedEntries.entries", "method")}
+
+
+SPREAD = {
+    "src/repo.ts": """
+        export class Session { getMetadata() { return 1; } }
+        export class Other { getMetadata() { return 2; } }
+        export class Repo {
+          private sessions = new Map<string, Session>();
+          private names = new Set<Other>();
+          list() { return [...this.sessions.values()].map((session) => session.getMetadata()); }
+          others() { return [...this.names].map(o => o.getMetadata()); }
+          keys() { return [...this.sessions.keys()].map((k) => k.getMetadata()); }
+        }
+        """,
+}
+
+
+def test_a_callback_on_an_array_literal_of_one_spread_takes_the_spreads_element_type() -> None:
+    got = _edges(_graph(SPREAD), "src/repo.ts")
+    assert {(c, t) for c, _line, t, k in got if t.endswith("getMetadata")} == {
+        ("Repo.list", "Session.getMetadata"), ("Repo.others", "Other.getMetadata")}

@@ -47,6 +47,8 @@ ITERATOR_ELEMENTS = {"Map": {"values": 1, "keys": 0}, "ReadonlyMap": {"values": 
                      "Array": {"values": 0}, "ReadonlyArray": {"values": 0}}
 SAME_ARRAY_METHODS = ("filter", "slice", "sort", "toSorted", "reverse", "toReversed", "concat")
 MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
+SPREAD_ITERABLES = {"Set", "ReadonlySet", "Array", "ReadonlyArray", "Iterable", "IterableIterator", "Iterator",
+                    "MapIterator", "SetIterator", "ArrayIterator", "Generator"}
 _RETURN_TYPE_RE = re.compile(r"ReturnType<\s*typeof\s+([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*>")
 _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
 _INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
@@ -698,7 +700,9 @@ class Types:
     def _collection_callback_types(self, mod: ModuleRef, call, j: int, name: str) -> list[Typed]:  # type: ignore[no-untyped-def]
         """`layers.map((layer) => …)` on a `Layer[]` receiver: `layer` is a Layer."""
         out: list[Typed] = []
-        for recv in self.chain_types(mod, call.scope, call.callee[:-1], call.line):
+        receivers = self._spread_array_types(mod, call) if call.callee[0] == "<literal>" else \
+            self.chain_types(mod, call.scope, call.callee[:-1], call.line)
+        for recv in receivers:
             if not isinstance(recv, TypeExpr):
                 continue
             text = recv.text.strip().removeprefix("readonly ").strip()
@@ -711,6 +715,33 @@ class Types:
                 arg = args[positions[j]]
                 out.append(TypeExpr(recv.mod, arg, f"{recv.evidence}; {name} is an element ({arg}) of "
                                                    f"{base}.{call.callee[-1]}'s callback at {mod.path}:{call.line}"))
+        return out
+
+    def _spread_array_types(self, mod: ModuleRef, call) -> list[Typed]:  # type: ignore[no-untyped-def]
+        """`[...this.sessions.values()].map(…)`: an array literal of one spread is an array of what the spread
+        iterates (`Map<K, V>.values()` → `V[]`; an `X[]` or `Set<X>` value → `X[]`)."""
+        m = re.fullmatch(r"\[\s*\.\.\.\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\(\))?\s*\]\s*\??\.[\w$]+",
+                         call.text or "")
+        if m is None:
+            return []
+        chain = m.group(1).split(".")
+        if m.group(2):
+            found = [t for callee in self.callee_targets(mod, call.scope, chain, call.line)
+                     for t in self._call_types(mod, call.scope, chain, call.line, callee)]
+            if not found and len(chain) >= 2:
+                found = self._builtin_call_types(mod, call.scope, chain, call.line, f"{mod.path}:{call.line}")
+        else:
+            found = self.chain_types(mod, call.scope, chain, call.line)
+        out: list[Typed] = []
+        for t in found:
+            if not isinstance(t, TypeExpr):
+                continue
+            text = _strip_optional(t.text).strip().removeprefix("readonly ").strip()
+            base, args = text.split("<", 1)[0].strip(), type_arguments(text)
+            if text.endswith("[]"):
+                out.append(TypeExpr(t.mod, text, f"{t.evidence}; spread into an array literal"))
+            elif base in SPREAD_ITERABLES and len(args) == 1:
+                out.append(TypeExpr(t.mod, f"{args[0]}[]", f"{t.evidence}; spread into an array of {args[0]}"))
         return out
 
     def _property_param_types(self, mod: ModuleRef, d: Definition, j: int) -> list[Typed]:
