@@ -37,6 +37,7 @@ def test_members_a_folded_signature_ran_together_are_split_again() -> None:
     folded = "{ a: A<X> b?: B c: (x: X) => void d(): D readonly e: E f: T extends U ? V: W g: keyof H }"
     assert object_type_members(folded) == {"a": "A<X>", "b": "B", "c": "(x: X) => void", "d": "() => D", "e": "E",
                                            "f": "T extends U ? V: W g: keyof H"}
+    assert object_type_members('{ kind: "a b: c" next: N }') == {"kind": '"a b: c"', "next": "N"}
 
 
 ROUTES = {

@@ -107,8 +107,15 @@ def _unfold_members(member: str) -> list[str]:
     `{ schema: S\n invoke(api: A): R }` (no `;`) reads `schema: S invoke(api: A): R`. A new member starts
     where, at the top level after a complete type, a name is followed by `:` or `(` — no type continues
     that way. Not after a conditional type's `?` (`A extends B ? C: D`), whose `:` belongs to it."""
-    out, depth, start, prev = [], 0, 0, ""
+    out, depth, start, prev, quote = [], 0, 0, "", ""
     for pos, ch in enumerate(member):
+        if quote:  # inside a string literal type (`"a b: c"`): nothing there starts a member
+            if ch == quote and member[pos - 1] != "\\":
+                quote, prev = "", ch
+            continue
+        if ch in "'\"`":
+            quote = ch
+            continue
         if ch in "([{<":
             depth += 1
         elif ch in ")]}>" and not (ch == ">" and pos and member[pos - 1] == "="):
