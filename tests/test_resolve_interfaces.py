@@ -234,3 +234,26 @@ def test_a_callback_on_an_array_literal_of_one_spread_takes_the_spreads_element_
     got = _edges(_graph(SPREAD), "src/repo.ts")
     assert {(c, t) for c, _line, t, k in got if t.endswith("getMetadata")} == {
         ("Repo.list", "Session.getMetadata"), ("Repo.others", "Other.getMetadata")}
+
+
+def test_return_type_of_a_local_chain_with_an_explicit_key_types_a_callback_parameter() -> None:
+    files = dict(KEYED)
+    files["src/proxy.ts"] = """
+        import type {} from "./jobs.ts";
+        import type {} from "./reflect.ts";
+        import { Context } from "./context.ts";
+        export function createProxy(ctx: Context) {
+          function mutate(run: (jobs: NonNullable<ReturnType<typeof ctx.get<'jobs'>>>, n: number) => void) {
+            const jobs = ctx.get('jobs')
+            if (jobs) run(jobs, 1)
+          }
+          return {
+            list() { mutate((jobs, n) => jobs.list("x")) },
+            other() { mutate((registry) => registry.list("y")) },
+          }
+        }
+        """
+    got = _edges(_graph(files), "src/proxy.ts")
+    assert {(c, t, k) for c, _line, t, k in got if t.endswith(".list") and k != "dispatch"} == {
+        ("createProxy.list", "LocalJobRegistry.list", "interface"),
+        ("createProxy.other", "LocalJobRegistry.list", "interface")}

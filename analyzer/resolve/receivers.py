@@ -49,6 +49,9 @@ SAME_ARRAY_METHODS = ("filter", "slice", "sort", "toSorted", "reverse", "toRever
 MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
 SPREAD_ITERABLES = {"Set", "ReadonlySet", "Array", "ReadonlyArray", "Iterable", "IterableIterator", "Iterator",
                     "MapIterator", "SetIterator", "ArrayIterator", "Generator"}
+_SCOPED_RETURN_TYPE_RE = re.compile(r"\s*(?:(?:NonNullable|Awaited)<\s*)*ReturnType<\s*typeof\s+"
+                                    r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+)\s*(?:<\s*(['\"])([^'\"]*)\2\s*>)?"
+                                    r"\s*>(?:\s*>)*\s*")
 _RETURN_TYPE_RE = re.compile(r"ReturnType<\s*typeof\s+([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*>")
 _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
 _INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
@@ -573,6 +576,10 @@ class Types:
                         if j < len(ptypes) and ptypes[j]:
                             why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
                                    f"passed to {d.qualname}, declared {declared}")
+                            scoped = self._scoped_return_types(target, ptypes[j], why)
+                            if scoped:
+                                out.extend(scoped)
+                                continue
                             inferred = self._type_argument(mod, call, d, ptypes[j], why)
                             if inferred is None:
                                 inferred = self._class_type_argument(mod, call, target, ptypes[j], why)
@@ -879,10 +886,11 @@ class Types:
         return f"{cls_text}<{', '.join(inferred.get(n, 'unknown') for n in names[:upto])}>"
 
     def _keyed_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
-                          callee: DefRef) -> list[Typed]:
+                          callee: DefRef, type_key: str | None = None) -> list[Typed]:
         """`ctx.get('jobs')` with `get<K extends keyof this>(name: K): undefined | this[K]`: the call returns the
         receiver's member named by the string argument (`this[K]`; or `Services[K]` for a named type), as
-        TypeScript instantiates K with the literal. Empty when the return type is no such indexed access."""
+        TypeScript instantiates K with the literal — or with `type_key`, written as the explicit type argument
+        of the first type parameter (`typeof ctx.get<'goals'>`). Empty when the return type is no such access."""
         d = self.p.defs.get(callee)
         if d is None or not d.return_type or "[" not in d.return_type:
             return []
@@ -892,11 +900,16 @@ class Types:
             m = re.fullmatch(r"\s*(this|[A-Za-z_$][\w$.]*)\[([A-Z][\w$]*)\]\s*", part)
             if m is None or not re.search(rf"[<,]\s*{m.group(2)}\b", head):
                 continue
-            k = next((k for k, prm in enumerate(d.params) if (prm.type or "").strip() == m.group(2)), None)
-            call = self._keyed_call_index(mod).get((scope, line, tuple(chain))) if k is not None else None
-            if call is None or k is None or k >= len(call.args) or call.args[k].kind != "string":
-                continue
-            key = call.args[k].text
+            if type_key is not None:
+                if not re.match(rf"<\s*{m.group(2)}\b", head[head.find("<"):] if "<" in head else ""):
+                    continue
+                key = type_key
+            else:
+                k = next((k for k, prm in enumerate(d.params) if (prm.type or "").strip() == m.group(2)), None)
+                call = self._keyed_call_index(mod).get((scope, line, tuple(chain))) if k is not None else None
+                if call is None or k is None or k >= len(call.args) or call.args[k].kind != "string":
+                    continue
+                key = call.args[k].text
             why = f"{mod.path}:{line}: {'.'.join(chain)}({key!r}) returns {part.strip()} ({callee.path}:{d.line})"
             if m.group(1) == "this":
                 bases: list[Typed] = list(self.chain_types(mod, scope, chain[:-1], line)) if len(chain) > 1 else []
@@ -905,6 +918,27 @@ class Types:
             for base in bases:
                 for t in self.members_of(base, key):
                     out.append(TypeExpr(t.mod, t.text, f"{why}; {t.evidence}") if isinstance(t, TypeExpr) else t)
+        return out
+
+    def _scoped_return_types(self, target: DefRef, text: str, why: str) -> list[Typed]:
+        """`mutation: (goals: NonNullable<ReturnType<typeof ctx.get<'goals'>>>) => …` declared in a function
+        nested where `ctx` is a parameter: the `typeof` chain read in the declaring function's scope (type
+        texts are otherwise resolved per module, where a local `ctx` is unknown)."""
+        m = _SCOPED_RETURN_TYPE_RE.fullmatch(text)
+        if m is None or m.group(1).split(".")[0] in ("this", "super"):
+            return []
+        d = self.p.defs.get(target)
+        if d is None:
+            return []
+        chain, key, mod, scope = m.group(1).split("."), m.group(3), target.module, target.qualname
+        if key is None and self.symbols.resolve_name(mod, chain[0]) is not None:
+            return []  # a module-level name without a type argument: `_return_type_of` reads it
+        out: list[Typed] = []
+        for callee in self.callee_targets(mod, scope, chain, d.line):
+            found = self._keyed_call_types(mod, scope, chain, d.line, callee, key) if key is not None else \
+                self.return_types(callee)
+            out.extend(TypeExpr(t.mod, t.text, f"{why}; ReturnType<typeof {m.group(1)}> is {t.text} ({t.evidence})")
+                       if isinstance(t, TypeExpr) else t for t in found)
         return out
 
     def _keyed_call_index(self, mod: ModuleRef) -> dict[tuple[str | None, int, tuple[str, ...]], Call]:
