@@ -11,11 +11,11 @@ import re
 from collections import defaultdict
 from typing import NamedTuple
 
-from analyzer.index.model import Binding, Call, Definition, Field, ObjectLiteral
+from analyzer.index.model import CALL_SIGNATURE_FIELD, Binding, Call, Definition, Field, ObjectLiteral
 from analyzer.index.types import base_name
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import TYPE_KINDS, DefRef, Program
-from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.symbols import Symbol, SymbolResolver
 from analyzer.resolve.typetext import (
     arrow_parameters,
     dictionary_value,
@@ -49,6 +49,7 @@ SAME_ARRAY_METHODS = ("filter", "slice", "sort", "toSorted", "reverse", "toRever
 MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
 _RETURN_TYPE_RE = re.compile(r"ReturnType<\s*typeof\s+([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*>")
 _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
+_KEYED_RE = re.compile(r"^([A-Za-z_$][\w$.]*)\[\s*([A-Z][\w$]*)\s*\]$")  # `this[K]`, `Services[K]`
 _INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
 
 
@@ -203,6 +204,8 @@ class Types:
         sym = self.symbols.resolve_name(mod, head)
         if sym is not None and tail and sym.namespace is not None:
             sym = self.symbols.resolve_export(sym.namespace, tail)
+        elif sym is None and tail and "." not in tail:
+            sym = self._namespace_member(mod, head, tail)
         if sym is not None and sym.definition is not None:
             d = self.p.defs.get(sym.definition)
             if d is not None and d.kind in TYPE_KINDS:
@@ -231,6 +234,27 @@ class Types:
                 out.append(aug)
         self._resolved[key] = out
         return out
+
+    def _namespace_member(self, mod: ModuleRef, head: str, tail: str):  # type: ignore[no-untyped-def]
+        """`Plugin.Function` where `export namespace Plugin { export interface Function … }` is declared in this
+        module or the one `Plugin` is imported from. Extraction flattens a TypeScript namespace (its members are
+        the module's top-level definitions, `export Plugin` names no declaration), so the member is the
+        declaring module's top-level `tail`."""
+        declaring = mod
+        for imp in self.symbols.imports_of(mod, head)[:1]:
+            res = self.p.resolver.resolve(mod.repo, mod.path, imp.specifier)
+            if res.module is None or imp.imported == "*":
+                return None
+            declaring, head = res.module, imp.imported
+        facts = self.p.files.get(declaring)
+        if facts is None or not any(ex.exported == head and ex.local == head and ex.specifier is None
+                                    for ex in facts.exports) or head in self.p.top_level(declaring):
+            return None
+        d = self.p.top_level(declaring).get(tail)
+        if d is None:
+            return None
+        return Symbol(definition=DefRef(declaring.repo, declaring.path, d.qualname),
+                      evidence=(f"{declaring.path}:{d.line}: {d.kind} {tail} of namespace {head} (flattened)",))
 
     def _augmentations_of(self, found: list[NamedType]) -> list[NamedType]:
         """A real declaration also merges the augmentations written against its package name."""
@@ -390,6 +414,48 @@ class Types:
                 self._returning.discard(ref)
         return out
 
+    def _call_result_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
+                           callee: DefRef) -> list[Typed]:
+        """What the call `chain(…)` on `line` returns: `return_types(callee)`, except for a method declared
+        `get<K extends keyof this>(name: K): this[K]` (or `X[K]`) called with a string literal for K —
+        `ctx.get('settings')` is the receiver's member `settings`, as the compiler reads the indexed type."""
+        keyed = self._keyed_return(callee)
+        if keyed is None:
+            return self.return_types(callee)
+        base, k = keyed
+        facts = self.p.files.get(mod)
+        keys = {c.args[k].text for c in (facts.calls if facts is not None else ())
+                if c.line == line and c.scope == scope and c.callee == chain and k < len(c.args)
+                and c.args[k].kind == "string"}
+        if len(keys) != 1:  # not a literal, or two calls on the line disagree: the key is unknown
+            return []
+        key = keys.pop()
+        d = self.p.defs[callee]
+        why = f"{callee.path}:{d.line}: {d.qualname}(): {d.return_type} with {d.params[k].name} = {key!r}"
+        if base == "this":
+            holders = self.chain_types(mod, scope, chain[:-1], line)
+        else:
+            holders = [TypeExpr(callee.module, base, why)]
+        out: list[Typed] = []
+        for holder in holders:
+            for t in self.members_of(holder, key):
+                out.append(TypeExpr(t.mod, t.text, f"{why}; {t.evidence}") if isinstance(t, TypeExpr) else t)
+        return out
+
+    def _keyed_return(self, callee: DefRef) -> tuple[str, int] | None:
+        """(`this` or the type name X, index of the parameter typed K) when `callee` returns `this[K]` / `X[K]`
+        (optionally `| undefined`) with K one of its own type parameters; else None."""
+        d = self.p.defs.get(callee)
+        if d is None or not d.return_type or "[" not in d.return_type:
+            return None
+        parts = [p.strip() for p in split_top(d.return_type, "|") if p.strip() not in ("undefined", "null")]
+        m = _KEYED_RE.match(parts[0]) if len(parts) == 1 else None
+        head = d.signature.split("(", 1)[0]
+        if m is None or not re.search(rf"[<,]\s*{re.escape(m.group(2))}\b", head):
+            return None
+        k = next((i for i, prm in enumerate(d.params) if (prm.type or "").strip() == m.group(2)), None)
+        return (m.group(1), k) if k is not None else None
+
     # --- expressions --------------------------------------------------------------------------
     def chain_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int) -> list[Typed]:
         """Types of `chain` evaluated inside `scope` (all segments; callers drop the method name)."""
@@ -444,7 +510,8 @@ class Types:
             return self._dynamic_import_types(mod, scope, line)
         if root.endswith("()"):
             chain = root[:-2].replace("?.", ".").split(".")  # `provider?.getModels()`: the call's own chain
-            found = [t for callee in self.callee_targets(mod, scope, chain, line) for t in self.return_types(callee)]
+            found = [t for callee in self.callee_targets(mod, scope, chain, line)
+                     for t in self._call_result_types(mod, scope, chain, line, callee)]
             return found or self._value_call_types(mod, scope, chain, line)
         if root in ("<expr>", "super"):
             return []
@@ -526,8 +593,7 @@ class Types:
             out.append(TypeExpr(mod, b.new_class, f"{where}: {b.name} = new {b.new_class}(…)"))
         elif b.init_callee:
             for callee in self.callee_targets(mod, b.scope, b.init_callee, b.line):
-                for t in self.return_types(callee):
-                    out.append(t)
+                out.extend(self._call_result_types(mod, b.scope, b.init_callee, b.line, callee))
             if not out and len(b.init_callee) >= 2:
                 out.extend(self._builtin_call_types(mod, b.scope, b.init_callee, b.line, where))
             if not out:
@@ -563,14 +629,17 @@ class Types:
                         ptypes = function_type_parameters(declared)
                         if not ptypes and (alias := self._function_alias(target.module, declared)) is not None:
                             ptypes = function_type_parameters(alias)
+                        ptype_mod, called_as = target.module, ""
+                        if not ptypes:  # `callback: Plugin.Function<void>`, an interface with a call signature
+                            ptype_mod, ptypes, called_as = self._call_signature_params(target.module, declared)
                         if j < len(ptypes) and ptypes[j]:
                             why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
-                                   f"passed to {d.qualname}, declared {declared}")
+                                   f"passed to {d.qualname}, declared {declared}{called_as}")
                             inferred = self._type_argument(mod, call, d, ptypes[j], why)
                             if inferred is None:
                                 inferred = self._class_type_argument(mod, call, target, ptypes[j], why)
                             out.extend(inferred if inferred is not None else
-                                       [TypeExpr(target.module, ptypes[j], why)])
+                                       [TypeExpr(ptype_mod, ptypes[j], why)])
                 return out
         return []
 
@@ -616,6 +685,17 @@ class Types:
                                                       f"callback passed to {'.'.join(call.callee)}: {t.text[:80]} "
                                                       f"({t.evidence})"))
         return out
+
+    def _call_signature_params(self, mod: ModuleRef, text: str) -> tuple[ModuleRef, list[str], str]:
+        """`callback: Plugin.Function<void>` with `interface Function<T> { (ctx: Context, config: T): any }`:
+        (the module the signature is written in, its parameter types, evidence) — a value of an interface
+        with a call signature is called like that function type. The first interface that has one decides."""
+        for nt in self.resolve_text(mod, _strip_optional(text).split("<", 1)[0].strip(), ""):
+            for m in self.find_member(nt.ref, CALL_SIGNATURE_FIELD):
+                if m.field is not None and m.field.type:
+                    return m.owner.module, function_type_parameters(m.field.type), \
+                        f" ({m.owner.path}:{m.field.line}: {m.owner.qualname} is called as {m.field.type})"
+        return mod, [], ""
 
     def _function_alias(self, mod: ModuleRef, text: str) -> str | None:
         """`handler: ExtensionHandler<E>` with `type ExtensionHandler<E, R = undefined> = (event: E, ctx: Ctx) => …`:
