@@ -36,9 +36,13 @@ FILES = {
         """,
     "src/registry.ts": """
         import { Context } from './context.ts'
+        export type Plugin = Plugin.Function | Plugin.Object
         export namespace Plugin {
           export interface Function<T = any> {
             (ctx: Context, config: T): any
+          }
+          export interface Object {
+            apply(ctx: Context): any
           }
         }
         declare module './context.ts' {

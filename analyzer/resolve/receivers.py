@@ -204,8 +204,8 @@ class Types:
         sym = self.symbols.resolve_name(mod, head)
         if sym is not None and tail and sym.namespace is not None:
             sym = self.symbols.resolve_export(sym.namespace, tail)
-        elif sym is None and tail and "." not in tail:
-            sym = self._namespace_member(mod, head, tail)
+        elif tail and "." not in tail:  # `Plugin.Function`, also when `type Plugin` merges with the namespace
+            sym = self._namespace_member(mod, head, tail, sym) or sym
         if sym is not None and sym.definition is not None:
             d = self.p.defs.get(sym.definition)
             if d is not None and d.kind in TYPE_KINDS:
@@ -235,20 +235,24 @@ class Types:
         self._resolved[key] = out
         return out
 
-    def _namespace_member(self, mod: ModuleRef, head: str, tail: str):  # type: ignore[no-untyped-def]
+    def _namespace_member(self, mod: ModuleRef, head: str, tail: str,  # type: ignore[no-untyped-def]
+                          merged: Symbol | None):
         """`Plugin.Function` where `export namespace Plugin { export interface Function … }` is declared in this
         module or the one `Plugin` is imported from. Extraction flattens a TypeScript namespace (its members are
         the module's top-level definitions, `export Plugin` names no declaration), so the member is the
-        declaring module's top-level `tail`."""
+        declaring module's top-level `tail`. A namespace may merge with a type or class of its name
+        (`type Plugin = Plugin.Function | …`): the member still wins over that declaration."""
         declaring = mod
-        for imp in self.symbols.imports_of(mod, head)[:1]:
+        if merged is not None and merged.definition is not None:  # declared (maybe behind a barrel) with it
+            declaring, head = merged.definition.module, self.p.defs[merged.definition].name
+        for imp in self.symbols.imports_of(mod, head)[:1] if declaring == mod else ():
             res = self.p.resolver.resolve(mod.repo, mod.path, imp.specifier)
             if res.module is None or imp.imported == "*":
                 return None
             declaring, head = res.module, imp.imported
         facts = self.p.files.get(declaring)
         if facts is None or not any(ex.exported == head and ex.local == head and ex.specifier is None
-                                    for ex in facts.exports) or head in self.p.top_level(declaring):
+                                    for ex in facts.exports):
             return None
         d = self.p.top_level(declaring).get(tail)
         if d is None:
