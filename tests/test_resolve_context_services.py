@@ -17,8 +17,10 @@ from analyzer.resolve.rules import load_rules
 
 FILES = {
     "src/context.ts": """
+        import { EventsService } from './events.ts'
         export interface Context {
           root: this
+          events: EventsService
         }
         export class Context {
           constructor() {}
@@ -45,6 +47,13 @@ FILES = {
             apply(ctx: Context): any
           }
         }
+        export type Inject = string[]
+        export function Inject(name: string) { return name }
+        export namespace Inject {
+          export function resolve(inject: Inject): void {}
+        }
+        export function plain(x: string) { return x }
+        export function helper() {}
         declare module './context.ts' {
           export interface Context {
             inject(deps: string[], callback: Plugin.Function<void>): void
@@ -69,6 +78,49 @@ FILES = {
         import { SettingsProvider } from './store.ts'
         declare module './context.ts' {
           interface Context { settings: SettingsProvider }
+        }
+        """,
+    "src/events.ts": """
+        import { Context } from './context.ts'
+        import { Fiber } from './fiber.ts'
+        export interface Events {
+          'internal/plugin'(fiber: Fiber): void
+          'internal/update'(this: Fiber, config: any, next: () => void): void
+          'tick': (fiber: Fiber, n: number) => void
+        }
+        declare module './context.ts' {
+          interface Context {
+            on<K extends keyof Events>(name: K, listener: Events[K]): () => boolean
+          }
+        }
+        export class EventsService {
+          emit(name: string): void {}
+        }
+        """,
+    "src/fiber.ts": """
+        export class Fiber {
+          dispose(): void {}
+          reload(config: any): void {}
+        }
+        """,
+    "src/loader.ts": """
+        import { Context } from './context.ts'
+        import { Inject, plain } from './registry.ts'
+        declare module './context.ts' {
+          interface Context { loader: Loader }
+        }
+        export class Loader {
+          constructor(ctx: Context) {
+            ctx.events.emit('x')
+            ctx.on('internal/plugin', (fiber) => {
+              fiber.dispose()
+            })
+            ctx.on('tick', (fiber, n) => {
+              fiber.reload(n)
+            })
+            Inject.resolve(['a'])
+            plain.helper()
+          }
         }
         """,
     "src/use.ts": """
@@ -130,3 +182,28 @@ def test_no_key_or_no_type_parameter_gives_no_typed_edge() -> None:
     edges = _typed_edges()
     assert 12 not in edges  # ctx.get(name): not a literal, the member is unknown
     assert 13 not in edges  # lookup(): K is not a type parameter of the method
+
+
+def _loader_edges() -> dict[int, set[tuple[str, str]]]:
+    out: dict[int, set[tuple[str, str]]] = {}
+    for _u, v, d in _graph().out_edges("app:src/loader.ts:Loader.constructor", data=True):
+        if d["kind"] != "name":
+            out.setdefault(d["line"], set()).add((d["kind"], v.split(":", 1)[1]))
+    return out
+
+
+def test_local_augmentation_does_not_shadow_the_imported_declaration() -> None:
+    # the file augments Context itself; `ctx.events` is still the imported Context's (augmented) member
+    assert _loader_edges().get(9) == {("method", "src/events.ts:EventsService.emit")}
+
+
+def test_listener_of_keyed_event_takes_the_members_parameters() -> None:
+    edges = _loader_edges()
+    assert edges.get(11) == {("method", "src/fiber.ts:Fiber.dispose")}  # Events['internal/plugin'](fiber: Fiber)
+    assert edges.get(14) == {("method", "src/fiber.ts:Fiber.reload")}  # Events['tick']: (fiber: Fiber, n) => void
+
+
+def test_member_of_a_function_merged_with_a_namespace_is_the_namespace_member() -> None:
+    edges = _loader_edges()
+    assert edges.get(16) == {("direct", "src/registry.ts:resolve")}  # Inject: type + function + namespace
+    assert 17 not in edges  # plain.helper(): plain declares no namespace, so helper is not its member

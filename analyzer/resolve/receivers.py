@@ -250,9 +250,7 @@ class Types:
             if res.module is None or imp.imported == "*":
                 return None
             declaring, head = res.module, imp.imported
-        facts = self.p.files.get(declaring)
-        if facts is None or not any(ex.exported == head and ex.local == head and ex.specifier is None
-                                    for ex in facts.exports):
+        if not self._has_namespace(declaring, head):
             return None
         d = self.p.top_level(declaring).get(tail)
         if d is None:
@@ -454,8 +452,7 @@ class Types:
             return None
         parts = [p.strip() for p in split_top(d.return_type, "|") if p.strip() not in ("undefined", "null")]
         m = _KEYED_RE.match(parts[0]) if len(parts) == 1 else None
-        head = d.signature.split("(", 1)[0]
-        if m is None or not re.search(rf"[<,]\s*{re.escape(m.group(2))}\b", head):
+        if m is None or not _declares_type_parameter(d, m.group(2)):
             return None
         k = next((i for i, prm in enumerate(d.params) if (prm.type or "").strip() == m.group(2)), None)
         return (m.group(1), k) if k is not None else None
@@ -553,9 +550,32 @@ class Types:
             d = self.p.defs[sym.definition]
             if d.kind == "class":
                 return [NamedType(sym.definition, sym.evidence, static=True)]
+            if d.kind in ("interface", "type_alias", "function"):
+                return self._namespace_value(sym.definition, d, sym.evidence)
         if sym.binding is not None:
             return self.binding_types(*sym.binding)
         return []
+
+    def _namespace_value(self, ref: DefRef, d: Definition, evidence: tuple[str, ...]) -> list[Typed]:
+        """`Inject.resolve(…)` where `Inject` is a type or function merged with `export namespace Inject { export
+        function resolve … }`: the member is the namespace's. Extraction flattens namespaces into their module,
+        so the module stands for it — only when the module declares such a namespace (`_has_namespace`)."""
+        if not self._has_namespace(ref.module, d.name):
+            return []
+        return [NamespaceType(ref.module, (*evidence, f"{ref.path}:{d.line}: {d.kind} {d.name} merges with namespace "
+                                                      f"{d.name} (flattened into {ref.path})"))]
+
+    def _has_namespace(self, mod: ModuleRef, name: str) -> bool:
+        """Does `mod` declare `export namespace name { … }`? Extraction keeps no namespace declaration, only
+        its `export`: an exported name with more local exports than declarations of it (definitions and
+        module variables) has one export left over, the namespace's."""
+        facts = self.p.files.get(mod)
+        if facts is None:
+            return False
+        exports = sum(1 for ex in facts.exports if ex.exported == name and ex.local == name and ex.specifier is None)
+        declared = sum(1 for x in facts.definitions if x.parent is None and x.name == name) + \
+            len(self.p.bindings_named(mod, None, name))
+        return exports > declared
 
     def _params_named(self, mod: ModuleRef, scope: str) -> dict[str, tuple[Definition, int, str | None]]:
         """The names a definition's parameters bind → (definition, parameter index, key of a typed object
@@ -636,6 +656,8 @@ class Types:
                         ptype_mod, called_as = target.module, ""
                         if not ptypes:  # `callback: Plugin.Function<void>`, an interface with a call signature
                             ptype_mod, ptypes, called_as = self._call_signature_params(target.module, declared)
+                        if not ptypes:  # `on<K extends keyof Events>(name: K, listener: Events[K])`
+                            ptype_mod, ptypes, called_as = self._keyed_callback_params(mod, call, target, d, params)
                         if j < len(ptypes) and ptypes[j]:
                             why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
                                    f"passed to {d.qualname}, declared {declared}{called_as}")
@@ -690,11 +712,43 @@ class Types:
                                                       f"({t.evidence})"))
         return out
 
+    def _keyed_callback_params(self, mod: ModuleRef, call: Call, target: DefRef, d: Definition,
+                               params: list) -> tuple[ModuleRef, list[str], str]:  # type: ignore[type-arg]
+        """`ctx.on('internal/plugin', (fiber) => …)` with `on<K extends keyof Events>(name: K, listener: Events[K])`
+        and `interface Events { 'internal/plugin'(fiber: Fiber): void }`: the listener is the member of Events
+        the string-literal argument names, so its parameters are that member's (a `this:` parameter is not
+        one of them). (module, parameter types, evidence); no types when the key is not a literal."""
+        for i, prm in enumerate(params):
+            m = _KEYED_RE.match(_strip_optional(prm.type or "").strip())
+            if m is None or m.group(1) == "this" or not _declares_type_parameter(d, m.group(2)):
+                continue
+            k = next((n for n, q in enumerate(params) if (q.type or "").strip() == m.group(2)), None)
+            if k is None or k >= len(call.args) or call.args[k].kind != "string" or i >= len(call.args) \
+                    or call.args[i].kind != "function":
+                continue
+            key = call.args[k].text
+            for nt in self.resolve_text(target.module, m.group(1), ""):
+                for member in self.find_member(nt.ref, key):
+                    if member.definition is not None:
+                        types = [q.type or "" for q in member.definition.params if q.name != "this"]
+                        where = f"{member.owner.path}:{member.definition.line}"
+                    elif member.field is not None and member.field.type:
+                        types = function_type_parameters(_strip_optional(member.field.type))
+                        where = f"{member.owner.path}:{member.field.line}"
+                    else:
+                        continue
+                    return member.owner.module, types, f" ({where}: {m.group(1)}[{key!r}] is {member.owner.qualname}" \
+                                                       f".{key})"
+        return mod, [], ""
+
     def _call_signature_params(self, mod: ModuleRef, text: str) -> tuple[ModuleRef, list[str], str]:
         """`callback: Plugin.Function<void>` with `interface Function<T> { (ctx: Context, config: T): any }`:
         (the module the signature is written in, its parameter types, evidence) — a value of an interface
         with a call signature is called like that function type. The first interface that has one decides."""
-        for nt in self.resolve_text(mod, _strip_optional(text).split("<", 1)[0].strip(), ""):
+        text = _strip_optional(text).strip()
+        if not re.fullmatch(r"[A-Za-z_$][\w$.]*(<.*>)?", text):  # a type reference, not `Events[K]` or a union
+            return mod, [], ""
+        for nt in self.resolve_text(mod, text.split("<", 1)[0].strip(), ""):
             for m in self.find_member(nt.ref, CALL_SIGNATURE_FIELD):
                 if m.field is not None and m.field.type:
                     return m.owner.module, function_type_parameters(m.field.type), \
@@ -1179,6 +1233,11 @@ def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
         if b.name == name and (best is None or (b.line <= line and b.line >= best.line) or best.line > line):
             best = b
     return best
+
+
+def _declares_type_parameter(d: Definition, name: str) -> bool:
+    """Is `name` one of `d`'s own type parameters (`get<K extends keyof this>(…)`)?"""
+    return re.search(rf"[<,]\s*{re.escape(name)}\b", d.signature.split("(", 1)[0]) is not None
 
 
 def _alias_target(signature: str) -> str | None:
