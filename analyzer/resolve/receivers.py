@@ -466,7 +466,8 @@ class Types:
         for seg in chain[1:]:
             if seg.startswith("["):  # `a[K]`: a member declared with that computed key, else an element
                 keyed = [t for c in current for t in self.members_of(c, seg)] if seg != "[]" else []
-                current = keyed or [t for c in current for t in self._element_types(c)]
+                current = keyed or [t for c in current for t in (*self._element_types(c),
+                                                                 *self._dictionary_element(c))]
                 continue
             current = [t for c in current for t in self.members_of(c, seg)]
             if not current:
@@ -908,6 +909,37 @@ class Types:
                 out.extend(self._iterator_types(recv, chain[-1]))
         return out
 
+    def _dictionary_element(self, typed: Typed) -> list[Typed]:
+        """`this.store[id]` on a `Dict<Entry>` / `Record<string, Entry>` / `{ [k: string]: Entry }`: an Entry. A
+        generic alias (`type Dict<T = any, K extends string = string> = { [key in K]: T }`) is expanded with the
+        arguments written at the use; a value that is one of those arguments is resolved where it is written."""
+        if not isinstance(typed, TypeExpr):
+            return []
+        text = _strip_optional(typed.text).strip()
+        value = dictionary_value(text)
+        if value:
+            return [TypeExpr(typed.mod, value, f"{typed.evidence}; an element of {text[:60]} is {value}")]
+        args = type_arguments(text) if "<" in text else []
+        out: list[Typed] = []
+        for nt in self.resolve_text(typed.mod, text.split("<", 1)[0].strip(), ""):
+            d = self.p.defs[nt.ref]
+            cut = _top_level_equals(d.signature) if d.kind == "type_alias" else -1
+            if cut < 0:
+                continue
+            head, rhs = d.signature[:cut], d.signature[cut + 1:].strip().rstrip(";")
+            names = [re.split(r"[\s=]", a.strip(), maxsplit=1)[0] for a in type_arguments(head)] if "<" in head else []
+            value = dictionary_value(rhs)
+            if not value:
+                continue
+            value = value.strip()
+            why = f"{typed.evidence}; {nt.ref.path}:{d.line}: type {d.name} is a dictionary of {value}"
+            if value in names and names.index(value) < len(args):
+                arg = args[names.index(value)].strip()
+                out.append(TypeExpr(typed.mod, arg, f"{why} = {arg}"))
+            elif value not in names:
+                out.append(TypeExpr(nt.ref.module, value, why))
+        return out
+
     def _iterator_types(self, typed: TypeExpr, method: str) -> list[Typed]:
         """`map.values()` on a `Map<K, V>` iterates Vs (`keys()` Ks; `Set`/array `values()` their elements): as a
         `V[]`, so `for (const s of this.sessions.values())` gives s the type V."""
@@ -1233,6 +1265,19 @@ def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
         if b.name == name and (best is None or (b.line <= line and b.line >= best.line) or best.line > line):
             best = b
     return best
+
+
+def _top_level_equals(signature: str) -> int:
+    """Index of the `=` that starts a type alias's right-hand side (not a default in `<T = any>`, not `=>`); -1."""
+    depth = 0
+    for i, ch in enumerate(signature):
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}" and signature[i - 1:i + 1] != "=>":
+            depth -= 1
+        elif ch == "=" and depth == 0 and signature[i + 1:i + 2] != ">":
+            return i
+    return -1
 
 
 def _declares_type_parameter(d: Definition, name: str) -> bool:
