@@ -117,6 +117,7 @@ class Types:
         self._returning: set[DefRef] = set()
         self._binding_cache: dict[tuple[ModuleRef, str | None, str, int, int], list[Typed]] = {}
         self._aug_by_name: dict[str, list[tuple[str, list[DefRef]]]] = defaultdict(list)
+        self._namespaces: dict[tuple[ModuleRef, str], bool] = {}  # does the module declare namespace name?
         for (spec, name), refs in program.augmentations.items():
             self._aug_by_name[name].append((spec, refs))
 
@@ -570,6 +571,13 @@ class Types:
         """Does `mod` declare `export namespace name { … }`? Extraction keeps no namespace declaration, only
         its `export`: an exported name with more local exports than declarations of it (definitions and
         module variables) has one export left over, the namespace's."""
+        key = (mod, name)
+        found = self._namespaces.get(key)
+        if found is None:
+            found = self._namespaces[key] = self._count_namespace(mod, name)
+        return found
+
+    def _count_namespace(self, mod: ModuleRef, name: str) -> bool:
         facts = self.p.files.get(mod)
         if facts is None:
             return False
