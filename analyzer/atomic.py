@@ -12,13 +12,15 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, encoding: str = "
     write_bytes_atomic(path, text.encode(encoding))
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes | list[bytes | bytearray]) -> None:
+    """`data` may come in chunks (a stored graph's parts), so a large file is never joined in memory first."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for chunk in (data if isinstance(data, list) else [data]):
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         if target.exists():

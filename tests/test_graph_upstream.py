@@ -170,9 +170,9 @@ def test_translators_reach_the_closure_the_locale_service_binds(graph) -> None:
     lines = found[0]["evidence"]
     assert any("type PropsLocale<N> = N extends" in e for e in lines)
     assert any("LocaleRuntime.bind returns Translate" in e for e in lines)
-    # a hooks compartment remapped by InjectFace's mapped type: `useDuration` is a SnapshotSelectorHook
+    # a hook of the `hooks` compartment: the slot registry's renderer binds it (values-slots), which is more
+    # specific than the mapped type's producers (values-types' fallback, used only when nothing is followed)
     hooks = {v for _, v, d in graph.out_edges("dsh:packages/client/ui-trajectory/src/client/TrajectoryView.tsx:"
                                               "TrajectoryView", data=True)
-             if d.get("rule") == "function-value" and any("useDuration is a member of the mapped type" in e
-                                                          for e in d["evidence"])}
-    assert "dsh:packages/client/ui-renderer/src/client/bind.ts:bindSnapshotSelector" in hooks
+             if d.get("rule") == "function-value" and any("useDuration(" in e for e in d["evidence"])}
+    assert hooks == {"dsh:packages/client/ui-renderer/src/client/session-provider.tsx:observableHook"}

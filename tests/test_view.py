@@ -152,3 +152,21 @@ def test_a_warm_trace_never_builds_the_full_graph(world, monkeypatch: pytest.Mon
     code, out, _ = _cli(world, "--json", "trace")
     assert code == 0 and "parseChunkUsage" in out
     assert built == []
+
+
+def test_view_parts_are_the_view_bytes_and_write_without_a_join(tmp_path) -> None:
+    """The stored view is written part by part (no joined copy of the edge blobs: the cold build's peak RSS)."""
+    import networkx as nx
+
+    from analyzer.graph.view import encode_view, encode_view_parts, open_view, save_view
+
+    g = nx.MultiDiGraph()
+    g.add_node("a", kind="function")
+    g.add_node("b", kind="function")
+    g.add_edge("a", "b", kind="direct", line=3)
+    parts = encode_view_parts(g, {"format": 2})
+    assert len(parts) > 1 and b"".join(parts) == encode_view(g, {"format": 2})
+    path = tmp_path / "g.view"
+    save_view(path, g, {"format": 2})
+    assert path.read_bytes() == encode_view(g, {"format": 2})
+    assert list(open_view(path).out_edges("a", data=True)) == [("a", "b", {"kind": "direct", "line": 3})]

@@ -100,6 +100,11 @@ class Definition:
         return out
 
 
+# The field name under which an interface's call signature (`interface Fn { (ctx: C): R }`) is stored,
+# typed as the equivalent function type `(ctx: C) => R`; no TypeScript member can have this name.
+CALL_SIGNATURE_FIELD = "()"
+
+
 @dataclass(slots=True)
 class Field:
     """A class field, interface/type property, or constructor parameter property."""

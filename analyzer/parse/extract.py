@@ -22,6 +22,7 @@ from typing import Any
 from tree_sitter import Node, QueryCursor
 
 from analyzer.index.model import (
+    CALL_SIGNATURE_FIELD,
     Arg,
     Assignment,
     Binding,
@@ -40,7 +41,7 @@ from analyzer.parse.languages import is_declaration_file, language_for_path, par
 from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "10"
+EXTRACTOR_VERSION = "11"
 
 log = logging.getLogger(__name__)
 
@@ -1175,6 +1176,8 @@ class _Extractor:
             self.guard(self._field, m, False)
         for m in self.matches("field.method_signature"):
             self.guard(self._field, m, True)
+        for m in self.matches("field.call_signature"):
+            self.guard(self._call_signature, m)
         self.facts.fields.sort(key=lambda f: (f.line, f.owner, f.name))
 
     def _field(self, m: dict[str, list[Node]], method_signature: bool) -> None:
@@ -1191,6 +1194,20 @@ class _Extractor:
                                        new_class=new_class, init_callee=init_callee,
                                        is_static=node.id in self.static_field_ids,
                                        is_method_signature=method_signature))
+
+    def _call_signature(self, m: dict[str, list[Node]]) -> None:
+        """`interface Fn<T> { (ctx: Context, config: T): any }` → field "()" typed `(ctx: Context, config: T) => any`
+        (CALL_SIGNATURE_FIELD): the function type a value of the interface has when called."""
+        owner = self.class_owner.get(m["body"][0].id)
+        if owner is None:
+            return
+        node = m["field"][0]
+        params = node.child_by_field_name("parameters")
+        if params is None:
+            return
+        ret = self.type_of(node.child_by_field_name("return_type")) or "any"
+        self.facts.fields.append(Field(owner=owner.qualname, name=CALL_SIGNATURE_FIELD, line=self.line(node),
+                                       type=f"{_fold(self.text(params))} => {ret}"))
 
     def _statement_finder(self, role: str, key: str):
         """Find the statement (import/export) that contains a clause part, by byte position."""

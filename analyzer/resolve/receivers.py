@@ -11,11 +11,11 @@ import re
 from collections import defaultdict
 from typing import NamedTuple
 
-from analyzer.index.model import Binding, Call, Definition, Field, ObjectLiteral
+from analyzer.index.model import CALL_SIGNATURE_FIELD, Binding, Call, Definition, Field, ObjectLiteral
 from analyzer.index.types import base_name
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import TYPE_KINDS, DefRef, Program
-from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.symbols import Symbol, SymbolResolver
 from analyzer.resolve.typetext import (
     arrow_parameters,
     dictionary_value,
@@ -54,6 +54,7 @@ _SCOPED_RETURN_TYPE_RE = re.compile(r"\s*(?:(?:NonNullable|Awaited)<\s*)*ReturnT
                                     r"\s*>(?:\s*>)*\s*")
 _RETURN_TYPE_RE = re.compile(r"ReturnType<\s*typeof\s+([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*>")
 _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
+_KEYED_RE = re.compile(r"^([A-Za-z_$][\w$.]*)\[\s*([A-Z][\w$]*)\s*\]$")  # `this[K]`, `Services[K]`
 _INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
 
 
@@ -122,6 +123,7 @@ class Types:
         self._returning: set[DefRef] = set()
         self._binding_cache: dict[tuple[ModuleRef, str | None, str, int, int], list[Typed]] = {}
         self._aug_by_name: dict[str, list[tuple[str, list[DefRef]]]] = defaultdict(list)
+        self._namespaces: dict[tuple[ModuleRef, str], bool] = {}  # does the module declare namespace name?
         for (spec, name), refs in program.augmentations.items():
             self._aug_by_name[name].append((spec, refs))
 
@@ -209,6 +211,8 @@ class Types:
         sym = self.symbols.resolve_name(mod, head)
         if sym is not None and tail and sym.namespace is not None:
             sym = self.symbols.resolve_export(sym.namespace, tail)
+        elif tail and "." not in tail:  # `Plugin.Function`, also when `type Plugin` merges with the namespace
+            sym = self._namespace_member(mod, head, tail, sym) or sym
         if sym is not None and sym.definition is not None:
             d = self.p.defs.get(sym.definition)
             if d is not None and d.kind in TYPE_KINDS:
@@ -237,6 +241,29 @@ class Types:
                 out.append(aug)
         self._resolved[key] = out
         return out
+
+    def _namespace_member(self, mod: ModuleRef, head: str, tail: str,  # type: ignore[no-untyped-def]
+                          merged: Symbol | None):
+        """`Plugin.Function` where `export namespace Plugin { export interface Function … }` is declared in this
+        module or the one `Plugin` is imported from. Extraction flattens a TypeScript namespace (its members are
+        the module's top-level definitions, `export Plugin` names no declaration), so the member is the
+        declaring module's top-level `tail`. A namespace may merge with a type or class of its name
+        (`type Plugin = Plugin.Function | …`): the member still wins over that declaration."""
+        declaring = mod
+        if merged is not None and merged.definition is not None:  # declared (maybe behind a barrel) with it
+            declaring, head = merged.definition.module, self.p.defs[merged.definition].name
+        for imp in self.symbols.imports_of(mod, head)[:1] if declaring == mod else ():
+            res = self.p.resolver.resolve(mod.repo, mod.path, imp.specifier)
+            if res.module is None or imp.imported == "*":
+                return None
+            declaring, head = res.module, imp.imported
+        if not self._has_namespace(declaring, head):
+            return None
+        d = self.p.top_level(declaring).get(tail)
+        if d is None:
+            return None
+        return Symbol(definition=DefRef(declaring.repo, declaring.path, d.qualname),
+                      evidence=(f"{declaring.path}:{d.line}: {d.kind} {tail} of namespace {head} (flattened)",))
 
     def _augmentations_of(self, found: list[NamedType]) -> list[NamedType]:
         """A real declaration also merges the augmentations written against its package name."""
@@ -397,6 +424,47 @@ class Types:
                 self._returning.discard(ref)
         return out
 
+    def _call_result_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
+                           callee: DefRef) -> list[Typed]:
+        """What the call `chain(…)` on `line` returns: `return_types(callee)`, except for a method declared
+        `get<K extends keyof this>(name: K): this[K]` (or `X[K]`) called with a string literal for K —
+        `ctx.get('settings')` is the receiver's member `settings`, as the compiler reads the indexed type."""
+        keyed = self._keyed_return(callee)
+        if keyed is None:
+            return self.return_types(callee)
+        base, k = keyed
+        facts = self.p.files.get(mod)
+        keys = {c.args[k].text for c in (facts.calls if facts is not None else ())
+                if c.line == line and c.scope == scope and c.callee == chain and k < len(c.args)
+                and c.args[k].kind == "string"}
+        if len(keys) != 1:  # not a literal, or two calls on the line disagree: the key is unknown
+            return []
+        key = keys.pop()
+        d = self.p.defs[callee]
+        why = f"{callee.path}:{d.line}: {d.qualname}(): {d.return_type} with {d.params[k].name} = {key!r}"
+        if base == "this":
+            holders = self.chain_types(mod, scope, chain[:-1], line)
+        else:
+            holders = [TypeExpr(callee.module, base, why)]
+        out: list[Typed] = []
+        for holder in holders:
+            for t in self.members_of(holder, key):
+                out.append(TypeExpr(t.mod, t.text, f"{why}; {t.evidence}") if isinstance(t, TypeExpr) else t)
+        return out
+
+    def _keyed_return(self, callee: DefRef) -> tuple[str, int] | None:
+        """(`this` or the type name X, index of the parameter typed K) when `callee` returns `this[K]` / `X[K]`
+        (optionally `| undefined`) with K one of its own type parameters; else None."""
+        d = self.p.defs.get(callee)
+        if d is None or not d.return_type or "[" not in d.return_type:
+            return None
+        parts = [p.strip() for p in split_top(d.return_type, "|") if p.strip() not in ("undefined", "null")]
+        m = _KEYED_RE.match(parts[0]) if len(parts) == 1 else None
+        if m is None or not _declares_type_parameter(d, m.group(2)):
+            return None
+        k = next((i for i, prm in enumerate(d.params) if (prm.type or "").strip() == m.group(2)), None)
+        return (m.group(1), k) if k is not None else None
+
     # --- expressions --------------------------------------------------------------------------
     def chain_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int) -> list[Typed]:
         """Types of `chain` evaluated inside `scope` (all segments; callers drop the method name)."""
@@ -406,7 +474,8 @@ class Types:
         for seg in chain[1:]:
             if seg.startswith("["):  # `a[K]`: a member declared with that computed key, else an element
                 keyed = [t for c in current for t in self.members_of(c, seg)] if seg != "[]" else []
-                current = keyed or [t for c in current for t in self._element_types(c)]
+                current = keyed or [t for c in current for t in (*self._element_types(c),
+                                                                 *self._dictionary_element(c))]
                 continue
             current = [t for c in current for t in self.members_of(c, seg)]
             if not current:
@@ -492,9 +561,39 @@ class Types:
             d = self.p.defs[sym.definition]
             if d.kind == "class":
                 return [NamedType(sym.definition, sym.evidence, static=True)]
+            if d.kind in ("interface", "type_alias", "function"):
+                return self._namespace_value(sym.definition, d, sym.evidence)
         if sym.binding is not None:
             return self.binding_types(*sym.binding)
         return []
+
+    def _namespace_value(self, ref: DefRef, d: Definition, evidence: tuple[str, ...]) -> list[Typed]:
+        """`Inject.resolve(…)` where `Inject` is a type or function merged with `export namespace Inject { export
+        function resolve … }`: the member is the namespace's. Extraction flattens namespaces into their module,
+        so the module stands for it — only when the module declares such a namespace (`_has_namespace`)."""
+        if not self._has_namespace(ref.module, d.name):
+            return []
+        return [NamespaceType(ref.module, (*evidence, f"{ref.path}:{d.line}: {d.kind} {d.name} merges with namespace "
+                                                      f"{d.name} (flattened into {ref.path})"))]
+
+    def _has_namespace(self, mod: ModuleRef, name: str) -> bool:
+        """Does `mod` declare `export namespace name { … }`? Extraction keeps no namespace declaration, only
+        its `export`: an exported name with more local exports than declarations of it (definitions and
+        module variables) has one export left over, the namespace's."""
+        key = (mod, name)
+        found = self._namespaces.get(key)
+        if found is None:
+            found = self._namespaces[key] = self._count_namespace(mod, name)
+        return found
+
+    def _count_namespace(self, mod: ModuleRef, name: str) -> bool:
+        facts = self.p.files.get(mod)
+        if facts is None:
+            return False
+        exports = sum(1 for ex in facts.exports if ex.exported == name and ex.local == name and ex.specifier is None)
+        declared = sum(1 for x in facts.definitions if x.parent is None and x.name == name) + \
+            len(self.p.bindings_named(mod, None, name))
+        return exports > declared
 
     def _params_named(self, mod: ModuleRef, scope: str) -> dict[str, tuple[Definition, int, str | None]]:
         """The names a definition's parameters bind → (definition, parameter index, key of a typed object
@@ -573,9 +672,14 @@ class Types:
                         ptypes = function_type_parameters(declared)
                         if not ptypes and (alias := self._function_alias(target.module, declared)) is not None:
                             ptypes = function_type_parameters(alias)
+                        ptype_mod, called_as = target.module, ""
+                        if not ptypes:  # `callback: Plugin.Function<void>`, an interface with a call signature
+                            ptype_mod, ptypes, called_as = self._call_signature_params(target.module, declared)
+                        if not ptypes:  # `on<K extends keyof Events>(name: K, listener: Events[K])`
+                            ptype_mod, ptypes, called_as = self._keyed_callback_params(mod, call, target, d, params)
                         if j < len(ptypes) and ptypes[j]:
                             why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
-                                   f"passed to {d.qualname}, declared {declared}")
+                                   f"passed to {d.qualname}, declared {declared}{called_as}")
                             scoped = self._scoped_return_types(target, ptypes[j], why)
                             if scoped:
                                 out.extend(scoped)
@@ -584,7 +688,7 @@ class Types:
                             if inferred is None:
                                 inferred = self._class_type_argument(mod, call, target, ptypes[j], why)
                             out.extend(inferred if inferred is not None else
-                                       [TypeExpr(target.module, ptypes[j], why)])
+                                       [TypeExpr(ptype_mod, ptypes[j], why)])
                 return out
         return []
 
@@ -630,6 +734,49 @@ class Types:
                                                       f"callback passed to {'.'.join(call.callee)}: {t.text[:80]} "
                                                       f"({t.evidence})"))
         return out
+
+    def _keyed_callback_params(self, mod: ModuleRef, call: Call, target: DefRef, d: Definition,
+                               params: list) -> tuple[ModuleRef, list[str], str]:  # type: ignore[type-arg]
+        """`ctx.on('internal/plugin', (fiber) => …)` with `on<K extends keyof Events>(name: K, listener: Events[K])`
+        and `interface Events { 'internal/plugin'(fiber: Fiber): void }`: the listener is the member of Events
+        the string-literal argument names, so its parameters are that member's (a `this:` parameter is not
+        one of them). (module, parameter types, evidence); no types when the key is not a literal."""
+        for i, prm in enumerate(params):
+            m = _KEYED_RE.match(_strip_optional(prm.type or "").strip())
+            if m is None or m.group(1) == "this" or not _declares_type_parameter(d, m.group(2)):
+                continue
+            k = next((n for n, q in enumerate(params) if (q.type or "").strip() == m.group(2)), None)
+            if k is None or k >= len(call.args) or call.args[k].kind != "string" or i >= len(call.args) \
+                    or call.args[i].kind != "function":
+                continue
+            key = call.args[k].text
+            for nt in self.resolve_text(target.module, m.group(1), ""):
+                for member in self.find_member(nt.ref, key):
+                    if member.definition is not None:
+                        types = [q.type or "" for q in member.definition.params if q.name != "this"]
+                        where = f"{member.owner.path}:{member.definition.line}"
+                    elif member.field is not None and member.field.type:
+                        types = function_type_parameters(_strip_optional(member.field.type))
+                        where = f"{member.owner.path}:{member.field.line}"
+                    else:
+                        continue
+                    return member.owner.module, types, f" ({where}: {m.group(1)}[{key!r}] is {member.owner.qualname}" \
+                                                       f".{key})"
+        return mod, [], ""
+
+    def _call_signature_params(self, mod: ModuleRef, text: str) -> tuple[ModuleRef, list[str], str]:
+        """`callback: Plugin.Function<void>` with `interface Function<T> { (ctx: Context, config: T): any }`:
+        (the module the signature is written in, its parameter types, evidence) — a value of an interface
+        with a call signature is called like that function type. The first interface that has one decides."""
+        text = _strip_optional(text).strip()
+        if not re.fullmatch(r"[A-Za-z_$][\w$.]*(<.*>)?", text):  # a type reference, not `Events[K]` or a union
+            return mod, [], ""
+        for nt in self.resolve_text(mod, text.split("<", 1)[0].strip(), ""):
+            for m in self.find_member(nt.ref, CALL_SIGNATURE_FIELD):
+                if m.field is not None and m.field.type:
+                    return m.owner.module, function_type_parameters(m.field.type), \
+                        f" ({m.owner.path}:{m.field.line}: {m.owner.qualname} is called as {m.field.type})"
+        return mod, [], ""
 
     def _function_alias(self, mod: ModuleRef, text: str) -> str | None:
         """`handler: ExtensionHandler<E>` with `type ExtensionHandler<E, R = undefined> = (event: E, ctx: Ctx) => …`:
@@ -804,10 +951,9 @@ class Types:
         """What the call `chain(…)` returns: `ctx.get('jobs')`'s keyed member, else the callee's return types
         with its class's type parameters replaced by the receiver's type arguments (`layers.peek()` with
         `peek(): L | undefined` on a `ScopedLayers<ToolLayer>` is a ToolLayer)."""
-        keyed = self._keyed_call_types(mod, scope, chain, line, callee)
-        if keyed:
-            return keyed
-        found = self.return_types(callee)
+        found = self._call_result_types(mod, scope, chain, line, callee)  # `ctx.get('jobs')`: keyed there
+        if self._keyed_return(callee) is not None:
+            return found
         if len(chain) < 2 or not any(isinstance(t, TypeExpr) for t in found):
             return found
         cls = self.p.enclosing_class(callee)
@@ -972,6 +1118,37 @@ class Types:
                 if chain[-1] in SAME_ARRAY_METHODS and _is_array_text(recv.text):  # `xs.filter(…)` is still an X[]
                     out.append(TypeExpr(recv.mod, recv.text, f"{recv.evidence}; .{chain[-1]}(…) keeps the array type"))
                 out.extend(self._iterator_types(recv, chain[-1]))
+        return out
+
+    def _dictionary_element(self, typed: Typed) -> list[Typed]:
+        """`this.store[id]` on a `Dict<Entry>` / `Record<string, Entry>` / `{ [k: string]: Entry }`: an Entry. A
+        generic alias (`type Dict<T = any, K extends string = string> = { [key in K]: T }`) is expanded with the
+        arguments written at the use; a value that is one of those arguments is resolved where it is written."""
+        if not isinstance(typed, TypeExpr):
+            return []
+        text = _strip_optional(typed.text).strip()
+        value = dictionary_value(text)
+        if value:
+            return [TypeExpr(typed.mod, value, f"{typed.evidence}; an element of {text[:60]} is {value}")]
+        args = type_arguments(text) if "<" in text else []
+        out: list[Typed] = []
+        for nt in self.resolve_text(typed.mod, text.split("<", 1)[0].strip(), ""):
+            d = self.p.defs[nt.ref]
+            cut = _top_level_equals(d.signature) if d.kind == "type_alias" else -1
+            if cut < 0:
+                continue
+            head, rhs = d.signature[:cut], d.signature[cut + 1:].strip().rstrip(";")
+            names = [re.split(r"[\s=]", a.strip(), maxsplit=1)[0] for a in type_arguments(head)] if "<" in head else []
+            value = dictionary_value(rhs)
+            if not value:
+                continue
+            value = value.strip()
+            why = f"{typed.evidence}; {nt.ref.path}:{d.line}: type {d.name} is a dictionary of {value}"
+            if value in names and names.index(value) < len(args):
+                arg = args[names.index(value)].strip()
+                out.append(TypeExpr(typed.mod, arg, f"{why} = {arg}"))
+            elif value not in names:
+                out.append(TypeExpr(nt.ref.module, value, why))
         return out
 
     def _iterator_types(self, typed: TypeExpr, method: str) -> list[Typed]:
@@ -1299,6 +1476,24 @@ def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
         if b.name == name and (best is None or (b.line <= line and b.line >= best.line) or best.line > line):
             best = b
     return best
+
+
+def _top_level_equals(signature: str) -> int:
+    """Index of the `=` that starts a type alias's right-hand side (not a default in `<T = any>`, not `=>`); -1."""
+    depth = 0
+    for i, ch in enumerate(signature):
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}" and signature[i - 1:i + 1] != "=>":
+            depth -= 1
+        elif ch == "=" and depth == 0 and signature[i + 1:i + 2] != ">":
+            return i
+    return -1
+
+
+def _declares_type_parameter(d: Definition, name: str) -> bool:
+    """Is `name` one of `d`'s own type parameters (`get<K extends keyof this>(…)`)?"""
+    return re.search(rf"[<,]\s*{re.escape(name)}\b", d.signature.split("(", 1)[0]) is not None
 
 
 def _alias_target(signature: str) -> str | None:

@@ -11,6 +11,7 @@ collection is walked, not only inside the caller that added it, so no edge names
 from __future__ import annotations
 
 import re
+import weakref
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,9 @@ INLINE = "an inline closure: its calls belong to this function"
 
 class StoredValues:
     def __init__(self, values: FunctionValues) -> None:
-        self.v = values
+        # a proxy, not a reference: the pass owns this helper, and a cycle between them would keep every memo
+        # table of the pass alive through graph assembly (the build runs with the cyclic GC paused)
+        self.v = weakref.proxy(values)
         self._adds: dict[str, list[tuple[ModuleRef, Call]]] | None = None
 
     def _added(self) -> dict[str, list[tuple[ModuleRef, Call]]]:

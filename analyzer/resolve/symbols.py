@@ -81,6 +81,10 @@ class SymbolResolver:
 
     def _resolve_name(self, mod: ModuleRef, name: str) -> Symbol | None:
         local = self.program.top_level(mod).get(name)
+        if local is not None and local.ambient_module and self.imports_of(mod, name):
+            # `import { Context } from 'pkg'` + `declare module 'pkg' { interface Context { … } }` in one file:
+            # the augmentation merges into the imported declaration (receivers add it); it does not shadow it
+            local = None
         if local is not None:
             return Symbol(definition=DefRef(mod.repo, mod.path, local.qualname),
                           evidence=(f"{mod.path}:{local.line}: {local.kind} {local.name} is declared here",))

@@ -11,6 +11,9 @@
 ((interface_body (method_signature name: (_) @name) @field) @body (#set! role "field.method_signature"))
 ((type_alias_declaration value: (object_type (property_signature name: (_) @name) @field) @body)
  (#set! role "field.signature"))
+; call signatures `interface Fn { (ctx: Context, config: T): any }`: stored as a field named "()" whose type
+; is the equivalent function type, so a closure passed where an Fn is expected gets its parameter types
+((interface_body (call_signature) @field) @body (#set! role "field.call_signature"))
 ((type_alias_declaration value: (object_type (method_signature name: (_) @name) @field) @body)
  (#set! role "field.method_signature"))
 
