@@ -117,7 +117,6 @@ class Types:
         self._super_cache: dict[DefRef, list[NamedType]] = {}
         self._aug_cache: dict[DefRef, list[NamedType]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
-        self._keyed_calls: dict[ModuleRef, dict[tuple[str | None, int, tuple[str, ...]], Call]] = {}
         self._param_cache: dict[tuple[ModuleRef, str, int], list[Typed]] = {}
         self._literal_cache: dict[tuple[ModuleRef, str], list[NamedType]] = {}
         self._returning: set[DefRef] = set()
@@ -1032,11 +1031,10 @@ class Types:
         return f"{cls_text}<{', '.join(inferred.get(n, 'unknown') for n in names[:upto])}>"
 
     def _keyed_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
-                          callee: DefRef, type_key: str | None = None) -> list[Typed]:
-        """`ctx.get('jobs')` with `get<K extends keyof this>(name: K): undefined | this[K]`: the call returns the
-        receiver's member named by the string argument (`this[K]`; or `Services[K]` for a named type), as
-        TypeScript instantiates K with the literal — or with `type_key`, written as the explicit type argument
-        of the first type parameter (`typeof ctx.get<'goals'>`). Empty when the return type is no such access."""
+                          callee: DefRef, type_key: str) -> list[Typed]:
+        """`typeof ctx.get<'goals'>` with `get<K extends keyof this>(name: K): undefined | this[K]`: the
+        receiver's member named by the explicit type argument of the first type parameter (`this[K]`; or
+        `Services[K]` for a named type). A call with a string argument is `_call_result_types`' case."""
         d = self.p.defs.get(callee)
         if d is None or not d.return_type or "[" not in d.return_type:
             return []
@@ -1044,19 +1042,10 @@ class Types:
         out: list[Typed] = []
         for part in split_top(d.return_type, "|"):
             m = re.fullmatch(r"\s*(this|[A-Za-z_$][\w$.]*)\[([A-Z][\w$]*)\]\s*", part)
-            if m is None or not re.search(rf"[<,]\s*{m.group(2)}\b", head):
+            if m is None or not re.match(rf"<\s*{m.group(2)}\b", head[head.find("<"):] if "<" in head else ""):
                 continue
-            if type_key is not None:
-                if not re.match(rf"<\s*{m.group(2)}\b", head[head.find("<"):] if "<" in head else ""):
-                    continue
-                key = type_key
-            else:
-                k = next((k for k, prm in enumerate(d.params) if (prm.type or "").strip() == m.group(2)), None)
-                call = self._keyed_call_index(mod).get((scope, line, tuple(chain))) if k is not None else None
-                if call is None or k is None or k >= len(call.args) or call.args[k].kind != "string":
-                    continue
-                key = call.args[k].text
-            why = f"{mod.path}:{line}: {'.'.join(chain)}({key!r}) returns {part.strip()} ({callee.path}:{d.line})"
+            key = type_key
+            why = f"{mod.path}:{line}: {'.'.join(chain)}<{key!r}> returns {part.strip()} ({callee.path}:{d.line})"
             if m.group(1) == "this":
                 bases: list[Typed] = list(self.chain_types(mod, scope, chain[:-1], line)) if len(chain) > 1 else []
             else:
@@ -1086,17 +1075,6 @@ class Types:
             out.extend(TypeExpr(t.mod, t.text, f"{why}; ReturnType<typeof {m.group(1)}> is {t.text} ({t.evidence})")
                        if isinstance(t, TypeExpr) else t for t in found)
         return out
-
-    def _keyed_call_index(self, mod: ModuleRef) -> dict[tuple[str | None, int, tuple[str, ...]], Call]:
-        """(scope, line, callee chain) → the call there with a string argument (the first of them)."""
-        found = self._keyed_calls.get(mod)
-        if found is None:
-            found = {}
-            for c in self.p.files[mod].calls:
-                if any(a.kind == "string" for a in c.args):
-                    found.setdefault((c.scope, c.line, tuple(c.callee)), c)
-            self._keyed_calls[mod] = found
-        return found
 
     def _calls_by_scope(self, mod: ModuleRef) -> dict[str | None, list]:
         cached = self._scope_calls.get(mod)
