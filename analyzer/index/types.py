@@ -9,6 +9,7 @@ base name (`Map<string, X>` → `Map`; its arguments are available from `type_ar
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # Generic wrappers whose (first) argument is the value's type for call resolution.
 TRANSPARENT_GENERICS = frozenset({
@@ -21,6 +22,32 @@ NON_TYPES = frozenset({
     "object", "true", "false", "this",
 })
 _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
+def top_level_indices(text: str) -> Iterator[int]:
+    """Indices of the characters of `text` outside <>, (), [], {} and strings (`=>` is not a bracket): the
+    one bracket walk the type-text readers share (`split_top_level` keeps its own copy: it is the hot one)."""
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            if not (ch == ">" and i > 0 and text[i - 1] == "="):
+                depth -= 1
+        elif depth == 0:
+            yield i
+        i += 1
 
 
 def split_top_level(text: str, sep: str) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-from analyzer.index.types import split_top_level, type_arguments
+from analyzer.index.types import split_top_level, top_level_indices, type_arguments
 
 WRAPPERS = {"Promise", "PromiseLike", "Readonly", "Awaited", "NonNullable", "Required", "Partial", "Array",
             "ReadonlyArray", "Set", "ReadonlySet", "Omit", "Pick"}  # Omit/Pick<T, K>: T's members (some of them)
@@ -284,27 +284,7 @@ def strip_comments(text: str) -> str:
 
 def _top_level_marks(text: str) -> list[tuple[int, str]]:
     """Positions of `?` and `:` outside brackets and strings (`=>` and `?.` aware)."""
-    out: list[tuple[int, str]] = []
-    depth, quote, i = 0, "", 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"`":
-            quote = ch
-        elif ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            if not (ch == ">" and i > 0 and text[i - 1] == "="):
-                depth -= 1
-        elif depth == 0 and ch in "?:":
-            out.append((i, ch))
-        i += 1
-    return out
+    return [(i, text[i]) for i in top_level_indices(text) if text[i] in "?:"]
 
 
 def conditional_parts(text: str) -> tuple[str, str, str, str] | None:
@@ -410,29 +390,15 @@ def folded_object_members(text: str) -> dict[str, str]:
     if not (text.startswith("{") and text.endswith("}")):
         return {}
     inner = text[1:-1]
-    depth, quote, starts = 0, "", []
-    i = 0
-    while i < len(inner):
-        ch = inner[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"`":
-            quote = ch
-        elif ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            if not (ch == ">" and i > 0 and inner[i - 1] == "="):
-                depth -= 1
-        elif depth == 0 and (i == 0 or inner[i - 1] in " \t;,") and (m := _FOLDED_KEY_RE.match(inner, i)):
-            if not inner[:i].rstrip().endswith("?"):  # `? a : b` of a conditional type is no member
-                starts.append((i, m.end(), m.group(1)))
-                i = m.end()
-                continue
-        i += 1
+    starts: list[tuple[int, int, str]] = []
+    skip_to = 0
+    for i in top_level_indices(inner):
+        if i < skip_to or not (i == 0 or inner[i - 1] in " \t;,"):
+            continue
+        m = _FOLDED_KEY_RE.match(inner, i)
+        if m and not inner[:i].rstrip().endswith("?"):  # `? a : b` of a conditional type is no member
+            starts.append((i, m.end(), m.group(1)))
+            skip_to = m.end()
     members: dict[str, str] = {}
     for k, (_, value_at, key) in enumerate(starts):
         end = starts[k + 1][0] if k + 1 < len(starts) else len(inner)
