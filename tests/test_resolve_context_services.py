@@ -1,6 +1,6 @@
-"""Service containers typed like cordis' `Context`: a closure passed where an interface with a call signature is
-expected (`inject(deps, callback: Plugin.Function<void>)`, the interface declared inside a namespace) gets that
-signature's parameter types, and `get<K extends keyof this>(name: K): this[K]` called with a string literal is
+"""Service containers shaped like cordis' `Context` (here a `Hub`, with names of our own): a closure passed where an interface with a call signature is
+expected (`inject(deps, callback: Addon.Function<void>)`, the interface declared inside a namespace) gets that
+signature's parameter types, and `get<K extends keyof this>(key: K): this[K]` called with a string literal is
 the receiver's member of that name. Written shapes only (no upstream code)."""
 
 from __future__ import annotations
@@ -16,47 +16,47 @@ from analyzer.resolve.program import Program, RepoInput
 from analyzer.resolve.rules import load_rules
 
 FILES = {
-    "src/context.ts": """
-        import { EventsService } from './events.ts'
-        export interface Context {
+    "src/hub.ts": """
+        import { Bus } from './bus.ts'
+        export interface Hub {
           root: this
-          events: EventsService
+          events: Bus
         }
-        export class Context {
+        export class Hub {
           constructor() {}
         }
         """,
     "src/reflect.ts": """
-        import { Context } from './context.ts'
-        declare module './context.ts' {
-          interface Context {
-            get<K extends string & keyof this>(name: K, strict?: boolean): undefined | this[K]
-            get(name: string, strict?: boolean): any
-            lookup(name: string): this[K]
+        import { Hub } from './hub.ts'
+        declare module './hub.ts' {
+          interface Hub {
+            get<K extends string & keyof this>(key: K, required?: boolean): undefined | this[K]
+            get(key: string, required?: boolean): any
+            lookup(key: string): this[K]
           }
         }
         """,
     "src/registry.ts": """
-        import { Context } from './context.ts'
-        export type Plugin = Plugin.Function | Plugin.Object
-        export namespace Plugin {
+        import { Hub } from './hub.ts'
+        export type Addon = Addon.Function | Addon.Object
+        export namespace Addon {
           export interface Function<T = any> {
-            (ctx: Context, config: T): any
+            (ctx: Hub, options: T): any
           }
           export interface Object {
-            apply(ctx: Context): any
+            apply(ctx: Hub): any
           }
         }
-        export type Inject = string[]
-        export function Inject(name: string) { return name }
-        export namespace Inject {
-          export function resolve(inject: Inject): void {}
+        export type Needs = string[]
+        export function Needs(key: string) { return name }
+        export namespace Needs {
+          export function resolve(inject: Needs): void {}
         }
         export function plain(x: string) { return x }
         export function helper() {}
-        declare module './context.ts' {
-          export interface Context {
-            inject(deps: string[], callback: Plugin.Function<void>): void
+        declare module './hub.ts' {
+          export interface Hub {
+            inject(deps: string[], callback: Addon.Function<void>): void
           }
         }
         """,
@@ -74,61 +74,61 @@ FILES = {
         }
         """,
     "src/settings.ts": """
-        import { Context } from './context.ts'
+        import { Hub } from './hub.ts'
         import { SettingsProvider } from './store.ts'
-        declare module './context.ts' {
-          interface Context { settings: SettingsProvider }
+        declare module './hub.ts' {
+          interface Hub { settings: SettingsProvider }
         }
         """,
-    "src/events.ts": """
-        import { Context } from './context.ts'
-        import { Fiber } from './fiber.ts'
-        export interface Events {
-          'internal/plugin'(fiber: Fiber): void
-          'internal/update'(this: Fiber, config: any, next: () => void): void
-          'tick': (fiber: Fiber, n: number) => void
+    "src/bus.ts": """
+        import { Hub } from './hub.ts'
+        import { Task } from './task.ts'
+        export interface Signals {
+          'task/start'(task: Task): void
+          'task/reload'(this: Task, config: any, next: () => void): void
+          'tick': (task: Task, n: number) => void
         }
-        declare module './context.ts' {
-          interface Context {
-            on<K extends keyof Events>(name: K, listener: Events[K]): () => boolean
+        declare module './hub.ts' {
+          interface Hub {
+            on<K extends keyof Signals>(key: K, listener: Signals[K]): () => boolean
           }
         }
-        export class EventsService {
-          emit(name: string): void {}
+        export class Bus {
+          emit(key: string): void {}
         }
         """,
-    "src/fiber.ts": """
-        export class Fiber {
+    "src/task.ts": """
+        export class Task {
           dispose(): void {}
           reload(config: any): void {}
         }
         """,
     "src/loader.ts": """
-        import { Context } from './context.ts'
-        import { Inject, plain } from './registry.ts'
-        declare module './context.ts' {
-          interface Context { loader: Loader }
+        import { Hub } from './hub.ts'
+        import { Needs, plain } from './registry.ts'
+        declare module './hub.ts' {
+          interface Hub { loader: Loader }
         }
         export class Loader {
-          constructor(ctx: Context) {
+          constructor(ctx: Hub) {
             ctx.events.emit('x')
-            ctx.on('internal/plugin', (fiber) => {
-              fiber.dispose()
+            ctx.on('task/start', (task) => {
+              task.dispose()
             })
-            ctx.on('tick', (fiber, n) => {
-              fiber.reload(n)
+            ctx.on('tick', (task, n) => {
+              task.reload(n)
             })
-            Inject.resolve(['a'])
+            Needs.resolve(['a'])
             plain.helper()
           }
         }
         """,
     "src/use.ts": """
-        import type { Context } from './context.ts'
+        import type { Hub } from './hub.ts'
         import { Store } from './store.ts'
-        export function apply(ctx: Context, name: string, store: Store): void {
-          ctx.inject(['settings'], (settingsCtx) => {
-            settingsCtx.settings.register('a')
+        export function apply(ctx: Hub, name: string, store: Store): void {
+          ctx.inject(['settings'], (withSettings) => {
+            withSettings.settings.register('a')
           })
           const settings = ctx.get('settings')
           settings.update('b')
@@ -160,7 +160,7 @@ def _typed_edges() -> dict[int, set[tuple[str, str]]]:
 def test_call_signature_is_extracted_as_a_function_type() -> None:
     facts = extract_facts(textwrap.dedent(FILES["src/registry.ts"]).encode(), "src/registry.ts")
     sig = [f for f in facts.fields if f.name == CALL_SIGNATURE_FIELD]
-    assert [(f.owner, f.type) for f in sig] == [("Function", "(ctx: Context, config: T) => any")]
+    assert [(f.owner, f.type) for f in sig] == [("Function", "(ctx: Hub, options: T) => any")]
 
 
 def test_closure_passed_as_call_signature_interface_types_its_parameter() -> None:
@@ -193,17 +193,17 @@ def _loader_edges() -> dict[int, set[tuple[str, str]]]:
 
 
 def test_local_augmentation_does_not_shadow_the_imported_declaration() -> None:
-    # the file augments Context itself; `ctx.events` is still the imported Context's (augmented) member
-    assert _loader_edges().get(9) == {("method", "src/events.ts:EventsService.emit")}
+    # the file augments Hub itself; `ctx.events` is still the imported Hub's (augmented) member
+    assert _loader_edges().get(9) == {("method", "src/bus.ts:Bus.emit")}
 
 
 def test_listener_of_keyed_event_takes_the_members_parameters() -> None:
     edges = _loader_edges()
-    assert edges.get(11) == {("method", "src/fiber.ts:Fiber.dispose")}  # Events['internal/plugin'](fiber: Fiber)
-    assert edges.get(14) == {("method", "src/fiber.ts:Fiber.reload")}  # Events['tick']: (fiber: Fiber, n) => void
+    assert edges.get(11) == {("method", "src/task.ts:Task.dispose")}  # Signals['task/start'](task: Task)
+    assert edges.get(14) == {("method", "src/task.ts:Task.reload")}  # Signals['tick']: (task: Task, n) => void
 
 
 def test_member_of_a_function_merged_with_a_namespace_is_the_namespace_member() -> None:
     edges = _loader_edges()
-    assert edges.get(16) == {("direct", "src/registry.ts:resolve")}  # Inject: type + function + namespace
+    assert edges.get(16) == {("direct", "src/registry.ts:resolve")}  # Needs: type + function + namespace
     assert 17 not in edges  # plain.helper(): plain declares no namespace, so helper is not its member
