@@ -1,7 +1,8 @@
 """Service containers shaped like cordis' `Context` (here a `Hub`, with names of our own): a closure passed
-where an interface with a call signature is expected (`inject(deps, callback: Addon.Function<void>)`, the interface declared inside a namespace) gets that
-signature's parameter types, and `get<K extends keyof this>(key: K): this[K]` called with a string literal is
-the receiver's member of that name. Written shapes only (no upstream code)."""
+where an interface with a call signature is expected (`inject(deps, callback: Addon.Function<void>)`, the
+interface declared inside a namespace) gets that signature's parameter types, and `get<K extends keyof
+this>(key: K): this[K]` called with a string literal is the receiver's member of that name. Written shapes
+only (no upstream code)."""
 
 from __future__ import annotations
 
