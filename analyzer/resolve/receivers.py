@@ -823,16 +823,7 @@ class Types:
             return None
         cls = self.p.enclosing_class(target)
         cd = self.p.defs.get(cls) if cls is not None else None
-        head = re.match(r"^(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+[\w$]+\s*(<.*)", cd.signature
-                        if cd is not None and cd.signature else "")
-        if head is None:
-            return None
-        depth, end = 0, 0
-        for end, ch in enumerate(head.group(1)):  # the class's own `<…>`, not an `extends Base<…>` after it
-            depth += {"<": 1, ">": -1}.get(ch, 0) if not (ch == ">" and head.group(1)[end - 1] == "=") else 0
-            if depth == 0:
-                break
-        names = [re.split(r"[\s=]", a.strip(), maxsplit=1)[0] for a in type_arguments("C" + head.group(1)[:end + 1])]
+        names = self._class_type_params(cls) if cls is not None else []
         if name not in names:
             return None
         k = names.index(name)
