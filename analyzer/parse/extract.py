@@ -15,6 +15,7 @@ import logging
 import re
 from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -253,7 +254,7 @@ class _Extractor:
         self.bodies: list[tuple[Definition, int, int]] = []
         self._field_holder_nodes: dict[int, tuple[Node, str]] = {}
         self._dyn_nodes: list[tuple[Node, str]] = []
-        self.params: dict[int, list[tuple[Node, dict[str, list[Node]], bool]]] = {}
+        self.params: dict[int, tuple[Node, bool]] = {}
         self.track_args = bool(self.by_role.get("dynamic_import"))  # only then args/properties need lookup
 
     # -- helpers -----------------------------------------------------------------------------
@@ -537,7 +538,7 @@ class _Extractor:
                     cand.kind = "constructor"
         elif role == "def.property_function":
             cand.object_node = node.parent
-        elif role in ("def.default_function", "def.default_class"):
+        elif role in ("def.default_function", "def.default_class") and value is not None:
             cand.node = value
         if role in ("def.var_function", "def.var_class"):
             parent = node.parent
@@ -756,9 +757,10 @@ class _Extractor:
 
     def sweep(self, events: list[tuple[int, int, int, str, Any]]) -> None:
         stack: list[_Frame] = [_Frame(end=1 << 62, kind="module", prefix="", scope=None, nested=0)]
-        handlers = {"call": self.on_call, "new": self.on_call, "dynamic_import": self.on_dynamic_import,
-                    "binding": self.on_binding, "destructure": self.on_destructure, "return_new": self.on_return_new,
-                    "assign": self.on_assign, "return_chain": self.on_return_chain, "jsx": self.on_jsx}
+        handlers: dict[str, Callable[[dict[str, list[Node]], str, _Frame], None]] = {
+            "call": self.on_call, "new": self.on_call, "dynamic_import": self.on_dynamic_import,
+            "binding": self.on_binding, "destructure": self.on_destructure, "return_new": self.on_return_new,
+            "assign": self.on_assign, "return_chain": self.on_return_chain, "jsx": self.on_jsx}
         for start, neg_end, _prio, kind, payload in events:
             while stack[-1].end <= start:
                 stack.pop()
@@ -872,8 +874,8 @@ class _Extractor:
                                   value_kind="function")
             self.pending_values.append((prop, child.id))
         elif t == "shorthand_property_identifier":
-            name = self.text(child)
-            prop = ObjectProperty(key=name, line=self.line(child), value_kind="identifier", value_text=name)
+            ident = self.text(child)
+            prop = ObjectProperty(key=ident, line=self.line(child), value_kind="identifier", value_text=ident)
         elif t == "spread_element":
             inner = child.named_children[0] if child.named_child_count else child
             prop = ObjectProperty(key="...", line=self.line(child), value_kind="spread")
@@ -1002,14 +1004,14 @@ class _Extractor:
             self.arg_by_node[node.id] = arg
         return arg
 
-    def on_return_new(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
+    def on_return_new(self, m: dict[str, list[Node]], _variant: str, top: _Frame) -> None:
         if top.fn_def is None or top.nested:
             return  # returned from a closure, not from the named function
         cls = _fold(self.text(m["class"][0]))
         if cls not in top.fn_def.returns_new:
             top.fn_def.returns_new.append(cls)
 
-    def on_return_chain(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
+    def on_return_chain(self, m: dict[str, list[Node]], _variant: str, top: _Frame) -> None:
         d = top.fn_def
         if d is None or top.nested or d.return_type or d.returns_chain is not None:
             return  # annotated, returned from a closure, or not the first return
@@ -1018,7 +1020,7 @@ class _Extractor:
         if plain and chain != ["undefined"]:
             d.returns_chain = chain
 
-    def on_dynamic_import(self, m: dict[str, list[Node]], _settings: dict, top: _Frame) -> None:
+    def on_dynamic_import(self, m: dict[str, list[Node]], _variant: str, top: _Frame) -> None:
         src = m["source"][0]
         if src.type == "template_string" and _has_substitution(src):
             return

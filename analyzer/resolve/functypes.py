@@ -480,6 +480,6 @@ def _inline_objects(text: str, depth: int = 0) -> list[str]:
     if text.startswith("{"):
         return [text]
     m = _NAME_RE.match(text)
-    if m is not None and m.group(0) in (*SAME_MEMBERS, "Pick", "Omit") and type_arguments(text):
+    if m is not None and (m.group(0) in SAME_MEMBERS or m.group(0) in ("Pick", "Omit")) and type_arguments(text):
         return _inline_objects(type_arguments(text)[0], depth + 1)
     return []

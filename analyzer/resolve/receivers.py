@@ -664,8 +664,10 @@ class Types:
                     return self._collection_callback_types(mod, call, j, b.name)
                 for target in targets:
                     d = self.p.defs.get(target)
-                    for params in (_matching_overloads(d.signatures(), call) if d is not None else []):
-                        declared = params[i].type if i < len(params) else None
+                    if d is None:
+                        continue
+                    for sig in _matching_overloads(d.signatures(), call):
+                        declared = sig[i].type if i < len(sig) else None
                         if not declared:
                             continue
                         ptypes = function_type_parameters(declared)
@@ -675,7 +677,7 @@ class Types:
                         if not ptypes:  # `callback: Plugin.Function<void>`, an interface with a call signature
                             ptype_mod, ptypes, called_as = self._call_signature_params(target.module, declared)
                         if not ptypes:  # `on<K extends keyof Events>(name: K, listener: Events[K])`
-                            ptype_mod, ptypes, called_as = self._keyed_callback_params(mod, call, target, d, params)
+                            ptype_mod, ptypes, called_as = self._keyed_callback_params(mod, call, target, d, sig)
                         if j < len(ptypes) and ptypes[j]:
                             why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
                                    f"passed to {d.qualname}, declared {declared}{called_as}")
@@ -1321,8 +1323,9 @@ class Types:
         targets = self.callee_targets(mod, obj.scope, chain, obj.line)
         if not targets:  # a function-typed value: `open: <R>(make: () => Widget) => R`
             for t in self.chain_types(mod, obj.scope, chain, obj.line):
-                params = function_type_parameters(_strip_generic(_strip_optional(t.text))) \
-                    if isinstance(t, TypeExpr) else []
+                if not isinstance(t, TypeExpr):
+                    continue
+                params = function_type_parameters(_strip_generic(_strip_optional(t.text)))
                 ret = function_type_return(_strip_optional(params[i])) if i < len(params) and params[i] else None
                 if ret:
                     why = f"{mod.path}:{obj.line}: object literal returned by the closure passed to {callee} ({t.text})"

@@ -93,7 +93,7 @@ class DispatchEngine:
         self.matches: dict[str, int] = {name: 0 for name in rules.names()}
         self.services = self._find_services()
         # per service rule, looked up for every call that names a service (not rebuilt per call)
-        self._service_rules = {r["name"]: r for r in reversed(rules.services)}  # first rule of a name wins
+        self._service_rules = {r["name"]: r for r in list(rules.services)[::-1]}  # first rule of a name wins
         self._context_types = {name: set(r.get("context_types", [])) for name, r in self._service_rules.items()}
 
     # --- services (fallback for untyped receivers) ----------------------------------------------

@@ -11,7 +11,6 @@ collection is walked, not only inside the caller that added it, so no edge names
 from __future__ import annotations
 
 import re
-import weakref
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
@@ -32,39 +31,39 @@ INLINE = "an inline closure: its calls belong to this function"
 
 
 class StoredValues:
-    def __init__(self, values: FunctionValues) -> None:
-        # a proxy, not a reference: the pass owns this helper, and a cycle between them would keep every memo
-        # table of the pass alive through graph assembly (the build runs with the cyclic GC paused)
-        self.v = weakref.proxy(values)
+    def __init__(self) -> None:
+        # the pass is handed to each call, not kept: the pass owns this helper, and a cycle between them would
+        # keep every memo table of the pass alive through graph assembly (the build runs with the cyclic GC
+        # paused); a weak proxy would do too, but compiled (mypyc) classes take no weak references
         self._adds: dict[str, list[tuple[ModuleRef, Call]]] | None = None
 
-    def _added(self) -> dict[str, list[tuple[ModuleRef, Call]]]:
+    def _added(self, fv: FunctionValues) -> dict[str, list[tuple[ModuleRef, Call]]]:
         """Calls that put something in a collection, by the collection's last name (`listeners`)."""
         if self._adds is None:
             self._adds = defaultdict(list)
-            for mod, facts in self.v.p.files.items():
+            for mod, facts in fv.p.files.items():
                 for call in facts.calls:
                     if len(call.callee) >= 2 and call.callee[-1] in ADD_METHODS \
                             and len(call.args) > ADD_METHODS[call.callee[-1]]:
                         self._adds[call.callee[-2]].append((mod, call))
         return self._adds
 
-    def values(self, mod: ModuleRef, call: Call) -> list[Value]:
+    def values(self, fv: FunctionValues, mod: ModuleRef, call: Call) -> list[Value]:
         """`l(…)` where `l` walks a collection: what was added to it."""
         if len(call.callee) != 1:
             return []
-        found = self._collection(mod, call)
+        found = self._collection(fv, mod, call)
         if found is None:
             return []
         scope, chain, line, how = found
         out: list[Value] = []
-        for amod, add in self._added().get(chain[-1], []):
-            if not self._same_collection(mod, scope, chain, line, amod, add):
+        for amod, add in self._added(fv).get(chain[-1], []):
+            if not self._same_collection(fv, mod, scope, chain, line, amod, add):
                 continue
             arg = add.args[ADD_METHODS[add.callee[-1]]]
             why = (f"{mod.path}:{call.line}: {call.callee[0]} {how} {'.'.join(chain)}",
                    f"{amod.path}:{add.line}: {'.'.join(add.callee)}({arg.text[:60]}) stores it")
-            out.extend(self._stored(v) for v in self.arg_values(amod, add, arg, why))
+            out.extend(self._stored(val) for val in self.arg_values(fv, amod, add, arg, why))
         return out
 
     def _stored(self, v: Value) -> Value:
@@ -72,20 +71,21 @@ class StoredValues:
 
         return Value(v.target, v.evidence, None)
 
-    def _collection(self, mod: ModuleRef, call: Call) -> tuple[str | None, list[str], int, str] | None:
+    def _collection(self, fv: FunctionValues, mod: ModuleRef,
+                    call: Call) -> tuple[str | None, list[str], int, str] | None:
         """(scope, chain, line, how) of the collection `call`'s callee is an element of, if it walks one."""
         name = call.callee[0]
-        for sc in self.v.p.scope_chain(mod, call.scope):
-            walks = [b for b in self.v.p.bindings_named(mod, sc, name) if b.kind == "for_of" and b.init_chain
+        for sc in fv.p.scope_chain(mod, call.scope):
+            walks = [b for b in fv.p.bindings_named(mod, sc, name) if b.kind == "for_of" and b.init_chain
                      and b.line <= call.line]
             if walks:
                 b = max(walks, key=lambda b: b.line)
                 return b.scope, list(b.init_chain or []), b.line, "is an element of"
-            if self.v.p.bindings_named(mod, sc, name):
+            if fv.p.bindings_named(mod, sc, name):
                 break  # another binding of the name is nearer
         if not call.nested:
             return None
-        outers = [c for c in self.v._closure_calls.get((mod, call.scope), []) if c.line <= call.line
+        outers = [c for c in fv._closure_calls.get((mod, call.scope), []) if c.line <= call.line
                   and len(c.callee) >= 2 and c.callee[-1] in ELEMENT_CALLBACKS
                   and any(a.kind == "function" and arrow_parameters(a.text)[:1] == [name] for a in c.args)]
         if not outers:
@@ -93,7 +93,7 @@ class StoredValues:
         outer = max(outers, key=lambda c: (c.line, c.column))
         return outer.scope, outer.callee[:-1], outer.line, f"is each element {outer.callee[-1]} hands over of"
 
-    def _same_collection(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
+    def _same_collection(self, fv: FunctionValues, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
                          amod: ModuleRef, add: Call) -> bool:
         """The add call's receiver is the walked collection: the same field of the same declaring type, or
         the same variable binding."""
@@ -101,26 +101,29 @@ class StoredValues:
         if len(chain) >= 2:
             if len(target) < 2:
                 return False
-            owners = self.v._field_owners(mod, scope, chain[:-1], line, chain[-1])
-            return bool(owners and owners & self.v._field_owners(amod, add.scope, target[:-1], add.line, target[-1]))
+            owners = fv._field_owners(mod, scope, chain[:-1], line, chain[-1])
+            return bool(owners and owners & fv._field_owners(amod, add.scope, target[:-1], add.line, target[-1]))
         if len(target) != 1 or amod != mod:
             return False
-        return self._binding_of(mod, scope, chain[0]) == self._binding_of(amod, add.scope, target[0]) is not None
+        here = self._binding_of(fv, mod, scope, chain[0])
+        return here == self._binding_of(fv, amod, add.scope, target[0]) is not None
 
-    def _binding_of(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[str | None, int] | None:
-        for sc in self.v.p.scope_chain(mod, scope):
-            found = [b for b in self.v.p.bindings_named(mod, sc, name) if b.kind != "for_of"]
+    def _binding_of(self, fv: FunctionValues, mod: ModuleRef, scope: str | None,
+                    name: str) -> tuple[str | None, int] | None:
+        for sc in fv.p.scope_chain(mod, scope):
+            found = [b for b in fv.p.bindings_named(mod, sc, name) if b.kind != "for_of"]
             if found:
                 return found[0].scope, found[0].line
         return None
 
-    def arg_values(self, mod: ModuleRef, call: Call, arg: Arg, where: tuple[str, ...]) -> list[Value]:
+    def arg_values(self, fv: FunctionValues, mod: ModuleRef, call: Call, arg: Arg,
+                   where: tuple[str, ...]) -> list[Value]:
         """An added value followed like an argument, `fn.bind(x)` included."""
         if arg.kind == "call":
-            return self.bound(mod, call, arg, where)
-        return self.v._arg_values(mod, call, arg, where, 1)
+            return self.bound(fv, mod, call, arg, where)
+        return fv._arg_values(mod, call, arg, where, 1)
 
-    def bound(self, mod: ModuleRef, call: Call, arg: Arg, where: tuple[str, ...]) -> list[Value]:
+    def bound(self, fv: FunctionValues, mod: ModuleRef, call: Call, arg: Arg, where: tuple[str, ...]) -> list[Value]:
         """`w.render.bind(w)` → w.render's definition; `function () {…}.bind(this)` → the writer's closure."""
         from analyzer.resolve.values import Value
 
@@ -136,7 +139,7 @@ class StoredValues:
             return []
         chain = fn.split(".")
         if len(chain) == 1:
-            return self.v._identifier_values(mod, call.scope, fn, why, 1)
+            return fv._identifier_values(mod, call.scope, fn, why, 1)
         # only a function or method is bound: `ctx.locale.bind('ns')` of a getter or field is another `bind`
-        return [Value(t, why) for t in self.v.types.callee_targets(mod, call.scope, chain, call.line)
-                if (d := self.v.p.defs.get(t)) is not None and d.kind in BINDABLE]
+        return [Value(t, why) for t in fv.types.callee_targets(mod, call.scope, chain, call.line)
+                if (d := fv.p.defs.get(t)) is not None and d.kind in BINDABLE]

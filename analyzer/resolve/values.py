@@ -73,7 +73,7 @@ class FunctionValues:
         self._passed: dict[str, list[tuple[ModuleRef, Call, int]]] | None = None  # function → calls passing it
         self._under: dict[tuple[ModuleRef, str], list[Call]] = {}
         self._closure_index: dict[tuple[ModuleRef, str | None], dict[str, list[tuple[Call, int, list[str]]]]] = {}
-        self.stored = StoredValues(self)  # collections of function values, `fn.bind(x)`
+        self.stored = StoredValues()  # collections of function values, `fn.bind(x)`
         self.registries = Registries(program, list(rule.get("registry", [])))
         self._scoped_objects: dict[ModuleRef, dict[str | None, list[ObjectLiteral]]] = {}
         self._option_names: dict[ModuleRef, set[str]] = {}
@@ -96,8 +96,8 @@ class FunctionValues:
                     comp = self.registries.component_arg(call)
                     self.registries.index_call(
                         mod, call, self._named_function(mod, call.scope, comp.text) if comp is not None else None)
-            for a in facts.assignments:
-                self._assigned[a.target[-1]].append((mod, a))
+            for asg in facts.assignments:
+                self._assigned[asg.target[-1]].append((mod, asg))
             self._index_jsx(mod, facts.objects)
         have: set[tuple[str, str, int]] = set()
         bound = self._bound
@@ -116,7 +116,7 @@ class FunctionValues:
                     continue
                 values = self._values_for(mod, call)
                 if not values and (mod.repo, mod.path, call.line, call.column) not in bound:
-                    values = self.stored.values(mod, call)
+                    values = self.stored.values(self, mod, call)
                 if not values and len(call.callee) <= 2 and call.callee[-1] in typed_names \
                         and (mod.repo, mod.path, call.line, call.column) not in bound:
                     values = self._typed_values(mod, call)
@@ -452,7 +452,7 @@ class FunctionValues:
             if index >= len(call.args):
                 continue
             arg = call.args[index]
-            where = (f"{fn.path}:{d.line}: {_short(prm)} is parameter {index + 1} of {d.qualname}",
+            where: tuple[str, ...] = (f"{fn.path}:{d.line}: {_short(prm)} is parameter {index + 1} of {d.qualname}",
                      f"{mod.path}:{call.line}: {call.text or '.'.join(call.callee)}(…) passes {arg.text[:60]}")
             passer = node_id_for_scope(mod, call.scope)
             if key is None:
@@ -581,7 +581,7 @@ class FunctionValues:
         for mod, obj in self._jsx.get(fn.node_id, []):  # `<Comp chatScroll={{ save }} />`, `keyboard={kb}`
             for prop in obj.properties:
                 if prop.key == key:
-                    why = (head, f"{mod.path}:{prop.line}: {obj.holder.split(':')[-1]} is given {key}")
+                    why: tuple[str, ...] = (head, f"{mod.path}:{prop.line}: {obj.holder.split(':')[-1]} is given {key}")
                     out.extend(Value(v.target, v.evidence, node_id_for_scope(mod, obj.scope))
                                for v in self._object_member_values(mod, obj.scope, prop, member, why, depth))
         for reg in self.registries.registrations(fn):  # `inject: () => ({ chatScroll: { save, read } })`
@@ -748,7 +748,7 @@ class FunctionValues:
         if arg.kind == "identifier":
             return self._identifier_values(mod, call.scope, arg.text, where, depth)
         if arg.kind == "call":  # `w.render.bind(w)`
-            return self.stored.bound(mod, call, arg, where)
+            return self.stored.bound(self, mod, call, arg, where)
         if arg.kind == "member" and arg.text.startswith("this.") and arg.text.count(".") == 1 and call.scope:
             cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, call.scope))
             if cls is not None:
