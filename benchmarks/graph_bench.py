@@ -37,6 +37,7 @@ from analyzer.analysis import analyze
 from analyzer.cli.context import CliContext
 from analyzer.graph.queries import resolve_symbol
 from analyzer.index.source import BlobReader, scan_sources
+from analyzer.native.loader import native_state
 from analyzer.parse.languages import language_for_path, parse_bytes
 from analyzer.sources.workspace import open_repo
 from analyzer.trace.paths import find_paths
@@ -160,6 +161,9 @@ def main() -> int:
 
         print(f"machine: {machine()}; load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after")
         print(f"repos: {', '.join(f'{p.name}@{p.commit[:10]}' for p in pins)}; {files} files, {size / 1e6:.1f} MB")
+        native = native_state()
+        print(f"compiled modules (mypyc): {'yes' if native.loaded else 'no'} — {native.reason}"
+              + ("" if native.loaded else "; `analyze native build`, or ANALYZER_NATIVE=0 to compare"))
         print(f"graph: {stats['nodes']} nodes, {stats['edges']} edges {stats['edges_by_kind']}")
         print(f"analyze --help             {help_s:8.2f} s   (python -c pass {pass_s:.2f} s; goal ≤ 0.3 s)")
         print(f"raw tree-sitter parse      {raw:8.2f} s   CPU {raw_cpu:.2f} s")
