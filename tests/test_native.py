@@ -173,3 +173,22 @@ def test_compiled_and_pure_python_give_the_same_facts_and_graph(built: Path, tmp
     assert out["compiled"]["facts"] == out["pure"]["facts"]
     assert out["compiled"]["graph"] == out["pure"]["graph"]
     assert "'direct'" in out["pure"]["graph"]
+
+
+@pytest.mark.parametrize("mode", ["compiled", "pure"])
+def test_index_stats_say_what_the_build_ran_on(built: Path, tmp_path: Path, mode: str) -> None:
+    sys.path.insert(0, str(TESTS))
+    from graphfixtures import build_world
+
+    world = build_world(tmp_path)
+    env = {**os.environ, NATIVE_DIR_ENV: str(built.parent)}
+    if mode == "pure":
+        env[NATIVE_ENV] = "0"
+    proc = subprocess.run([sys.executable, "-m", "analyzer", "--lock", str(world.lock_path), "--cache-dir",
+                           str(tmp_path / "cache"), "index", "--stats", "--rebuild"], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    row = next(ln for ln in proc.stdout.splitlines() if "compiled indexer" in ln)
+    assert ("yes (mypyc)" in row) == (mode == "compiled"), row
+    if mode == "pure":
+        assert "turned off by ANALYZER_NATIVE=0" in row

@@ -47,5 +47,10 @@ def run(args: Any, ctx: CliContext) -> int:
                 table.add_row(f"{name}: {k}", str(v))
         for k, v in payload["seconds"].items():
             table.add_row(f"time {k}", f"{v:.2f}s")
+        if not analysis.from_cache:  # what this build ran on (`analyze native build` compiles it)
+            from analyzer.native.loader import native_state
+
+            native = native_state()
+            table.add_row("compiled indexer", "yes (mypyc)" if native.loaded else f"no: {native.reason}")
         ctx.out.print(table)
     return 0
