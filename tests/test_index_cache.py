@@ -203,6 +203,28 @@ def test_codec_round_trip_keeps_every_field_and_list_type() -> None:
     assert type(prop).__name__ == "ObjectProperty" and isinstance(prop.dynamic_imports, list)
 
 
+def test_record_lists_table_matches_the_model_annotations() -> None:
+    """The codec's table of nested record lists is every `list[<record>]` field the model declares, read
+    from model.py's source (a compiled model keeps no annotation text to compare against)."""
+    import ast
+
+    import analyzer.index
+    from analyzer.index import model
+
+    tree = ast.parse((Path(analyzer.index.__file__).parent / "model.py").read_text())
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    declared: dict[str, dict[str, str]] = {}
+    for name, node in classes.items():
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                text = ast.unparse(stmt.annotation).replace(" ", "")
+                if text.startswith("list[") and text[5:-1] in classes:
+                    declared.setdefault(name, {})[stmt.target.id] = text[5:-1]
+    assert declared["Definition"] == {"params": "Param", "overload_params": "Param"}  # the reader works
+    table = {cls.__name__: {f: sub.__name__ for f, sub in lists.items()} for cls, lists in model.RECORD_LISTS.items()}
+    assert table == declared
+
+
 def test_codec_rejects_damaged_and_foreign_bytes() -> None:
     import json
     import marshal

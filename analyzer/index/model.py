@@ -33,7 +33,7 @@ Conventions
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Final
 
 DEFINITION_KINDS = (
     "function",  # function declaration / `const f = () => …` / `const f = function () {…}`
@@ -278,3 +278,16 @@ def _build(kind: type, item: dict[str, Any]) -> Any:
     elif kind is ObjectLiteral:
         item["properties"] = [ObjectProperty(**p) for p in item.get("properties", [])]
     return kind(**item)
+
+
+# The fields that hold lists of records, per record class: the cache codec (analyzer.index.cache) rebuilds
+# positional rows from this. Stated here rather than read from the annotations because a compiled
+# (mypyc) model keeps only `list` of `list[Param]` at run time; a test keeps it equal to the annotations.
+RECORD_LISTS: Final[dict[type, dict[str, type]]] = {
+    FileFacts: {"definitions": Definition, "fields": Field, "bindings": Binding, "calls": Call,
+                "objects": ObjectLiteral, "imports": Import, "exports": Export, "dynamic_imports": DynamicImport,
+                "assignments": Assignment},
+    Definition: {"params": Param, "overload_params": Param},
+    Call: {"args": Arg},
+    ObjectLiteral: {"properties": ObjectProperty},
+}
