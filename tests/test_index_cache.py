@@ -203,6 +203,60 @@ def test_codec_round_trip_keeps_every_field_and_list_type() -> None:
     assert type(prop).__name__ == "ObjectProperty" and isinstance(prop.dynamic_imports, list)
 
 
+def test_record_lists_table_matches_the_model_annotations() -> None:
+    """The codec's table of nested record lists is every `list[<record>]` field the model declares, read
+    from model.py's source (a compiled model keeps no annotation text to compare against)."""
+    import ast
+
+    import analyzer.index
+    from analyzer.index import model
+
+    tree = ast.parse((Path(analyzer.index.__file__).parent / "model.py").read_text())
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    declared: dict[str, dict[str, str]] = {}
+    for name, node in classes.items():
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                text = ast.unparse(stmt.annotation).replace(" ", "")
+                if text.startswith("list[") and text[5:-1] in classes:
+                    declared.setdefault(name, {})[stmt.target.id] = text[5:-1]
+    assert declared["Definition"] == {"params": "Param", "overload_params": "Param"}  # the reader works
+    table = {cls.__name__: {f: sub.__name__ for f, sub in lists.items()} for cls, lists in model.RECORD_LISTS.items()}
+    assert table == declared
+
+
+def test_written_initialisers_behave_like_generated_ones() -> None:
+    """Records with a hand-written `__init__` (see analyzer/index/model.py) take the fields in field order,
+    by position or by name, default exactly as the field declarations say and never share a default list."""
+    import ast
+    from dataclasses import MISSING, fields
+
+    import analyzer.index
+    from analyzer.index import model
+
+    tree = ast.parse((Path(analyzer.index.__file__).parent / "model.py").read_text())
+    annotations = {(node.name, stmt.target.id): ast.unparse(stmt.annotation).replace(" ", "")
+                   for node in tree.body if isinstance(node, ast.ClassDef)
+                   for stmt in node.body if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)}
+    samples = {"str": "s", "int": 7, "bool": True, "str|None": "o", "list[str]": ["x"], "list[str]|None": ["y"],
+               "list[Arg]": [model.Arg("string", "a")], "list[int]": [3]}
+    written = [cls for cls in (model.Binding, model.Call, model.Arg, model.ObjectProperty)
+               if not cls.__dataclass_params__.init]  # type: ignore[attr-defined]
+    assert len(written) == 4
+    for cls in written:
+        fs = fields(cls)
+        values = [samples[annotations[(cls.__name__, f.name)]] for f in fs]
+        for built in (cls(*values), cls(**{f.name: v for f, v in zip(fs, values, strict=True)})):
+            assert [getattr(built, f.name) for f in fs] == values, cls.__name__
+        required = [v for f, v in zip(fs, values, strict=True) if f.default is MISSING and f.default_factory is MISSING]
+        a, b = cls(*required), cls(*required)
+        for f in fs[len(required):]:
+            want = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+            assert getattr(a, f.name) == want, (cls.__name__, f.name)
+            if isinstance(want, list):
+                assert getattr(a, f.name) is not getattr(b, f.name)  # a fresh list per record
+
+
 def test_codec_rejects_damaged_and_foreign_bytes() -> None:
     import json
     import marshal

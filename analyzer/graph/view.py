@@ -63,7 +63,7 @@ def encode_view_parts(g: nx.MultiDiGraph, graph_attrs: dict[str, Any]) -> list[b
     succ, pred = g._succ, g._pred  # networkx's own adjacency: exactly its iteration order
     position: dict[tuple[str, str, Any], int] = {}
     for n in nodes:
-        out = []
+        out: list[tuple[str, Any, dict[str, Any]]] = []
         for other, keyed in succ[n].items():
             for key, attrs in keyed.items():
                 position[(n, other, key)] = len(out)

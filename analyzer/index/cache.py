@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import marshal
-import re
 import sqlite3
 import time
 import zlib
@@ -207,15 +206,10 @@ def _record_types() -> dict[str, type]:
 
 
 def _layout(cls: type) -> tuple[tuple[str, ...], tuple[tuple[int, type], ...]]:
-    """Field names of a record class and which of them hold lists of records (from the annotations)."""
-    types = _record_types()
+    """Field names of a record class and which of them hold lists of records (`model.RECORD_LISTS`)."""
     names = tuple(f.name for f in fields(cls))
-    nested = []
-    for i, f in enumerate(fields(cls)):
-        m = re.fullmatch(r"list\[(\w+)\]", str(f.type).replace(" ", ""))
-        if m and m.group(1) in types:
-            nested.append((i, types[m.group(1)]))
-    return names, tuple(nested)
+    lists = model.RECORD_LISTS.get(cls, {})
+    return names, tuple((i, lists[name]) for i, name in enumerate(names) if name in lists)
 
 
 _LAYOUTS: dict[type, tuple[tuple[str, ...], tuple[tuple[int, type], ...]]] = {}
