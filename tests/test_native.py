@@ -25,11 +25,16 @@ WHICH_FILES = ("import analyzer, importlib, json; "
                "print(json.dumps({m: importlib.import_module(m).__file__ for m in %r}))")
 
 
-def run_py(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+def clean_env(**env: str) -> dict[str, str]:
+    """This process's environment without the native switches (the suite may run with them set), plus `env`."""
     full = {k: v for k, v in os.environ.items() if k not in (NATIVE_ENV, NATIVE_DIR_ENV)}
     full.update(env)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, cwd=ROOT,
-                          timeout=600)
+    return full
+
+
+def run_py(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(**env),
+                          cwd=ROOT, timeout=600)
 
 
 def module_files(**env: str) -> tuple[dict[str, str], str]:
@@ -75,7 +80,7 @@ def test_without_a_build_everything_is_pure_python_and_silent(tmp_path: Path) ->
     assert all(f.endswith(".py") for f in files.values()), files
     assert err == ""
     status = subprocess.run([sys.executable, "-m", "analyzer", "native", "status"], capture_output=True,
-                            text=True, env={**os.environ, NATIVE_DIR_ENV: str(tmp_path / "empty")}, cwd=ROOT)
+                            text=True, env=clean_env(**{NATIVE_DIR_ENV: str(tmp_path / "empty")}), cwd=ROOT)
     assert status.returncode == 1
     assert "compiled: no" in status.stdout and "analyze native build" in status.stdout
 
@@ -83,7 +88,7 @@ def test_without_a_build_everything_is_pure_python_and_silent(tmp_path: Path) ->
 def test_a_failed_build_says_why_in_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     """No C compiler on PATH: one error line, exit 3, no traceback, no build directory."""
     root = tmp_path / "native"
-    env = {**os.environ, NATIVE_DIR_ENV: str(root), "PATH": str(tmp_path / "nothing-here"), "CC": "no-such-cc"}
+    env = clean_env(**{NATIVE_DIR_ENV: str(root), "PATH": str(tmp_path / "nothing-here"), "CC": "no-such-cc"})
     proc = subprocess.run([sys.executable, "-m", "analyzer", "native", "build", "--force"], capture_output=True,
                           text=True, env=env, cwd=ROOT, timeout=120)
     assert proc.returncode == 3, proc.stderr
@@ -181,7 +186,7 @@ def test_index_stats_say_what_the_build_ran_on(built: Path, tmp_path: Path, mode
     from graphfixtures import build_world
 
     world = build_world(tmp_path)
-    env = {**os.environ, NATIVE_DIR_ENV: str(built.parent)}
+    env = clean_env(**{NATIVE_DIR_ENV: str(built.parent)})
     if mode == "pure":
         env[NATIVE_ENV] = "0"
     proc = subprocess.run([sys.executable, "-m", "analyzer", "--lock", str(world.lock_path), "--cache-dir",
