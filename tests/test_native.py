@@ -116,7 +116,7 @@ def test_a_build_for_other_sources_is_never_used(built: Path, tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("damage", ["truncated library", "garbage library", "unreadable manifest",
-                                    "missing module"])
+                                    "missing module", "garbage module"])
 def test_a_damaged_build_warns_once_and_runs_pure_python(built: Path, tmp_path: Path, damage: str) -> None:
     where = copy_build(built, tmp_path)
     manifest = json.loads((where / MANIFEST).read_text())
@@ -125,6 +125,9 @@ def test_a_damaged_build_warns_once_and_runs_pure_python(built: Path, tmp_path: 
         library.write_bytes(library.read_bytes()[:4096])
     elif damage == "garbage library":  # right size, not a shared library: the loader must not crash
         library.write_bytes(b"\0" * manifest["group_file"]["size"])
+    elif damage == "garbage module":  # right size: found only by its hash, before any module is bound
+        stub = where / manifest["modules"][COMPILED[-1]]["path"]
+        stub.write_bytes(b"\0" * stub.stat().st_size)
     elif damage == "unreadable manifest":
         (where / MANIFEST).write_text('{"key": ')
     else:
@@ -197,3 +200,25 @@ def test_index_stats_say_what_the_build_ran_on(built: Path, tmp_path: Path, mode
     assert ("yes (mypyc)" in row) == (mode == "compiled"), row
     if mode == "pure":
         assert "turned off by ANALYZER_NATIVE=0" in row
+
+
+def test_a_damaged_build_is_not_reused_by_build(built: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`analyze native build` checks the cached build as the loader would before reusing it (here it is
+    made to rebuild into a tmp root; the compile itself is stubbed so the test stays fast)."""
+    from analyzer.native import build as native_build
+
+    where = copy_build(built, tmp_path)
+    manifest = json.loads((where / MANIFEST).read_text())
+    (where / manifest["modules"][COMPILED[0]]["path"]).write_bytes(b"not a module")
+    said: list[str] = []
+    rebuilt: list[Path] = []
+
+    def fake_build(key: str, root: Path, dest: Path, say) -> native_build.NativeBuild:
+        rebuilt.append(dest)
+        return native_build.NativeBuild(dest, False, {})
+
+    monkeypatch.setattr(native_build, "_build", fake_build)
+    result = native_build.build_native(root=tmp_path, say=said.append)
+    assert not result.reused and rebuilt == [tmp_path / built.name]
+    assert len(said) == 1 and "damaged" in said[0] and "rebuilding" in said[0]

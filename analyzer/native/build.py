@@ -8,6 +8,7 @@ output in a log file; the finished build appears in one rename, so a reader neve
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -58,10 +59,14 @@ def build_native(*, force: bool = False, root: Path | None = None,
         lock.acquire()
     try:
         if not force and (dest / MANIFEST).exists():
+            from analyzer.native.loader import check_build
+
             try:
-                return NativeBuild(dest, True, json.loads((dest / MANIFEST).read_text()))
-            except ValueError:
-                say(f"the build in {dest} has an unreadable manifest; rebuilding")
+                manifest = json.loads((dest / MANIFEST).read_text())
+                check_build(dest, key, manifest)
+                return NativeBuild(dest, True, manifest)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                say(f"the build in {dest} is damaged ({type(exc).__name__}: {exc}); rebuilding")
         return _build(key, root, dest, say)
     finally:
         lock.release()
@@ -116,7 +121,8 @@ def _manifest(key: str, out: Path, seconds: float) -> dict:
     from importlib.metadata import version
 
     def entry(binary: Path) -> dict:
-        return {"path": binary.relative_to(out).as_posix(), "size": binary.stat().st_size}
+        return {"path": binary.relative_to(out).as_posix(), "size": binary.stat().st_size,
+                "sha256": hashlib.sha256(binary.read_bytes()).hexdigest()}
 
     modules = {}
     for module in COMPILED:

@@ -92,14 +92,7 @@ def _load(where: Path, key: str, manifest: dict[str, Any]) -> NativeState:
     import importlib.machinery
     import importlib.util
 
-    if manifest.get("key") != key or sorted(manifest["modules"]) != sorted(COMPILED):
-        raise ValueError("its manifest is for other sources")
-    files: dict[str, Path] = {}
-    for name, entry in [*manifest["modules"].items(), (manifest["group"], manifest["group_file"])]:
-        binary = where / entry["path"]
-        if binary.stat().st_size != entry["size"]:
-            raise ValueError(f"{entry['path']} is {binary.stat().st_size} bytes, built as {entry['size']}")
-        files[name] = binary
+    files = check_build(where, key, manifest)
     group = manifest["group"]
     # the shared library first: a truncated or foreign binary fails here, before any module is bound to it
     spec = importlib.util.spec_from_file_location(
@@ -109,6 +102,26 @@ def _load(where: Path, key: str, manifest: dict[str, Any]) -> NativeState:
     spec.loader.exec_module(module)
     sys.modules[group] = module
     return NativeState(loaded=True, reason=f"loaded from {where}", directory=where, files=files, manifest=manifest)
+
+
+def check_build(where: Path, key: str, manifest: dict[str, Any]) -> dict[str, Path]:
+    """module (and the shared library) → binary, if the build in `where` is whole and for `key`; else
+    ValueError/KeyError/TypeError/OSError saying what is wrong (nothing is loaded)."""
+    if manifest.get("key") != key or sorted(manifest["modules"]) != sorted(COMPILED):
+        raise ValueError("its manifest is for other sources")
+    import hashlib
+
+    files: dict[str, Path] = {}
+    for name, entry in [*manifest["modules"].items(), (manifest["group"], manifest["group_file"])]:
+        binary = where / entry["path"]
+        if binary.stat().st_size != entry["size"]:
+            raise ValueError(f"{entry['path']} is {binary.stat().st_size} bytes, built as {entry['size']}")
+        # the per-module stubs are small: checked in full, since one fails only when its module is imported,
+        # too late to fall back; the shared library (5 MB) is checked by loading it, below
+        if name != manifest["group"] and hashlib.sha256(binary.read_bytes()).hexdigest() != entry["sha256"]:
+            raise ValueError(f"{entry['path']} differs from the file that was built")
+        files[name] = binary
+    return files
 
 
 def install() -> NativeFinder:
