@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock, Timeout
 
@@ -22,11 +23,11 @@ LOCK_NAME = ".writer.lock"
 _LOCKS: dict[str, FileLock] = {}
 
 
-def _lock_options() -> dict[str, object]:
+def _lock_options() -> dict[str, Any]:
     """Plain `flock` on a lock file that stays in place: filelock 4's default (unlink the file on release,
     fall back to a soft lock where it guesses flock is missing) once let two first runs on a new cache
     both proceed. Older filelock versions only have the plain behaviour, so pass what this one knows."""
-    wanted: dict[str, object] = {"thread_local": False, "mode": 0o644, "fallback_to_soft": False,
+    wanted: dict[str, Any] = {"thread_local": False, "mode": 0o644, "fallback_to_soft": False,
                                  "preserve_lock_file": True}
     known = inspect.signature(FileLock.__init__).parameters
     return {k: v for k, v in wanted.items() if k in known}

@@ -9,14 +9,16 @@ CACHE_ENV = "ANALYZER_CACHE_DIR"
 PACKAGE_LOCK = Path(__file__).resolve().parent.parent / "repos.lock"
 
 
-def default_cache_dir() -> Path:
-    """`$ANALYZER_CACHE_DIR`, else `$XDG_CACHE_HOME/analyzer`, else `~/.cache/analyzer`."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
+def user_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/analyzer`, else `~/.cache/analyzer`: the user's, whatever `$ANALYZER_CACHE_DIR` says."""
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "analyzer"
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "analyzer"
+
+
+def default_cache_dir() -> Path:
+    """`$ANALYZER_CACHE_DIR`, else `user_cache_dir()`."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env).expanduser() if env else user_cache_dir()
 
 
 def default_lock_path() -> Path:

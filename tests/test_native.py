@@ -222,3 +222,29 @@ def test_a_damaged_build_is_not_reused_by_build(built: Path, tmp_path: Path,
     result = native_build.build_native(root=tmp_path, say=said.append)
     assert not result.reused and rebuilt == [tmp_path / built.name]
     assert len(said) == 1 and "damaged" in said[0] and "rebuilding" in said[0]
+
+
+def test_a_second_builder_waits_for_the_first_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One builder per native dir (the cache's writer lock): the second prints one waiting line, then goes on."""
+    import time
+
+    from analyzer.native import build as native_build
+
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+                               "from analyzer.cachelock import cache_writer\n"
+                               "with cache_writer(Path(sys.argv[1])):\n    print('held', flush=True)\n"
+                               "    time.sleep(2)\n", str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                              env=clean_env(), cwd=ROOT)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    built_at: list[float] = []
+
+    def fake_build(key: str, root: Path, dest: Path, say) -> native_build.NativeBuild:
+        built_at.append(time.monotonic())
+        return native_build.NativeBuild(dest, False, {})
+
+    monkeypatch.setattr(native_build, "_build", fake_build)
+    said: list[str] = []
+    native_build.build_native(root=tmp_path, say=said.append)
+    holder.wait(timeout=30)
+    assert holder.returncode == 0 and built_at
+    assert len(said) == 1 and said[0].startswith("waiting for another analyze on"), said

@@ -21,7 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.errors import AnalyzerError
-from analyzer.native.modules import COMPILED, MANIFEST, build_dir, native_root, package_parent, source_file, source_key
+from analyzer.native.modules import (
+    COMPILED,
+    MANIFEST,
+    NATIVE_ENV,
+    build_dir,
+    native_root,
+    package_parent,
+    source_file,
+    source_key,
+)
 
 OPT_LEVEL = "2"  # -O3 measured no faster here and compiles longer
 
@@ -41,7 +50,7 @@ def group_name(key: str) -> str:
 def build_native(*, force: bool = False, root: Path | None = None,
                  say: Callable[[str], None] = lambda line: None) -> NativeBuild:
     """The build for the current sources: the cached one, or a new one (`force`: always new)."""
-    from filelock import FileLock, Timeout
+    from analyzer.cachelock import cache_writer
 
     root = root or native_root()
     try:
@@ -51,13 +60,7 @@ def build_native(*, force: bool = False, root: Path | None = None,
                             "set ANALYZER_NATIVE_DIR to a writable directory") from None
     key = source_key()
     dest = build_dir(key, root)
-    lock = FileLock(str(root / ".build.lock"))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        say(f"waiting for another analyze building compiled modules in {root}…")
-        lock.acquire()
-    try:
+    with cache_writer(root, notify=say):  # one builder per native dir; a second one waits, says so once
         if not force and (dest / MANIFEST).exists():
             from analyzer.native.loader import check_build
 
@@ -68,8 +71,6 @@ def build_native(*, force: bool = False, root: Path | None = None,
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 say(f"the build in {dest} is damaged ({type(exc).__name__}: {exc}); rebuilding")
         return _build(key, root, dest, say)
-    finally:
-        lock.release()
 
 
 def _build(key: str, root: Path, dest: Path, say: Callable[[str], None]) -> NativeBuild:
@@ -85,7 +86,7 @@ def _build(key: str, root: Path, dest: Path, say: Callable[[str], None]) -> Nati
     log_path = work / "build.log"
     started = time.monotonic()
     say(f"compiling {len(COMPILED)} modules with mypyc into {dest} (1–2 minutes on 2 cores)…")
-    env = {**os.environ, "MYPY_CACHE_DIR": str(work / "mypy-cache"), "ANALYZER_NATIVE": "0"}
+    env = {**os.environ, "MYPY_CACHE_DIR": str(work / "mypy-cache"), NATIVE_ENV: "0"}
     cmd = [sys.executable, "-c", "from analyzer.native.build import compile_main; compile_main()",
            str(work), group_name(key)]
     compiled = 0

@@ -1,11 +1,12 @@
 """Import the compiled build of `COMPILED` in place of the .py files, when one matches the sources.
 
 All or nothing, decided once per process at the first import of a compiled module: the build must be
-for exactly these sources (`source_key`), complete (every file of its manifest, at its recorded size),
-and its shared library must load. Otherwise every module comes from its .py file as usual — silently
-when there is simply no build (`analyze native build` makes one), with one warning line when a build is
-there but damaged. Mixing is never allowed: compiled code reaches into its siblings' native classes, so a
-sibling already imported from source turns the build off for the whole process.
+for exactly these sources (`source_key`), complete (every file of its manifest at its recorded size, the
+per-module stubs also at their recorded sha256), and its shared library must load. Otherwise every
+module comes from its .py file as usual — silently when there is simply no build (`analyze native build`
+makes one), with one warning line when a build is there but damaged. Mixing is never allowed: compiled
+code reaches into its siblings' native classes, so a sibling already imported from source turns the
+build off for the whole process.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from analyzer.native.modules import COMPILED, MANIFEST, NATIVE_ENV, build_dir, native_root, source_key
+from analyzer.native.modules import COMPILED, MANIFEST, NATIVE_ENV, build_dir, source_key
 
 
 class NativeState:
@@ -142,8 +143,4 @@ def native_state() -> NativeState:
     return finder.state
 
 
-def is_compiled(module: ModuleType) -> bool:
-    return not str(getattr(module, "__file__", "") or "").endswith(".py")
-
-
-__all__ = ["NativeFinder", "NativeState", "decide", "install", "native_state", "is_compiled", "native_root"]
+__all__ = ["NativeFinder", "NativeState", "check_build", "decide", "install", "native_state"]

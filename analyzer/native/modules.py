@@ -43,11 +43,10 @@ def native_root() -> Path:
 
     Machine-wide rather than under `$ANALYZER_CACHE_DIR`: a build belongs to the installed sources, not to
     one analysis cache, so runs (and tests) with a throw-away cache dir still use it."""
+    from analyzer.paths import user_cache_dir
+
     env = os.environ.get(NATIVE_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "analyzer" / "native"
+    return Path(env).expanduser() if env else user_cache_dir() / "native"
 
 
 def package_parent() -> Path:
