@@ -36,6 +36,7 @@ class StoredValues:
         # keep every memo table of the pass alive through graph assembly (the build runs with the cyclic GC
         # paused); a weak proxy would do too, but compiled (mypyc) classes take no weak references
         self._adds: dict[str, list[tuple[ModuleRef, Call]]] | None = None
+        self._walks: dict[tuple[ModuleRef, str | None], dict[str, list[Call]]] = {}
 
     def _added(self, fv: FunctionValues) -> dict[str, list[tuple[ModuleRef, Call]]]:
         """Calls that put something in a collection, by the collection's last name (`listeners`)."""
@@ -85,13 +86,30 @@ class StoredValues:
                 break  # another binding of the name is nearer
         if not call.nested:
             return None
-        outers = [c for c in fv._closure_calls.get((mod, call.scope), []) if c.line <= call.line
-                  and len(c.callee) >= 2 and c.callee[-1] in ELEMENT_CALLBACKS
-                  and any(a.kind == "function" and arrow_parameters(a.text)[:1] == [name] for a in c.args)]
+        outers = [c for c in self._element_walks(fv, mod, call.scope).get(name, ()) if c.line <= call.line]
         if not outers:
             return None
         outer = max(outers, key=lambda c: (c.line, c.column))
         return outer.scope, outer.callee[:-1], outer.line, f"is each element {outer.callee[-1]} hands over of"
+
+    def _element_walks(self, fv: FunctionValues, mod: ModuleRef, scope: str | None) -> dict[str, list[Call]]:
+        """First parameter name → the `xs.forEach((x) => …)`-like calls in `scope` whose closure takes it, in
+        call order (built once per scope: every nested call of a scope asked this, each parsing every sibling
+        closure's parameters again)."""
+        key = (mod, scope)
+        found = self._walks.get(key)
+        if found is None:
+            found = {}
+            for c in fv._closure_calls.get(key, []):
+                if len(c.callee) < 2 or c.callee[-1] not in ELEMENT_CALLBACKS:
+                    continue
+                for a in c.args:
+                    if a.kind == "function" and (first := arrow_parameters(a.text)[:1]):
+                        calls = found.setdefault(first[0], [])
+                        if not calls or calls[-1] is not c:
+                            calls.append(c)
+            self._walks[key] = found
+        return found
 
     def _same_collection(self, fv: FunctionValues, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
                          amod: ModuleRef, add: Call) -> bool:

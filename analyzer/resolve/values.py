@@ -152,8 +152,11 @@ class FunctionValues:
         """Emitters that hand listeners a `next`, and the named functions registered as listeners."""
         if not self.events:
             return
+        methods = {m for rule in self.events for key in ("next_methods", "listen_methods") for m in rule.get(key, [])}
         for mod, facts in self.p.files.items():
             for call in facts.calls:
+                if len(call.callee) < 2 or call.callee[-1] not in methods:
+                    continue  # `_event_of` is None for both: most calls name no event method
                 if (given := self._event_of(call, "next_methods")) is not None and call.args:
                     self._next_given[given[1]].append((mod, call))
                 elif (heard := self._event_of(call, "listen_methods")) is not None:
