@@ -46,7 +46,7 @@ from analyzer.graph.queries import resolve_symbol
 from analyzer.index.source import BlobReader, scan_sources
 from analyzer.native.loader import native_state
 from analyzer.parse.languages import is_declaration_file, language_for_path, parse_bytes
-from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query
+from analyzer.parse.queries_loader import file_query
 from analyzer.sources.workspace import open_repo
 from analyzer.trace.paths import find_paths
 from analyzer.trace.result import trace_result
@@ -66,10 +66,10 @@ def cpu_children() -> float:
 
 
 def parse_and_match(path: str, data: bytes) -> None:
-    """What every extraction must do before any Python of ours runs: parse, then run the combined query
-    over the tree, fetching each match's captures (as `extract._run` does) and nothing more."""
+    """What every extraction must do before any Python of ours runs: parse, then run the file's query
+    (`file_query`, as `extract._run` does), fetching each match's captures and nothing more."""
     language = language_for_path(path) or "typescript"
-    query, _roles, _ = combined_query(language, DECLARATION_ASPECTS if is_declaration_file(path) else FULL_ASPECTS)
+    query, _roles, _ = file_query(language, is_declaration_file(path))
     for _match in QueryCursor(query).matches(parse_bytes(data, language).root_node):
         pass
 

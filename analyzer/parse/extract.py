@@ -39,7 +39,7 @@ from analyzer.index.model import (
     Param,
 )
 from analyzer.parse.languages import is_declaration_file, language_for_path, parse_bytes
-from analyzer.parse.queries_loader import DECLARATION_ASPECTS, FULL_ASPECTS, combined_query, error_query
+from analyzer.parse.queries_loader import error_query, file_query
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
 EXTRACTOR_VERSION = "11"
@@ -212,8 +212,7 @@ def _count_errors(root: Node, language: str) -> int:
 
 
 def _run(state: _State, root: Node, declaration: bool) -> None:
-    aspects = DECLARATION_ASPECTS if declaration else FULL_ASPECTS
-    query, roles, _settings = combined_query(state.language, aspects)
+    query, roles, _settings = file_query(state.language, declaration)
     by_role = state.by_role
     for index, captures in QueryCursor(query).matches(root):
         by_role[roles[index]].append(captures)

@@ -45,6 +45,11 @@ def combined_query(language: str, aspects: tuple[str, ...]) -> tuple[Query, tupl
     return query, roles, settings
 
 
+def file_query(language: str, declaration: bool) -> tuple[Query, tuple[str, ...], tuple[dict, ...]]:
+    """The combined query a file gets: a declaration file (`.d.ts`) gets no code or JSX aspects."""
+    return combined_query(language, DECLARATION_ASPECTS if declaration else FULL_ASPECTS)
+
+
 @cache
 def error_query(language: str) -> Query:
     return Query(get_language(language), query_source("errors", language))
