@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from analyzer.usage import builtins
 from analyzer.usage.errors import EvaluationError, JSThrow, UnresolvedName, UnsupportedSyntax
@@ -71,7 +71,9 @@ class Scope:
         self.vars: dict[str, Any] = {}
         self.consts: set[str] = set()
         self.parent = parent
-        self.module_scope = module_scope if module_scope is not None else (parent.module_scope if parent else None)
+        if module_scope is None and parent is not None:
+            module_scope = parent.module_scope
+        self.module_scope: ModuleScope | None = module_scope
 
     def declare(self, name: str, value: Any, const: bool = False) -> None:
         self.vars[name] = value
@@ -861,12 +863,11 @@ class Interpreter:
         if op in ("<", ">", "<=", ">="):
             lp, rp = self._to_primitive(left, mod, node), self._to_primitive(right, mod, node)
             if type(lp) is str and type(rp) is str:
-                a, b = lp.encode("utf-16-be"), rp.encode("utf-16-be")
-            else:
-                a, b = to_number(lp), to_number(rp)
-                if math.isnan(a) or math.isnan(b):
-                    return False
-            return {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op]
+                return _ordered(op, lp.encode("utf-16-be"), rp.encode("utf-16-be"))
+            x, y = to_number(lp), to_number(rp)
+            if math.isnan(x) or math.isnan(y):
+                return False
+            return _ordered(op, x, y)
         if op == "in":
             if not isinstance(right, JSObject):
                 raise UnsupportedSyntax("'in' on a non-plain object", mod.where(node))
@@ -1026,6 +1027,14 @@ def _pattern_names(pattern: Any, mod: SourceModule) -> list[str]:
                         "rest_pattern"):
             names += _pattern_names(c, mod) if c.type != "rest_pattern" else _pattern_names(c.named_children[0], mod)
     return names
+
+
+_Ordered = TypeVar("_Ordered", bytes, float)
+
+
+def _ordered(op: str, a: _Ordered, b: _Ordered) -> bool:
+    """`<`, `>`, `<=`, `>=` of two numbers, or of two strings as UTF-16 code units (as JS compares them)."""
+    return {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op]
 
 
 def _mul(a: float, b: float) -> float:
