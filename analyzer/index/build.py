@@ -143,10 +143,12 @@ def _index_files(reader: BlobReader, sources: list[SourceFile], store: FactsCach
     if progress is not None and done:
         progress(done, total)
     for src, encoded in _extract_all(reader, missing, workers):
-        facts = decode_rows(encoded[0]) if encoded is not None else None
-        if facts is not None:
-            facts.path = src.path
-            pending.append((src.blob_sha, variants[src.path], encoded[1]))
+        facts = None
+        if encoded is not None:
+            facts = decode_rows(encoded[0])
+            if facts is not None:
+                facts.path = src.path
+                pending.append((src.blob_sha, variants[src.path], encoded[1]))
         fresh[src.path] = facts
         done += 1
         if progress is not None:
