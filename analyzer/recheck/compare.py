@@ -241,7 +241,7 @@ def compare(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, old_pins: dict[str, 
 
     rules = _rules_stopped(g_old, g_new, at_old["trace"])
     annotations = _annotations(g_old, g_new, notes or [], reader, new_pins)
-    result = {
+    result: dict[str, Any] = {
         "schema": SCHEMA, "from": spec_from, "to": spec_to,
         "endpoints": endpoints, "old_path": old_path, "new_path": new_path, "hops": hops, "edges": checks,
         "broken": broken, "old_break": old_break, "rules_stopped": rules, "annotations": annotations,
