@@ -14,12 +14,12 @@ def build_progress(ctx) -> Iterator[Progress]:
     if not ctx.interactive:
         yield stage_printer(lambda line: ctx.err.print(line, markup=False))
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as Bar
 
     with Bar(TextColumn("engine: {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
              console=ctx.err, transient=True) as bar:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def progress(stage: str, done: int, total: int | None) -> None:
             if stage not in tasks:
