@@ -53,11 +53,6 @@ class ModelConfig:
         return DTYPES[self.dtype]
 
     @property
-    def group_size(self) -> int:
-        """Query heads sharing one KV head."""
-        return self.heads // self.kv_heads
-
-    @property
     def attention_kind(self) -> str:
         if self.kv_heads == self.heads:
             return "MHA"

@@ -8,7 +8,6 @@ line (`ps`), in the state file, in the log or in the handle's repr.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -94,12 +93,6 @@ class EngineHandle:
     def server_url(self) -> str:
         """Without the `/v1` suffix: where /health, /props and /metrics live."""
         return self.base_url.removesuffix("/v1")
-
-    def alive(self) -> bool:
-        if self._process is not None and self._process.poll() is not None:
-            return False
-        ticks = process_start_ticks(self.pid)
-        return ticks is not None and (self.start_ticks is None or ticks == self.start_ticks)
 
     def stop(self, timeout: float = 15.0) -> bool:
         """End exactly this process (SIGTERM, then SIGKILL); True if it was running."""
@@ -196,12 +189,3 @@ def _wait_healthy(handle: EngineHandle, proc: subprocess.Popen, wait_s: float) -
         last = f"/health {status}: {body[:120]}" if status else body
         time.sleep(0.25)
     return False, f"timed out after {wait_s:.0f}s, last {last}"
-
-
-def read_state(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        return None
