@@ -32,11 +32,6 @@ class SymbolMatch:
         return self.members or [self.node]
 
 
-def node_label(g: nx.MultiDiGraph, node: str) -> str:
-    a = g.nodes[node]
-    return f"{a['repo']}:{a['path']}:{a['line']} {a['qualname']}"
-
-
 def find_symbols(g: nx.MultiDiGraph, pattern: str, kinds: Iterable[str] | None = None) -> list[str]:
     """Nodes whose qualified name matches a glob (`*Usage*`), or contains the text (case-insensitive)."""
     wanted = set(kinds) if kinds else None

@@ -157,16 +157,3 @@ def materialize(view: LazyGraph) -> nx.MultiDiGraph:
     finally:
         if gc_was_enabled:
             gc.enable()
-
-
-def load_graph(cache_dir: Path, key: str, warn: Warn | None = None) -> nx.MultiDiGraph | None:
-    """The stored graph as a full networkx graph, or None when absent, damaged or of another analyzer."""
-    from analyzer.graph.view import ViewDamaged
-
-    view = load_view(cache_dir, key, warn)
-    if view is None:
-        return None
-    try:
-        return materialize(view)
-    except ViewDamaged:
-        return None
