@@ -171,10 +171,6 @@ class FactsCache:
             return {}
         return out
 
-    def put_many(self, items: Iterable[tuple[str, FileFacts]]) -> None:
-        """Store (blob sha, facts) pairs in one transaction."""
-        self.put_encoded((blob, variant_of(facts), encode_facts(facts)) for blob, facts in items)
-
     def put_encoded(self, items: Iterable[tuple[str, str, bytes]]) -> None:
         """Store (blob sha, variant, `encode_facts` bytes) rows in one transaction."""
         if self.conn is None:

@@ -1,8 +1,8 @@
 """The facts extracted from one source file: the contract between extraction and resolution.
 
 Extraction (tree-sitter queries) produces a `FileFacts` per file and knows nothing of other files;
-resolution (modules, calls, dispatch rules) reads only these records. Everything is plain data so a
-`FileFacts` round-trips through JSON for the per-blob cache (`to_dict` / `FileFacts.from_dict`).
+resolution (modules, calls, dispatch rules) reads only these records. Everything is plain data, so the
+per-blob cache can store a `FileFacts` as positional rows (`analyzer/index/cache.py`).
 
 Conventions
 - Lines are 1-based; `end_line` is inclusive.
@@ -32,7 +32,7 @@ Conventions
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 DEFINITION_KINDS = (
@@ -302,33 +302,6 @@ class FileFacts:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FileFacts:
-        nested = {
-            "definitions": Definition, "fields": Field, "bindings": Binding, "calls": Call,
-            "objects": ObjectLiteral, "imports": Import, "exports": Export, "dynamic_imports": DynamicImport,
-            "assignments": Assignment,
-        }
-        kwargs: dict[str, Any] = {}
-        for f in fields(cls):
-            value = data.get(f.name)
-            if f.name in nested and value is not None:
-                kwargs[f.name] = [_build(nested[f.name], item) for item in value]
-            elif value is not None:
-                kwargs[f.name] = value
-        return cls(**kwargs)
-
-
-def _build(kind: type, item: dict[str, Any]) -> Any:
-    item = dict(item)
-    if kind is Definition:
-        item["params"] = [Param(**p) for p in item.get("params", [])]
-    elif kind is Call:
-        item["args"] = [Arg(**a) for a in item.get("args", [])]
-    elif kind is ObjectLiteral:
-        item["properties"] = [ObjectProperty(**p) for p in item.get("properties", [])]
-    return kind(**item)
 
 
 # The fields that hold lists of records, per record class: the cache codec (analyzer.index.cache) rebuilds
