@@ -60,13 +60,6 @@ class Lock:
             return list(self.repos.values())
         return [self.get(n) for n in names]
 
-    def with_commit(self, name: str, commit: str, ref: str | None = None) -> Lock:
-        """A copy with one repo moved to another commit (used by `--at` and re-checks)."""
-        old = self.get(name)
-        repos = dict(self.repos)
-        repos[name] = RepoPin(name, old.url, commit, ref, old.aliases)
-        return Lock(self.path, repos, self.trace_from, self.trace_to)
-
 
 def load_lock(path: str | Path) -> Lock:
     """Read and validate a lock file; raise `LockError` listing every problem."""
