@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Lower is better: the trace prefers paths made of the most certain edges.
+# How certain each kind of edge is; a path's confidence is the product of its edges'.
 KIND_CONFIDENCE = {"direct": 1.0, "method": 0.9, "dispatch": 0.7, "interface": 0.6, "name": 0.2}
-KIND_WEIGHT = {"direct": 1.0, "method": 1.0, "interface": 2.0, "dispatch": 2.0, "name": 8.0}
 EDGE_KINDS = tuple(KIND_CONFIDENCE)
 
 

@@ -118,7 +118,6 @@ class FunctionTypes:
     def __init__(self, program: Program, types: Types) -> None:
         self.p = program
         self.types = types
-        self._fn_alias: dict[DefRef, bool] = {}
         self._producers: dict[DefRef, list[tuple[DefRef, tuple[str, ...], bool]]] | None = None
         self._typed_names: set[str] | None = None
         self._aliases: set[str] | None = None

@@ -184,9 +184,6 @@ class Program:
         """The other declarations of the same interface in the same scope (declaration merging)."""
         return self._redeclared.get(ref, [])
 
-    def commit_of(self, repo: str) -> str:
-        return self.repos[repo].commit
-
     def local_function(self, mod: ModuleRef, scope: str | None, name: str) -> Definition | None:
         """A function declared inside the scope chain (`const dispatch = (…) => …` in a function body).
         Memoised per (module, scope, name): the answer depends on the fixed definitions only."""
