@@ -81,16 +81,6 @@ def routes_for(choice: str) -> list[Route]:
     return list(ROUTES.values()) if choice == "both" else [ROUTES[choice]]
 
 
-def locate_hops(locators: Mapping[str, FunctionLocator]) -> dict[str, LocatedFunction]:
-    """Every hop, or the first LocateError (kept for callers that need all of them)."""
-    found = {}
-    for hop in HOPS:
-        located = locators[hop.repo].find(hop.qualname, search_under=hop.search_under)
-        check_parse_errors(located.module, located.node)
-        found[hop.key] = located
-    return found
-
-
 def model_object(scenario: Scenario, interps: Mapping[str, Interpreter],
                  locators: Mapping[str, FunctionLocator]) -> tuple[JSObject, dict[str, Any]]:
     """The `model` argument for Pi: from the pinned registry when it has the model, else the scenario's prices."""

@@ -103,10 +103,6 @@ class NativeFunction:
     props: dict[str, Any] = field(default_factory=dict)
 
 
-def is_number(v: Any) -> bool:
-    return type(v) is float
-
-
 def is_nullish(v: Any) -> bool:
     return v is None or v is UNDEFINED
 
