@@ -179,7 +179,7 @@ class FunctionFlow:
     """Walk one function body (closures included) and build its `Summary`."""
 
     def __init__(self, ctx: FlowContext, pf: ParsedFile, fn: Node, info: FunctionInfo, depth: int,
-                 module_env: Taints | None = None, module_names: dict[str, Taints] | None = None) -> None:
+                 module_names: dict[str, Taints] | None = None) -> None:
         self.ctx, self.pf, self.fn, self.info, self.depth = ctx, pf, fn, info, depth
         self.rules = ctx.rules
         self.env: dict[str, Taints] = {}
