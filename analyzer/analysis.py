@@ -78,9 +78,6 @@ def apply_at(lock: Lock, at: list[str] | None) -> list[RepoPin]:
     return list(pins.values())
 
 
-ProgressFactory = Callable[[str, int], Callable[[int], None]]
-
-
 def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool = False,
             rebuild: bool = False, progress: Any = None) -> Analysis:
     """Load (or build and store) the graph for `pins` (default: the lock's).
