@@ -84,7 +84,7 @@ def test_guess_precision_on_the_fixture_corpus_keeps_guesses_out_of_queries(worl
     assert made and made == set(judged)
     assert all(u.split(":", 1)[0] == v.split(":", 1)[0] for u, v, _ in made)  # never across repos
     precision = sum(judged[m] for m in made) / len(made)
-    assert precision == 0.5  # stated in README.md; under 80%, so queries leave guesses out by default
+    assert precision == 0.5  # stated in docs/callgraph.md; under 80%, so queries leave guesses out by default
     _, out, _ = cli(world, capsys, "--json", "callers", "Summary.summarize")
     data = json.loads(out)
     assert data["edges"] == [] and data["hidden"]["guesses"] == 2
