@@ -5,8 +5,8 @@ Public API:
 - `indexed.IndexedFunctionLocator(repo, commit, repo_name, cache_dir, trees=None)`: the `FunctionLocator`
   (`find(qualname, path_hint=None, search_under=())`, `module(path)`, `resolve_import(from_path, spec)`) —
   declarations found through the per-file index, imports through the graph's module resolver, syntax trees
-  from the index's per-blob tree service; `locate.MemoryLocator(files)` for in-memory fixtures. `repos.open_git_dir(path)` opens clones and
-  config-less bare snapshots alike.
+  from the index's per-blob tree service; `locate.MemoryLocator(files)` for in-memory fixtures.
+  `repos.open_git_dir(path)` opens clones and config-less bare snapshots alike.
 - `ledger.reconcile(scenario, {"pi": locator, "dsh": locator}) -> dict`: the JSON-ready ledger (per request:
   provider fields, Pi `Usage`, dsh `TokenUsage` with the upstream line of each value, dropped fields, checks;
   then meter buckets, cache-hit %, session checks, `ok`). The hops and routes it runs are data:
