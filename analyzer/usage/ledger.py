@@ -23,7 +23,7 @@ from analyzer.usage.errors import LocateError
 from analyzer.usage.evaluator import Interpreter, check_parse_errors
 from analyzer.usage.locate import FunctionLocator, LocatedFunction
 from analyzer.usage.registry import lookup_model
-from analyzer.usage.routes import ROUTE_OUTPUT, HopSpec, Route, RouteBook, load_routes
+from analyzer.usage.routes import ROUTE_OUTPUT, ROUTE_OUTPUT_RECORD, HopSpec, Route, RouteBook, load_routes
 from analyzer.usage.scenarios import Scenario
 from analyzer.usage.values import JSArray, JSObject, from_python, json_stringify, to_python
 
@@ -179,7 +179,7 @@ def replay_route(scenario: Scenario, locators: Mapping[str, FunctionLocator], ro
         entry["cache_fields_read"] = [k for k in CACHE_FIELDS if k in present and _was_read(raw, k)]
         if token_usage is not None:
             _clear_reads(token_usage)
-            entry["dsh_usage"] = _fields(token_usage)
+            entry[ROUTE_OUTPUT_RECORD] = _fields(token_usage)
             if meter_ok:
                 event = JSObject({"type": meter.event, "data": JSObject(
                     {"turn": float(req.turn), "step": float(req.step), "usage": token_usage})})

@@ -19,6 +19,7 @@ from analyzer.rules.files import RuleFile, read_rule_files
 PACKAGE = "analyzer.rules.usage"
 START_VALUES = ("provider-usage", "model")  # what a request's hops start from
 ROUTE_OUTPUT = "token-usage"  # what every route's request hops must produce: the value the meter folds
+ROUTE_OUTPUT_RECORD = "dsh_usage"  # the ledger field listing it
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class HopSpec:
     record: str | None = None  # ledger field listing the written value's fields
     dropped_value: str | None = None  # whose unread fields are listed …
     dropped_label: str | None = None  # … under this label
+    layer: str | None = None  # heading of the written value in the text ledger
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,16 @@ class Route:
     @property
     def repos(self) -> list[str]:
         return sorted({h.repo for h in self.hops})
+
+    def layers(self) -> list[tuple[str, str]]:
+        """(heading, ledger field) of each value the route's usage hops write, in order, for the text ledger."""
+        out = []
+        for key in self.usage_hops:
+            hop = self.book.hop(key)
+            record = hop.record or (ROUTE_OUTPUT_RECORD if hop.writes == ROUTE_OUTPUT else None)
+            if record is not None:
+                out.append((hop.layer or hop.role, record))
+        return out
 
     @property
     def takes_model(self) -> bool:
@@ -185,15 +197,17 @@ def _hop(fname: str, row: dict[str, Any]) -> HopSpec:
     dropped = row.get("dropped")
     if dropped is not None and not isinstance(dropped, dict):
         raise AnalyzerError(f"{fname}: {where} `dropped` must be {{ value = …, label = … }}")
-    record = row.get("record")
+    record, layer = row.get("record"), row.get("layer")
     if record is not None and not isinstance(record, str):
         raise AnalyzerError(f"{fname}: {where} `record` must be a string")
+    if layer is not None and not isinstance(layer, str):
+        raise AnalyzerError(f"{fname}: {where} `layer` must be a string")
     return HopSpec(
         key=key, repo=_text(fname, "hop", row, "repo"), qualname=_text(fname, "hop", row, "function"),
         search_under=tuple(_texts(fname, where, row, "under")), role=_text(fname, "hop", row, "role"),
         reads=tuple(_texts(fname, where, row, "reads")), writes=_text(fname, "hop", row, "writes"), record=record,
         dropped_value=_text(fname, where, dropped, "value") if dropped else None,
-        dropped_label=_text(fname, where, dropped, "label") if dropped else None)
+        dropped_label=_text(fname, where, dropped, "label") if dropped else None, layer=layer)
 
 
 def _route(fname: str, row: dict[str, Any], book: RouteBook) -> Route:
