@@ -10,7 +10,7 @@ import pytest
 from test_usage_fixtures import DSH_FILES, PI_FILES, PI_OLD_FILES
 
 from analyzer.cli import main
-from analyzer.usage.locate import GitFunctionLocator
+from analyzer.usage.indexed import IndexedFunctionLocator
 from analyzer.usage.scenarios import shipped_names
 
 
@@ -110,7 +110,7 @@ def test_locator_reports_ambiguity_and_resolves_esm_imports(tmp_path: Path) -> N
     files = dict(PI_FILES)
     files["packages/ai/src/other.ts"] = "export function parseChunkUsage() { return 1 }\n"
     d, (sha,) = make_repo(tmp_path / "amb", files)
-    loc = GitFunctionLocator(git.Repo(d), sha, "pi")
+    loc = IndexedFunctionLocator(git.Repo(d), sha, "pi", tmp_path / "cache")
     with pytest.raises(Exception, match="declared in 2 places"):
         loc.find("parseChunkUsage", search_under=["packages/ai/src"])
     assert loc.find("parseChunkUsage", path_hint="packages/ai/src/other.ts").site.line == 1

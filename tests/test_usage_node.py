@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import DSH_RC2, PI_V0_58_3, PI_V0_82_1, snapshot
+from conftest import DSH_RC2, PI_V0_58_3, PI_V0_82_1
 from test_usage_fixtures import DSH_FILES, PI_FILES, PI_OLD_FILES
+from usage_upstream_locators import index_cache, upstream_locator  # noqa: F401  (fixture)
 
 from analyzer.usage.ledger import HOPS, ReplaySession, reconcile, reconcile_routes, routes_for
-from analyzer.usage.locate import GitFunctionLocator, MemoryLocator
+from analyzer.usage.locate import MemoryLocator
 from analyzer.usage.nodecheck import NodeCall, node_binary, run_in_node, write_bundle
-from analyzer.usage.repos import open_git_dir
 from analyzer.usage.scenarios import load_scenario, parse_scenario, shipped_names
 from analyzer.usage.striptypes import strip_types
 from analyzer.usage.values import JSObject, from_python
@@ -131,9 +131,9 @@ def test_strip_types_leaves_plain_javascript() -> None:
 
 @pytest.mark.upstream
 @pytest.mark.parametrize("pi_commit", [PI_V0_58_3, PI_V0_82_1], ids=["pi-v0.58.3", "pi-v0.82.1"])
-def test_pinned_upstream_functions_agree_with_node(pi_commit: str, tmp_path: Path) -> None:
-    repos = {}
-    for name, owner, commit in (("pi", "at-inc+pi", pi_commit), ("dsh", "deepseek-ai+deepseek-harness", DSH_RC2)):
-        repos[name] = GitFunctionLocator(open_git_dir(snapshot(owner, commit)), commit, name)
+def test_pinned_upstream_functions_agree_with_node(pi_commit: str, tmp_path: Path,
+                                                  index_cache: Path) -> None:  # noqa: F811
+    repos = {name: upstream_locator(name, commit, index_cache) for name, commit in (("pi", pi_commit),
+                                                                                     ("dsh", DSH_RC2))}
     counts = run_all(repos, tmp_path)
     assert counts["pi"] >= 8 and counts["dsh"] >= 40 and counts["native_map"] >= 14

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from test_usage_cli import args, make_repo
 from test_usage_fixtures import DSH_FILES, PI_FILES, PI_OLD_FILES
+from usage_upstream_locators import index_cache, upstream_locator  # noqa: F401  (fixture)
 
 from analyzer.cli import main
 from analyzer.usage.ledger import ROUTES, reconcile_routes, routes_for
@@ -170,22 +171,17 @@ def test_a_missing_layer_in_json(tmp_path: Path, capsys) -> None:
 DSH_NO_CLIENT = "73ccb67469ca4136a74c69f9e3b31954a126f3cd"
 
 
-def upstream_locators(dsh_commit: str) -> dict:
-    from conftest import PI_V0_82_1, snapshot
+def upstream_locators(dsh_commit: str, cache: Path) -> dict:
+    from conftest import PI_V0_82_1
 
-    from analyzer.usage.locate import GitFunctionLocator
-    from analyzer.usage.repos import open_git_dir
-
-    return {"pi": GitFunctionLocator(open_git_dir(snapshot("at-inc+pi", PI_V0_82_1)), PI_V0_82_1, "pi"),
-            "dsh": GitFunctionLocator(open_git_dir(snapshot("deepseek-ai+deepseek-harness", dsh_commit)),
-                                      dsh_commit, "dsh")}
+    return {"pi": upstream_locator("pi", PI_V0_82_1, cache), "dsh": upstream_locator("dsh", dsh_commit, cache)}
 
 
 @pytest.mark.upstream
-def test_both_routes_at_rc2_and_pi_0_82_1() -> None:
+def test_both_routes_at_rc2_and_pi_0_82_1(index_cache: Path) -> None:  # noqa: F811
     from conftest import DSH_RC2
 
-    locs = upstream_locators(DSH_RC2)
+    locs = upstream_locators(DSH_RC2, index_cache)
     doc = reconcile_routes(load_scenario("deepseek-10k"), locs, routes_for("both"))
     native = doc["routes"]["deepseek-native"]
     assert native["functions"]["native_map"]["site"] == "dsh:packages/llm/llm-deepseek/src/translate.ts:53"
@@ -203,8 +199,9 @@ def test_both_routes_at_rc2_and_pi_0_82_1() -> None:
 
 
 @pytest.mark.upstream
-def test_a_tree_without_packages_client_still_gives_the_numbers() -> None:
-    doc = reconcile_routes(load_scenario("deepseek-10k"), upstream_locators(DSH_NO_CLIENT), routes_for("both"))
+def test_a_tree_without_packages_client_still_gives_the_numbers(index_cache: Path) -> None:  # noqa: F811
+    locs = upstream_locators(DSH_NO_CLIENT, index_cache)
+    doc = reconcile_routes(load_scenario("deepseek-10k"), locs, routes_for("both"))
     assert "hit" in {m["hop"] for m in doc["missing"]}
     hit = next(m for m in doc["missing"] if m["hop"] == "hit")
     assert hit["looked_in"] == ["packages/client"] and "no top-level declaration of cacheHitPercent" in hit["reason"]

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from conftest import DSH_RC2, PI_V0_58_3, PI_V0_82_1, snapshot
+from conftest import DSH_RC2, PI_V0_58_3, PI_V0_82_1
+from usage_upstream_locators import index_cache, upstream_locator  # noqa: F401  (fixture)
 
 from analyzer.usage.ledger import reconcile
-from analyzer.usage.locate import GitFunctionLocator
-from analyzer.usage.repos import open_git_dir
 from analyzer.usage.scenarios import load_scenario
 
 pytestmark = pytest.mark.upstream
 
 
-def locator(owner_name: str, name: str, commit: str) -> GitFunctionLocator:
-    return GitFunctionLocator(open_git_dir(snapshot(owner_name, commit)), commit, name)
-
-
-def replay(pi_commit: str, scenario: str = "deepseek-10k") -> dict:
-    locs = {"pi": locator("at-inc+pi", "pi", pi_commit), "dsh": locator("deepseek-ai+deepseek-harness", "dsh", DSH_RC2)}
-    return reconcile(load_scenario(scenario), locs)
+@pytest.fixture
+def replay(index_cache: Path):  # noqa: F811
+    def run(pi_commit: str, scenario: str = "deepseek-10k") -> dict:
+        locs = {"pi": upstream_locator("pi", pi_commit, index_cache),
+                "dsh": upstream_locator("dsh", DSH_RC2, index_cache)}
+        return reconcile(load_scenario(scenario), locs)
+    return run
 
 
 def values(fields: list[dict]) -> dict:
@@ -30,7 +31,7 @@ def holds(checks: list[dict], prefix: str) -> bool | None:
     return next(c["holds"] for c in checks if c["name"].startswith(prefix))
 
 
-def test_pi_v0_58_3_ignores_deepseek_hits_and_counts_reasoning_twice() -> None:
+def test_pi_v0_58_3_ignores_deepseek_hits_and_counts_reasoning_twice(replay) -> None:
     ledger = replay(PI_V0_58_3)
     assert ledger["functions"]["parse"]["site"].startswith("pi:packages/ai/src/providers/openai-completions.ts:")
     req = ledger["requests"][0]
@@ -46,7 +47,7 @@ def test_pi_v0_58_3_ignores_deepseek_hits_and_counts_reasoning_twice() -> None:
     assert ledger["ok"] is False
 
 
-def test_pi_v0_82_1_maps_deepseek_hits() -> None:
+def test_pi_v0_82_1_maps_deepseek_hits(replay) -> None:
     ledger = replay(PI_V0_82_1)
     assert ledger["functions"]["parse"]["site"].startswith("pi:packages/ai/src/api/openai-completions.ts:")
     req = ledger["requests"][0]
@@ -59,7 +60,7 @@ def test_pi_v0_82_1_maps_deepseek_hits() -> None:
     assert ledger["ok"] is True
 
 
-def test_dsh_rc2_side() -> None:
+def test_dsh_rc2_side(replay) -> None:
     ledger = replay(PI_V0_82_1)
     req = ledger["requests"][0]
     assert values(req["dsh_usage"]) == {"inputTokens": 1040, "outputTokens": 500, "cacheReadTokens": 8960}
@@ -71,7 +72,7 @@ def test_dsh_rc2_side() -> None:
     assert "StatsLine.tsx" in ledger["cache_hit_percent"]["site"]
 
 
-def test_multi_turn_at_v0_82_1() -> None:
+def test_multi_turn_at_v0_82_1(replay) -> None:
     ledger = replay(PI_V0_82_1, "multi-turn-10k")
     scenario = load_scenario("multi-turn-10k")
     hits = sum(r.cache_hits for r in scenario.requests)

@@ -1,7 +1,8 @@
-"""Source text and tree-sitter trees of the files `analyze hazards` reads, straight from git objects.
+"""The files `analyze hazards` reads, as trees from the index's shared syntax-tree service.
 
-Only files holding a function the analysis visits are parsed (on demand, cached per run). A graph node
-(`repo:path:qualname`, with its `line`/`end_line`) is mapped back to its function-like syntax node here.
+Only files holding a function the analysis visits are asked for (on demand); reading and parsing is the
+service's (`analyzer.index.trees`, cached per blob), this module adds the hazards' view of a file: its
+imports and the function-like node a graph node (`repo:path:qualname`, with `line`/`end_line`) stands for.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from importlib import resources
 
 from tree_sitter import Node, Query, QueryCursor
 
-from analyzer.index.source import BlobReader
-from analyzer.parse.languages import get_language, language_for_path, parse_bytes
+from analyzer.index.trees import MissingBlob, SyntaxTrees
+from analyzer.parse.languages import get_language, language_for_path
 
 FUNCTION_NODES = frozenset({"function_declaration", "generator_function_declaration", "method_definition",
                             "arrow_function", "function_expression", "function"})
@@ -66,11 +67,13 @@ class ParsedFile:
 
 
 class SourceFiles:
-    """Parsed files at the analysed commits; one `git cat-file --batch` per repository."""
+    """Parsed files at the analysed commits, read through one `SyntaxTrees` (shared when one is passed)."""
 
-    def __init__(self, git_dirs: dict[str, str], commits: dict[str, str]) -> None:
+    def __init__(self, git_dirs: dict[str, str], commits: dict[str, str], trees: SyntaxTrees | None = None) -> None:
         self.commits = commits
-        self._readers = {name: BlobReader(d) for name, d in git_dirs.items()}
+        self.git_dirs = git_dirs
+        self._own_trees = trees is None
+        self.trees = trees or SyntaxTrees()
         self._files: dict[tuple[str, str], ParsedFile | None] = {}
         self.unreadable: list[str] = []
 
@@ -81,23 +84,23 @@ class SourceFiles:
         return self._files[key]
 
     def _load(self, repo: str, path: str) -> ParsedFile | None:
-        language = language_for_path(path)
-        reader = self._readers.get(repo)
-        if language is None or reader is None:
+        git_dir = self.git_dirs.get(repo)
+        if git_dir is None or language_for_path(path) is None:
             return None
         try:
-            data = reader.read(f"{self.commits[repo]}:{path}")
-        except Exception:  # noqa: BLE001 - a missing blob is reported, not fatal
+            tree = self.trees.at(git_dir, self.commits[repo], path)
+        except (MissingBlob, KeyError):  # a missing blob is reported, not fatal
             self.unreadable.append(f"{repo}:{path}")
             return None
-        root = parse_bytes(data, language).root_node
-        pf = ParsedFile(repo, path, data, root, language)
+        if tree is None:
+            return None
+        pf = ParsedFile(repo, path, tree.source, tree.root, tree.language)
         _read_imports(pf)
         return pf
 
     def close(self) -> None:
-        for r in self._readers.values():
-            r.close()
+        if self._own_trees:
+            self.trees.close()
 
 
 def _read_imports(pf: ParsedFile) -> None:

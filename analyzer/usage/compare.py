@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-REASONING = "reasoningTokens"
-CACHE_NUMBERS = ("inputTokens", "cacheReadTokens", "cacheWriteTokens")
+from analyzer.usage.routes import load_routes
+
+_COMPARE = load_routes().compare
+REASONING = _COMPARE.reasoning  # the TokenUsage field one route may keep and the other not
+CACHE_NUMBERS = _COMPARE.cache_numbers  # TokenUsage fields set from the provider's cache fields
 
 
 def _by_name(fields: list[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:

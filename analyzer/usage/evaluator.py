@@ -7,18 +7,38 @@ arithmetic. Type annotations, `as`, `satisfies` and `!` are skipped; any node ty
 `UnsupportedSyntax` naming the node type and file:line, so nothing is ever guessed.
 
 Calls to other functions resolve lexically, then through the module's top-level declarations and its
-relative imports (via a `FunctionLocator`), and run in this evaluator too.
+imports (via a `FunctionLocator`), and run in this evaluator too.
+
+The interpreter is split along its concerns: this module holds module linking (top-level declarations,
+imports, exports), expressions and calls; `statements` executes statements, `operators` applies JS
+operators and assignments, `scope` holds scopes and control-flow signals, `literals` reads number and
+string literals.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from analyzer.usage import builtins
-from analyzer.usage.errors import EvaluationError, JSThrow, UnresolvedName, UnsupportedSyntax
+from analyzer.usage.errors import JSThrow, UnresolvedName, UnsupportedSyntax
+from analyzer.usage.literals import decode_string, parse_number
 from analyzer.usage.locate import FunctionLocator, LocatedFunction, SourceModule, unwrap
+from analyzer.usage.operators import Operators
+from analyzer.usage.scope import (
+    MAX_DEPTH,
+    OBJECT_PROTOTYPE_NAMES,
+    SHORT,
+    TDZ,
+    TYPE_CHILDREN,
+    Break,
+    Continue,
+    Return,
+    Scope,
+    is_optional,
+    statements,
+)
+from analyzer.usage.statements import Statements
 from analyzer.usage.values import (
     UNDEFINED,
     JSArray,
@@ -28,65 +48,10 @@ from analyzer.usage.values import (
     from_python,
     is_nullish,
     js_len,
-    strict_equals,
-    to_int32,
-    to_number,
     to_string,
-    to_uint32,
     truthy,
     typeof,
 )
-
-MAX_STEPS = 5_000_000
-MAX_DEPTH = 200
-_TDZ = object()
-_SHORT = object()  # an optional chain that short-circuited
-OBJECT_PROTOTYPE_NAMES = {"toString", "valueOf", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable",
-                          "toLocaleString", "constructor", "__proto__"}
-SKIPPED_STATEMENTS = {"comment", "empty_statement", "interface_declaration", "type_alias_declaration",
-                      "ambient_declaration", "import_statement"}
-TYPE_CHILDREN = {"type_annotation", "type_arguments", "type_parameters", "comment"}
-
-
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
-
-
-class _Return(Exception):
-    def __init__(self, value: Any, site: Any) -> None:
-        self.value = value
-        self.site = site
-
-
-class Scope:
-    """A lexical scope; `const` names are remembered so reassignment throws as in JS."""
-
-    __slots__ = ("vars", "consts", "parent", "module_scope")
-
-    def __init__(self, parent: Scope | None, module_scope: ModuleScope | None = None) -> None:
-        self.vars: dict[str, Any] = {}
-        self.consts: set[str] = set()
-        self.parent = parent
-        if module_scope is None and parent is not None:
-            module_scope = parent.module_scope
-        self.module_scope: ModuleScope | None = module_scope
-
-    def declare(self, name: str, value: Any, const: bool = False) -> None:
-        self.vars[name] = value
-        if const:
-            self.consts.add(name)
-
-    def find(self, name: str) -> Scope | None:
-        s: Scope | None = self
-        while s is not None:
-            if name in s.vars:
-                return s
-            s = s.parent
-        return None
 
 
 class ModuleScope(Scope):
@@ -124,7 +89,7 @@ class ModuleScope(Scope):
         return value
 
 
-class Interpreter:
+class Interpreter(Statements, Operators):
     """Runs located upstream functions on JS values; one instance per (repo, commit)."""
 
     def __init__(self, locator: FunctionLocator) -> None:
@@ -219,293 +184,18 @@ class Interpreter:
                     return self._export_target(m, name, where, seen)
         raise UnresolvedName(f"{mod.repo_name}:{mod.path} does not export {name} (imported at {where})")
 
-    # ---- statements ---------------------------------------------------------------------------------
-
-    def _tick(self, node: Any, mod: SourceModule) -> None:
-        self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise EvaluationError(f"step budget of {MAX_STEPS} exceeded at {mod.where(node)}; a loop may not end")
-
-    def exec_block(self, stmts: Sequence[Any], scope: Scope, mod: SourceModule) -> None:
-        self._hoist(stmts, scope, mod)
-        for stmt in stmts:
-            self.exec(stmt, scope, mod)
-
-    def _hoist(self, stmts: Sequence[Any], scope: Scope, mod: SourceModule) -> None:
-        for stmt in stmts:
-            if stmt.type == "lexical_declaration":
-                for d in stmt.named_children:
-                    if d.type == "variable_declarator":
-                        for name in _pattern_names(d.child_by_field_name("name"), mod):
-                            scope.vars.setdefault(name, _TDZ)
-            elif stmt.type == "function_declaration":
-                name = mod.text(stmt.child_by_field_name("name"))
-                scope.declare(name, JSFunction(stmt, scope, mod, name, False))
-
-    def exec(self, node: Any, scope: Scope, mod: SourceModule) -> None:
-        self._tick(node, mod)
-        t = node.type
-        if t == "expression_statement":
-            self.eval(node.named_children[0], scope, mod)
-        elif t == "lexical_declaration":
-            const = node.child(0).type == "const"
-            for d in node.named_children:
-                if d.type != "variable_declarator":
-                    continue
-                value_node = d.child_by_field_name("value")
-                value = self.eval(value_node, scope, mod) if value_node is not None else UNDEFINED
-                if value_node is not None and isinstance(value, JSFunction) and not value.name:
-                    value.name = mod.text(d.child_by_field_name("name"))
-                self.bind_pattern(d.child_by_field_name("name"), value, scope, mod, declare=True, const=const)
-        elif t == "return_statement":
-            arg = node.named_children[0] if node.named_children else None
-            raise _Return(self.eval(arg, scope, mod) if arg is not None else UNDEFINED, mod.site(node))
-        elif t == "if_statement":
-            cond = node.child_by_field_name("condition")
-            if truthy(self.eval(cond, scope, mod)):
-                self._exec_body(node.child_by_field_name("consequence"), scope, mod)
-            else:
-                alt = node.child_by_field_name("alternative")
-                if alt is not None:  # else_clause
-                    self._exec_body(alt.named_children[0], scope, mod)
-        elif t == "statement_block":
-            self.exec_block(_statements(node), Scope(scope), mod)
-        elif t == "while_statement":
-            cond = node.child_by_field_name("condition")
-            while truthy(self.eval(cond, scope, mod)):
-                self._tick(node, mod)
-                try:
-                    self._exec_body(node.child_by_field_name("body"), scope, mod)
-                except _Break:
-                    break
-                except _Continue:
-                    continue
-        elif t == "do_statement":
-            while True:
-                self._tick(node, mod)
-                try:
-                    self._exec_body(node.child_by_field_name("body"), scope, mod)
-                except _Break:
-                    break
-                except _Continue:
-                    pass
-                if not truthy(self.eval(node.child_by_field_name("condition"), scope, mod)):
-                    break
-        elif t == "for_statement":
-            self._exec_for(node, scope, mod)
-        elif t == "for_in_statement":
-            self._exec_for_of(node, scope, mod)
-        elif t == "break_statement":
-            if node.named_children:
-                raise UnsupportedSyntax("labelled break", mod.where(node))
-            raise _Break()
-        elif t == "continue_statement":
-            if node.named_children:
-                raise UnsupportedSyntax("labelled continue", mod.where(node))
-            raise _Continue()
-        elif t == "switch_statement":
-            self._exec_switch(node, scope, mod)
-        elif t == "throw_statement":
-            value = self.eval(node.named_children[0], scope, mod)
-            message = to_string(value.props.get("message", "")) if isinstance(value, JSObject) else to_string(value)
-            kind = to_string(value.props.get("name", "Error")) if isinstance(value, JSObject) else "Error"
-            raise JSThrow(kind, message, mod.where(node))
-        elif t == "function_declaration":
-            pass  # hoisted by exec_block
-        elif t in SKIPPED_STATEMENTS:
-            pass
-        else:
-            raise UnsupportedSyntax(t, mod.where(node))
-
-    def _exec_body(self, node: Any, scope: Scope, mod: SourceModule) -> None:
-        """A loop/if body: a block gets its own scope; a single statement runs in a fresh one too."""
-        if node.type == "statement_block":
-            self.exec_block(_statements(node), Scope(scope), mod)
-        else:
-            if node.type == "lexical_declaration":
-                raise UnsupportedSyntax("lexical declaration as a single-statement body", mod.where(node))
-            self.exec(node, Scope(scope), mod)
-
-    def _exec_for(self, node: Any, scope: Scope, mod: SourceModule) -> None:
-        loop_scope = Scope(scope)
-        init = node.child_by_field_name("initializer")
-        per_iteration: list[str] = []
-        if init is not None:
-            if init.type == "lexical_declaration":
-                self._hoist([init], loop_scope, mod)
-                self.exec(init, loop_scope, mod)
-                if init.child(0).type == "let":
-                    per_iteration = [n for d in init.named_children if d.type == "variable_declarator"
-                                     for n in _pattern_names(d.child_by_field_name("name"), mod)]
-            elif init.type == "variable_declaration":
-                raise UnsupportedSyntax("var declaration (function-scoped hoisting)", mod.where(init))
-            elif init.type not in ("empty_statement", ";"):
-                self.eval(init.named_children[0] if init.type == "expression_statement" else init, loop_scope, mod)
-        cond = node.child_by_field_name("condition")
-        incr = node.child_by_field_name("increment")
-        while True:
-            self._tick(node, mod)
-            if cond is not None and cond.type != ";":
-                c = cond.named_children[0] if cond.type == "expression_statement" else cond
-                if c.type != "empty_statement" and not truthy(self.eval(c, loop_scope, mod)):
-                    break
-            # each iteration gets its own copy of `let` bindings (closures capture per-iteration values)
-            iter_scope = Scope(loop_scope)
-            for name in per_iteration:
-                iter_scope.declare(name, loop_scope.vars[name])
-            try:
-                self._exec_body(node.child_by_field_name("body"), iter_scope, mod)
-            except _Break:
-                break
-            except _Continue:
-                pass
-            finally:
-                for name in per_iteration:
-                    loop_scope.vars[name] = iter_scope.vars[name]
-            if incr is not None:
-                self.eval(incr, loop_scope, mod)
-
-    def _exec_for_of(self, node: Any, scope: Scope, mod: SourceModule) -> None:
-        op = node.child_by_field_name("operator")
-        kind = node.child_by_field_name("kind")
-        if op is None or mod.text(op) != "of" or any(c.type == "await" for c in node.children):
-            raise UnsupportedSyntax("for…in / for await (only for…of is supported)", mod.where(node))
-        iterable = self.eval(node.child_by_field_name("right"), scope, mod)
-        if isinstance(iterable, JSArray):
-            items = iterable.items
-        elif type(iterable) is str:
-            items = list(iterable)
-        else:
-            raise UnsupportedSyntax(f"for…of over a {typeof(iterable)} (only arrays and strings)", mod.where(node))
-        left = node.child_by_field_name("left")
-        const = kind is not None and mod.text(kind) == "const"
-        i = 0
-        while i < len(items):  # arrays are live: pushes during the loop are visited, as in JS
-            self._tick(node, mod)
-            iter_scope = Scope(scope)
-            if kind is not None:
-                self.bind_pattern(left, items[i], iter_scope, mod, declare=True, const=const)
-            else:
-                self.bind_pattern(left, items[i], iter_scope, mod, declare=False)
-            i += 1
-            try:
-                self._exec_body(node.child_by_field_name("body"), iter_scope, mod)
-            except _Break:
-                break
-            except _Continue:
-                continue
-
-    def _exec_switch(self, node: Any, scope: Scope, mod: SourceModule) -> None:
-        value = self.eval(node.child_by_field_name("value"), scope, mod)
-        body = node.child_by_field_name("body")
-        cases = [c for c in body.named_children if c.type in ("switch_case", "switch_default")]
-        block_scope = Scope(scope)
-        start = None
-        for i, case in enumerate(cases):
-            if case.type == "switch_case" and strict_equals(
-                    value, self.eval(case.child_by_field_name("value"), block_scope, mod)):
-                start = i
-                break
-        if start is None:
-            start = next((i for i, c in enumerate(cases) if c.type == "switch_default"), None)
-        if start is None:
-            return
-        try:
-            for case in cases[start:]:
-                stmts = [c for c in case.named_children if c != case.child_by_field_name("value")]
-                self.exec_block(stmts, block_scope, mod)
-        except _Break:
-            pass
-
-    # ---- patterns -------------------------------------------------------------------------------------
-
-    def bind_pattern(self, pattern: Any, value: Any, scope: Scope, mod: SourceModule, declare: bool,
-                     const: bool = False) -> None:
-        """Bind (declare) or assign a pattern: identifiers, object and array destructuring, defaults, rest."""
-        t = pattern.type
-        if t in ("identifier", "shorthand_property_identifier_pattern"):
-            name = mod.text(pattern)
-            if declare:
-                scope.declare(name, value, const)
-            else:
-                self._assign_name(name, value, scope, mod, pattern)
-        elif t == "object_pattern":
-            if is_nullish(value):
-                raise JSThrow("TypeError", f"Cannot destructure '{to_string(value)}' as it is {to_string(value)}.",
-                              mod.where(pattern))
-            used: list[str] = []
-            for p in pattern.named_children:
-                if p.type == "shorthand_property_identifier_pattern":
-                    key = mod.text(p)
-                    used.append(key)
-                    self.bind_pattern(p, self.get_member(value, key, mod, p), scope, mod, declare, const)
-                elif p.type == "pair_pattern":
-                    key = self._property_key(p.child_by_field_name("key"), scope, mod)
-                    used.append(key)
-                    self.bind_pattern(p.child_by_field_name("value"), self.get_member(value, key, mod, p),
-                                      scope, mod, declare, const)
-                elif p.type == "object_assignment_pattern":
-                    left = p.child_by_field_name("left")
-                    key = mod.text(left)
-                    used.append(key)
-                    v = self.get_member(value, key, mod, p)
-                    if v is UNDEFINED:
-                        v = self.eval(p.child_by_field_name("right"), scope, mod)
-                    self.bind_pattern(left, v, scope, mod, declare, const)
-                elif p.type == "rest_pattern":
-                    if not isinstance(value, JSObject):
-                        raise UnsupportedSyntax("object rest pattern on a non-plain object", mod.where(p))
-                    rest = JSObject()
-                    for k, v in value.props.items():
-                        if k not in used:
-                            rest.set(k, v, value.origins.get(k))
-                    self.bind_pattern(p.named_children[0], rest, scope, mod, declare, const)
-                elif p.type != "comment":
-                    raise UnsupportedSyntax(p.type, mod.where(p))
-        elif t == "array_pattern":
-            if not isinstance(value, JSArray):
-                raise UnsupportedSyntax("array destructuring of a non-array", mod.where(pattern))
-            i = 0
-            for p in pattern.named_children:
-                if p.type == "rest_pattern":
-                    self.bind_pattern(p.named_children[0], JSArray(value.items[i:]), scope, mod, declare, const)
-                    break
-                v = value.items[i] if i < len(value.items) else UNDEFINED
-                self.bind_pattern(p, v, scope, mod, declare, const)
-                i += 1
-        elif t == "assignment_pattern":
-            if value is UNDEFINED:
-                value = self.eval(pattern.child_by_field_name("right"), scope, mod)
-            self.bind_pattern(pattern.child_by_field_name("left"), value, scope, mod, declare, const)
-        elif t in ("member_expression", "subscript_expression") and not declare:
-            self._assign_target(pattern, value, scope, mod, pattern)
-        elif t in ("parenthesized_expression", "non_null_expression", "as_expression", "satisfies_expression"):
-            self.bind_pattern(unwrap(pattern), value, scope, mod, declare, const)
-        else:
-            raise UnsupportedSyntax(f"{t} as a binding pattern", mod.where(pattern))
-
-    def _assign_name(self, name: str, value: Any, scope: Scope, mod: SourceModule, node: Any) -> None:
-        s = scope.find(name)
-        if s is None or isinstance(s, ModuleScope):
-            raise UnsupportedSyntax(f"assignment to module-level or undeclared name {name}", mod.where(node))
-        if s.vars[name] is _TDZ:
-            raise JSThrow("ReferenceError", f"Cannot access '{name}' before initialization", mod.where(node))
-        if name in s.consts:
-            raise JSThrow("TypeError", "Assignment to constant variable.", mod.where(node))
-        s.vars[name] = value
-
     # ---- expressions --------------------------------------------------------------------------------
 
     def eval(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
         v = self._eval(node, scope, mod)
-        return UNDEFINED if v is _SHORT else v
+        return UNDEFINED if v is SHORT else v
 
     def _eval(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
         t = node.type
         if t == "number":
-            return _parse_number(mod.text(node), mod.where(node))
+            return parse_number(mod.text(node), mod.where(node))
         if t == "string":
-            return _decode_string(node, mod)
+            return decode_string(node, mod)
         if t == "template_string":
             return self._template(node, scope, mod)
         if t == "identifier":
@@ -566,7 +256,7 @@ class Interpreter:
         s = scope.find(name)
         if s is not None and not isinstance(s, ModuleScope):
             v = s.vars[name]
-            if v is _TDZ:
+            if v is TDZ:
                 raise JSThrow("ReferenceError", f"Cannot access '{name}' before initialization", mod.where(node))
             return v
         ms = scope.module_scope
@@ -580,16 +270,16 @@ class Interpreter:
         def substitute(c: Any) -> str:
             return to_string(self._to_primitive(self.eval(c.named_children[0], scope, mod), mod, c))
 
-        return _decode_string(node, mod, substitute, "a template literal")
+        return decode_string(node, mod, substitute, "a template literal")
 
     def _property_key(self, key: Any, scope: Scope, mod: SourceModule) -> str:
         if key.type in ("property_identifier", "identifier", "shorthand_property_identifier",
                         "shorthand_property_identifier_pattern"):
             return mod.text(key)
         if key.type == "string":
-            return _decode_string(key, mod)
+            return decode_string(key, mod)
         if key.type == "number":
-            return to_string(_parse_number(mod.text(key), mod.where(key)))
+            return to_string(parse_number(mod.text(key), mod.where(key)))
         if key.type == "computed_property_name":
             return self._key_of(self.eval(key.named_children[0], scope, mod), mod, key)
         raise UnsupportedSyntax(f"{key.type} as a property key", mod.where(key))
@@ -656,10 +346,10 @@ class Interpreter:
 
     def _member(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
         obj = self._chain_object(node, scope, mod)
-        if obj is _SHORT:
-            return _SHORT
-        if _is_optional(node) and is_nullish(obj):
-            return _SHORT
+        if obj is SHORT:
+            return SHORT
+        if is_optional(node) and is_nullish(obj):
+            return SHORT
         key = self._member_key(node, scope, mod)
         return self.get_member(obj, key, mod, node)
 
@@ -667,7 +357,7 @@ class Interpreter:
         obj_node = node.child_by_field_name("object") if node.type != "call_expression" \
             else node.child_by_field_name("function")
         if obj_node.type in ("member_expression", "subscript_expression", "call_expression", "non_null_expression"):
-            return self._eval(obj_node, scope, mod)  # keep _SHORT so the whole chain short-circuits
+            return self._eval(obj_node, scope, mod)  # keep SHORT so the whole chain short-circuits
         return self.eval(obj_node, scope, mod)
 
     def _member_key(self, node: Any, scope: Scope, mod: SourceModule) -> str:
@@ -714,21 +404,21 @@ class Interpreter:
         inner = unwrap(fn_node) if fn_node.type == "non_null_expression" else fn_node
         if inner.type in ("member_expression", "subscript_expression"):
             this = self._chain_object(inner, scope, mod)
-            if this is _SHORT:
-                return _SHORT
-            if _is_optional(inner) and is_nullish(this):
-                return _SHORT
+            if this is SHORT:
+                return SHORT
+            if is_optional(inner) and is_nullish(this):
+                return SHORT
             fn = self.get_member(this, self._member_key(inner, scope, mod), mod, inner)
         elif inner.type == "call_expression":
             fn = self._eval(inner, scope, mod)
-            if fn is _SHORT:
-                return _SHORT
+            if fn is SHORT:
+                return SHORT
         elif fn_node.type == "import":
             raise UnsupportedSyntax("dynamic import()", mod.where(node))
         else:
             fn = self.eval(fn_node, scope, mod)
         if _is_optional_call(node) and is_nullish(fn):
-            return _SHORT
+            return SHORT
         args_node = node.child_by_field_name("arguments")
         if args_node.type == "template_string":
             raise UnsupportedSyntax("tagged template", mod.where(node))
@@ -766,11 +456,11 @@ class Interpreter:
             body = node.child_by_field_name("body")
             if body.type == "statement_block":
                 try:
-                    self.exec_block(_statements(body), scope, mod)
-                except _Return as r:
+                    self.exec_block(statements(body), scope, mod)
+                except Return as r:
                     self.last_return_site = r.site
                     return r.value
-                except (_Break, _Continue):
+                except (Break, Continue):
                     raise UnsupportedSyntax("break/continue outside a loop", mod.where(body)) from None
                 self.last_return_site = mod.site(body.children[-1])
                 return UNDEFINED
@@ -818,302 +508,11 @@ class Interpreter:
             return JSObject({"name": name, "message": to_string(args[0]) if args else ""})
         raise UnsupportedSyntax(f"new {name}", mod.where(node))
 
-    # operators
-
-    def _to_primitive(self, v: Any, mod: SourceModule, node: Any) -> Any:
-        if isinstance(v, JSArray):
-            return to_string(v)
-        if isinstance(v, JSObject):
-            if "toString" in v.props or "valueOf" in v.props:
-                raise UnsupportedSyntax("object with its own toString/valueOf in an operator", mod.where(node))
-            return "[object Object]"
-        if isinstance(v, JSFunction | NativeFunction):
-            raise UnsupportedSyntax("function used as a primitive", mod.where(node))
-        return v
-
-    def _num(self, v: Any, mod: SourceModule, node: Any) -> float:
-        return to_number(self._to_primitive(v, mod, node))
-
-    def _binary(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
-        op = mod.text(node.child_by_field_name("operator"))
-        left = self.eval(node.child_by_field_name("left"), scope, mod)
-        if op == "&&":
-            return self.eval(node.child_by_field_name("right"), scope, mod) if truthy(left) else left
-        if op == "||":
-            return left if truthy(left) else self.eval(node.child_by_field_name("right"), scope, mod)
-        if op == "??":
-            return self.eval(node.child_by_field_name("right"), scope, mod) if is_nullish(left) else left
-        right = self.eval(node.child_by_field_name("right"), scope, mod)
-        return self.binary_op(op, left, right, mod, node)
-
-    def binary_op(self, op: str, left: Any, right: Any, mod: SourceModule, node: Any) -> Any:
-        if op == "===":
-            return strict_equals(left, right)
-        if op == "!==":
-            return not strict_equals(left, right)
-        if op == "==":
-            return self._loose_equals(left, right, mod, node)
-        if op == "!=":
-            return not self._loose_equals(left, right, mod, node)
-        if op == "+":
-            lp, rp = self._to_primitive(left, mod, node), self._to_primitive(right, mod, node)
-            if type(lp) is str or type(rp) is str:
-                return to_string(lp) + to_string(rp)
-            return to_number(lp) + to_number(rp)
-        if op in ("<", ">", "<=", ">="):
-            lp, rp = self._to_primitive(left, mod, node), self._to_primitive(right, mod, node)
-            if type(lp) is str and type(rp) is str:
-                return _ordered(op, lp.encode("utf-16-be"), rp.encode("utf-16-be"))
-            x, y = to_number(lp), to_number(rp)
-            if math.isnan(x) or math.isnan(y):
-                return False
-            return _ordered(op, x, y)
-        if op == "in":
-            if not isinstance(right, JSObject):
-                raise UnsupportedSyntax("'in' on a non-plain object", mod.where(node))
-            return self._key_of(left, mod, node) in right.props
-        if op == "instanceof":
-            raise UnsupportedSyntax("instanceof", mod.where(node))
-        a, b = self._num(left, mod, node), self._num(right, mod, node)
-        if op == "-":
-            return a - b
-        if op == "*":
-            return _mul(a, b)
-        if op == "/":
-            return _div(a, b)
-        if op == "%":
-            return _rem(a, b)
-        if op == "**":
-            return builtins.js_pow(a, b)
-        if op in ("&", "|", "^", "<<", ">>"):
-            x, y = to_int32(a), to_int32(b)
-            r = {"&": x & y, "|": x | y, "^": x ^ y, "<<": x << (y & 31), ">>": x >> (y & 31)}[op]
-            return float(to_int32(float(r)))
-        if op == ">>>":
-            return float(to_uint32(a) >> (to_uint32(b) & 31))
-        raise UnsupportedSyntax(f"binary operator {op}", mod.where(node))
-
-    def _loose_equals(self, a: Any, b: Any, mod: SourceModule, node: Any) -> bool:
-        if is_nullish(a) or is_nullish(b):
-            return is_nullish(a) and is_nullish(b)
-        if type(a) is type(b):
-            return strict_equals(a, b)
-        prims = (float, str, bool)
-        if type(a) in prims and type(b) in prims:
-            return to_number(a) == to_number(b)
-        raise UnsupportedSyntax("loose equality (==) between an object and another type", mod.where(node))
-
-    def _unary(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
-        op = mod.text(node.child_by_field_name("operator"))
-        arg = node.child_by_field_name("argument")
-        if op == "typeof":
-            if arg.type == "identifier" and scope.find(mod.text(arg)) is None and scope.module_scope is not None:
-                try:
-                    return typeof(self.eval(arg, scope, mod))
-                except UnresolvedName:
-                    raise UnsupportedSyntax("typeof of an unresolvable name", mod.where(node)) from None
-            return typeof(self.eval(arg, scope, mod))
-        if op == "delete":
-            target = unwrap(arg)
-            if target.type not in ("member_expression", "subscript_expression"):
-                raise UnsupportedSyntax("delete of a non-property", mod.where(node))
-            obj = self.eval(target.child_by_field_name("object"), scope, mod)
-            if not isinstance(obj, JSObject):
-                raise UnsupportedSyntax("delete on a non-plain object", mod.where(node))
-            key = self._member_key(target, scope, mod)
-            obj.props.pop(key, None)
-            obj.origins.pop(key, None)
-            return True
-        v = self.eval(arg, scope, mod)
-        if op == "!":
-            return not truthy(v)
-        if op == "-":
-            return -self._num(v, mod, node)
-        if op == "+":
-            return self._num(v, mod, node)
-        if op == "~":
-            return float(~to_int32(self._num(v, mod, node)))
-        if op == "void":
-            return UNDEFINED
-        raise UnsupportedSyntax(f"unary operator {op}", mod.where(node))
-
-    def _update(self, node: Any, scope: Scope, mod: SourceModule) -> float:
-        arg = node.child_by_field_name("argument")
-        op = "++" if "++" in mod.text(node) else "--"
-        prefix = node.children[0].type in ("++", "--")
-        old = self._num(self.eval(arg, scope, mod), mod, node)
-        new = old + 1 if op == "++" else old - 1
-        self._assign_target(arg, new, scope, mod, node)
-        return new if prefix else old
-
-    def _assignment(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
-        left = node.child_by_field_name("left")
-        value = self.eval(node.child_by_field_name("right"), scope, mod)
-        if left.type in ("object_pattern", "array_pattern"):
-            self.bind_pattern(left, value, scope, mod, declare=False)
-        else:
-            self._assign_target(left, value, scope, mod, node)
-        return value
-
-    def _augmented(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
-        left = node.child_by_field_name("left")
-        op = mod.text(node.child_by_field_name("operator"))[:-1]
-        current = self.eval(left, scope, mod)
-        right_node = node.child_by_field_name("right")
-        if op in ("&&", "||", "??"):
-            keep = {"&&": not truthy(current), "||": truthy(current), "??": not is_nullish(current)}[op]
-            if keep:
-                return current
-            value = self.eval(right_node, scope, mod)
-        else:
-            value = self.binary_op(op, current, self.eval(right_node, scope, mod), mod, node)
-        self._assign_target(left, value, scope, mod, node)
-        return value
-
-    def _assign_target(self, target: Any, value: Any, scope: Scope, mod: SourceModule, node: Any) -> None:
-        target = unwrap(target)
-        if target.type == "identifier":
-            self._assign_name(mod.text(target), value, scope, mod, node)
-            return
-        if target.type not in ("member_expression", "subscript_expression"):
-            raise UnsupportedSyntax(f"assignment to {target.type}", mod.where(target))
-        if _is_optional(target):
-            raise UnsupportedSyntax("assignment through optional chaining", mod.where(target))
-        obj = self.eval(target.child_by_field_name("object"), scope, mod)
-        key = self._member_key(target, scope, mod)
-        if isinstance(obj, JSObject):
-            obj.set(key, value, mod.site(node))
-        elif isinstance(obj, JSArray) and key.isdigit():
-            i = int(key)
-            if i > len(obj.items):
-                raise UnsupportedSyntax("array hole created by assignment", mod.where(node))
-            if i == len(obj.items):
-                obj.items.append(value)
-            else:
-                obj.items[i] = value
-        elif is_nullish(obj):
-            raise JSThrow("TypeError", f"Cannot set properties of {to_string(obj)} (setting '{key}')", mod.where(node))
-        else:
-            raise UnsupportedSyntax(f"property assignment on a {typeof(obj)}", mod.where(node))
-
-
 # ---- helpers ----------------------------------------------------------------------------------------
-
-
-def _statements(block: Any) -> list[Any]:
-    return [c for c in block.named_children if c.type != "comment"]
-
-
-def _is_optional(node: Any) -> bool:
-    return any(c.type in ("optional_chain", "?.") for c in node.children)
 
 
 def _is_optional_call(node: Any) -> bool:
     return any(c.type in ("optional_chain", "?.") for c in node.children)
-
-
-def _pattern_names(pattern: Any, mod: SourceModule) -> list[str]:
-    if pattern is None:
-        return []
-    if pattern.type in ("identifier", "shorthand_property_identifier_pattern"):
-        return [mod.text(pattern)]
-    names: list[str] = []
-    for c in pattern.named_children:
-        if c.type == "pair_pattern":
-            names += _pattern_names(c.child_by_field_name("value"), mod)
-        elif c.type in ("object_assignment_pattern", "assignment_pattern"):
-            names += _pattern_names(c.child_by_field_name("left"), mod)
-        elif c.type in ("identifier", "shorthand_property_identifier_pattern", "object_pattern", "array_pattern",
-                        "rest_pattern"):
-            names += _pattern_names(c, mod) if c.type != "rest_pattern" else _pattern_names(c.named_children[0], mod)
-    return names
-
-
-_Ordered = TypeVar("_Ordered", bytes, float)
-
-
-def _ordered(op: str, a: _Ordered, b: _Ordered) -> bool:
-    """`<`, `>`, `<=`, `>=` of two numbers, or of two strings as UTF-16 code units (as JS compares them)."""
-    return {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op]
-
-
-def _mul(a: float, b: float) -> float:
-    try:
-        return a * b
-    except OverflowError:  # pragma: no cover - float mul returns inf rather than raising
-        return math.inf
-
-
-def _div(a: float, b: float) -> float:
-    if b == 0:
-        if a == 0 or math.isnan(a):
-            return math.nan
-        negative = (a < 0) != (math.copysign(1.0, b) < 0)
-        return -math.inf if negative else math.inf
-    return a / b
-
-
-def _rem(a: float, b: float) -> float:
-    """JS `%`: truncated remainder with the dividend's sign (math.fmod), NaN for x % 0 and ∞ % y."""
-    if math.isnan(a) or math.isnan(b) or math.isinf(a) or b == 0:
-        return math.nan
-    if math.isinf(b):
-        return a
-    return math.fmod(a, b)
-
-
-def _parse_number(text: str, where: str) -> float:
-    t = text.replace("_", "")
-    if t.endswith("n"):
-        raise UnsupportedSyntax("BigInt literal", where)
-    low = t.lower()
-    for prefix, base in (("0x", 16), ("0o", 8), ("0b", 2)):
-        if low.startswith(prefix):
-            return float(int(t[2:], base))
-    if len(t) > 1 and t[0] == "0" and t[1].isdigit():
-        raise UnsupportedSyntax("legacy octal literal", where)
-    return float(t)
-
-
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0",
-                   "'": "'", '"': '"', "\\": "\\", "`": "`", "$": "$", "\n": "", "\r\n": ""}
-
-
-def _unescape(esc: str, where: str) -> str:
-    body = esc[1:]
-    if body in _SIMPLE_ESCAPES:
-        return _SIMPLE_ESCAPES[body]
-    if body.startswith("u{"):
-        return chr(int(body[2:-1], 16))
-    if body.startswith("u") and len(body) == 5:
-        return chr(int(body[1:], 16))
-    if body.startswith("x") and len(body) == 3:
-        return chr(int(body[1:], 16))
-    if len(body) == 1 and not body.isdigit():
-        return body
-    raise UnsupportedSyntax(f"escape sequence {esc}", where)
-
-
-def _decode_string(node: Any, mod: SourceModule, substitute: Callable[[Any], str] | None = None,
-                   what: str = "a string literal") -> str:
-    """The value of a string or template literal: fragments and escapes, plus `${…}` via `substitute`."""
-    out: list[str] = []
-    pos = node.start_byte + 1
-    for c in node.named_children:
-        if c.start_byte > pos:
-            out.append(mod.source[pos:c.start_byte].decode("utf-8"))
-        if c.type == "template_substitution" and substitute is not None:
-            out.append(substitute(c))
-        elif c.type == "escape_sequence":
-            out.append(_unescape(mod.text(c), mod.where(c)))
-        elif c.type == "string_fragment":
-            out.append(mod.text(c))
-        else:
-            raise UnsupportedSyntax(f"{c.type} in {what}", mod.where(c))
-        pos = c.end_byte
-    if node.end_byte - 1 > pos:
-        out.append(mod.source[pos:node.end_byte - 1].decode("utf-8"))
-    return "".join(out)
 
 
 def check_parse_errors(mod: SourceModule, node: Any) -> None:

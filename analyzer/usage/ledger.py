@@ -7,73 +7,31 @@ Two routes, as dsh has two ways to DeepSeek:
 then, for both, the dsh token-meter projection (`init`/`apply`/`wire.view`) → buckets → dsh `cacheHitPercent`.
 Every number in the ledger comes from executing those functions in the evaluator; each carries the upstream
 line (repo:path:line) that set it. Fields a layer never reads are listed as dropped.
+
+The routes, their hops (repo, folder, function, what each reads and writes), the meter and the registry are
+data (`analyzer/rules/usage/routes.toml`, loaded by `analyzer.usage.routes`); this module is the ledger
+logic only: run a route's hops in order, fold the meter, check the invariants.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from analyzer.usage.errors import LocateError
 from analyzer.usage.evaluator import Interpreter, check_parse_errors
 from analyzer.usage.locate import FunctionLocator, LocatedFunction
 from analyzer.usage.registry import lookup_model
+from analyzer.usage.routes import ROUTE_OUTPUT, ROUTE_OUTPUT_RECORD, HopSpec, Route, RouteBook, load_routes
 from analyzer.usage.scenarios import Scenario
 from analyzer.usage.values import JSArray, JSObject, from_python, json_stringify, to_python
 
-
-@dataclass(frozen=True)
-class HopSpec:
-    """One upstream function the replay runs, and where in its repo to look for it."""
-
-    key: str
-    repo: str
-    qualname: str
-    search_under: tuple[str, ...]
-    role: str
-
-
-HOPS: tuple[HopSpec, ...] = (
-    HopSpec("parse", "pi", "parseChunkUsage", ("packages/ai/src",), "provider usage → Pi Usage"),
-    HopSpec("map", "dsh", "mapUsage", ("packages/llm/llm-pi-ai/src",), "Pi Usage → dsh TokenUsage"),
-    HopSpec("native_map", "dsh", "mapUsage", ("packages/llm/llm-deepseek/src",),
-            "DeepSeek wire usage → dsh TokenUsage (native adapter)"),
-    HopSpec("meter_init", "dsh", "tokenUsageProjectionDefinition.init", ("packages/llm/token-meter/src",),
-            "token-meter state"),
-    HopSpec("meter_apply", "dsh", "tokenUsageProjectionDefinition.apply", ("packages/llm/token-meter/src",),
-            "token-meter fold of one usage event"),
-    HopSpec("meter_view", "dsh", "tokenUsageProjectionDefinition.wire.view", ("packages/llm/token-meter/src",),
-            "token-meter buckets"),
-    HopSpec("hit", "dsh", "cacheHitPercent", ("packages/client",), "dsh stats-line cache-hit %"),
-)
-HOP_BY_KEY = {h.key: h for h in HOPS}
-METER_HOPS = ("meter_init", "meter_apply", "meter_view")
-
-
-@dataclass(frozen=True)
-class Route:
-    """One way dsh reaches DeepSeek: the usage hops of that adapter, then the shared meter and stats line."""
-
-    name: str
-    title: str
-    usage_hops: tuple[str, ...]
-
-    @property
-    def hops(self) -> tuple[HopSpec, ...]:
-        return tuple(HOP_BY_KEY[k] for k in (*self.usage_hops, *METER_HOPS, "hit"))
-
-    @property
-    def repos(self) -> list[str]:
-        return sorted({h.repo for h in self.hops})
-
-
-ROUTES: dict[str, Route] = {
-    "pi-ai": Route("pi-ai", "dsh llm-pi-ai adapter → Pi parseChunkUsage → dsh mapUsage (stream.ts)", ("parse", "map")),
-    "deepseek-native": Route("deepseek-native", "dsh llm-deepseek adapter → dsh mapUsage (translate.ts)",
-                             ("native_map",)),
-}
+BOOK = load_routes()
+HOPS: tuple[HopSpec, ...] = tuple(BOOK.hops.values())
+HOP_BY_KEY = BOOK.hops
+METER_HOPS = BOOK.meter.hops
+ROUTES: dict[str, Route] = BOOK.routes
 
 
 def routes_for(choice: str) -> list[Route]:
@@ -82,19 +40,21 @@ def routes_for(choice: str) -> list[Route]:
 
 
 def model_object(scenario: Scenario, interps: Mapping[str, Interpreter],
-                 locators: Mapping[str, FunctionLocator]) -> tuple[JSObject, dict[str, Any]]:
+                 locators: Mapping[str, FunctionLocator], book: RouteBook = BOOK) -> tuple[JSObject, dict[str, Any]]:
     """The `model` argument for Pi: from the pinned registry when it has the model, else the scenario's prices."""
     p = scenario.prices
     note = ""
-    if scenario.registry is not None and "pi" in locators:
-        entry = lookup_model(interps["pi"], locators["pi"], *scenario.registry)
+    reg = book.registry.repo
+    if scenario.registry is not None and reg in locators and reg in interps:
+        entry = lookup_model(interps[reg], locators[reg], *scenario.registry, spec=book.registry)
         if entry.model is not None:
             cost = to_python(entry.model.props["cost"])
             return entry.model, {
-                "source": "pi registry", "site": str(entry.site),
+                "source": f"{reg} registry", "site": str(entry.site),
                 "cache_hit": cost.get("cacheRead"), "cache_miss": cost.get("input"), "output": cost.get("output"),
-                "cache_write": cost.get("cacheWrite"), "as_of": f"pi@{locators['pi'].commit[:10]}",
-                "note": f"MODELS[{scenario.registry[0]!r}][{scenario.registry[1]!r}] in the pinned registry"}
+                "cache_write": cost.get("cacheWrite"), "as_of": f"{reg}@{locators[reg].commit[:10]}",
+                "note": f"{book.registry.table}[{scenario.registry[0]!r}][{scenario.registry[1]!r}] in the pinned "
+                        "registry"}
         note = f"not from the Pi registry: {entry.reason}"
     model = from_python({
         "id": scenario.model, "name": scenario.model, "api": "openai-completions", "provider": scenario.provider,
@@ -119,7 +79,7 @@ class ReplaySession:
         self.interps = {name: Interpreter(loc) for name, loc in locators.items()}
         self.hops: dict[str, LocatedFunction] = {}
         self.missing: dict[str, dict[str, Any]] = {}
-        self._repo = {h.key: h.repo for h in HOPS}
+        self._repo = {h.key: h.repo for h in (*HOPS, *hops)}
         for hop in hops:
             if hop.repo not in locators or hop.key in self.hops:
                 continue
@@ -152,7 +112,7 @@ class ReplaySession:
 def reconcile(scenario: Scenario, locators: Mapping[str, FunctionLocator],
               session: ReplaySession | None = None) -> dict[str, Any]:
     """The Pi route's ledger (what re-checks compare); plain data, JSON-ready."""
-    return replay_route(scenario, locators, ROUTES["pi-ai"], session)
+    return replay_route(scenario, locators, ROUTES[BOOK.recheck_route], session)
 
 
 def reconcile_routes(scenario: Scenario, locators: Mapping[str, FunctionLocator], routes: Sequence[Route],
@@ -180,52 +140,42 @@ def replay_route(scenario: Scenario, locators: Mapping[str, FunctionLocator], ro
     """Run the scenario through one route's hops; a layer whose function is missing is marked, not guessed."""
     session = session or ReplaySession(locators, route.hops)
     hops = session.hops
+    book = route.book
+    meter = book.meter
     missing = [session.missing[h.key] for h in route.hops if h.key in session.missing]
-    pi_route = route.name == "pi-ai"
     prices: dict[str, Any] | None = None
     model: Any = None
-    if pi_route:
+    if route.takes_model:
         # the registry read gets its own interpreter so it does not count as code the hops touched
-        pi_interp = {"pi": Interpreter(locators["pi"])} if "pi" in locators else {}
-        model, prices = model_object(scenario, pi_interp, locators)
-    meter_ok = session.has(*METER_HOPS)
-    state = session.call("meter_init", []) if meter_ok else None
+        reg = book.registry.repo
+        reg_interp = {reg: Interpreter(locators[reg])} if reg in locators else {}
+        model, prices = model_object(scenario, reg_interp, locators, book)
+    meter_ok = session.has(*meter.hops)
+    state = session.call(meter.init, []) if meter_ok else None
     folded = 0
     requests = []
     for req in scenario.requests:
         raw = from_python(req.usage)
         entry: dict[str, Any] = {"turn": req.turn, "step": req.step}
-        usage = token_usage = None
         dropped: dict[str, list[str]] = {}
-        if pi_route:
-            if session.has("parse"):
-                usage = session.call("parse", [raw, model])
-                _clear_reads(usage)
-                entry["pi_usage"] = _fields(usage)
-                dropped["provider → Pi"] = [k for k in _paths(raw) if not _was_read(raw, k)]
-                if session.has("map"):
-                    token_usage = session.call("map", [usage])
-                    dropped["Pi → dsh"] = [k for k in _paths(usage) if not _was_read(usage, k)]
-        elif session.has("native_map"):
-            token_usage = session.call("native_map", [raw])
-            dropped["provider → dsh"] = [k for k in _paths(raw) if not _was_read(raw, k)]
-        reader = "Pi" if pi_route else "dsh"
-        entry["provider"] = [{"name": k, "value": v, "read": _was_read(raw, k), "reader": reader}
+        values = _run_usage_hops(session, route, {"provider-usage": raw, "model": model}, entry, dropped)
+        usage, token_usage = values.get(PI_USAGE), values.get(ROUTE_OUTPUT)
+        entry["provider"] = [{"name": k, "value": v, "read": _was_read(raw, k), "reader": route.reader}
                              for k, v in _flat_python(raw)]
-        if pi_route:
+        if route.read_flag:
             for f in entry["provider"]:
-                f["read_by_pi"] = f["read"]
+                f[route.read_flag] = f["read"]
         present = _paths(raw)
         entry["cache_fields_read"] = [k for k in CACHE_FIELDS if k in present and _was_read(raw, k)]
         if token_usage is not None:
             _clear_reads(token_usage)
-            entry["dsh_usage"] = _fields(token_usage)
+            entry[ROUTE_OUTPUT_RECORD] = _fields(token_usage)
             if meter_ok:
-                event = JSObject({"type": "assistant/message", "data": JSObject(
+                event = JSObject({"type": meter.event, "data": JSObject(
                     {"turn": float(req.turn), "step": float(req.step), "usage": token_usage})})
-                state = session.call("meter_apply", [state, event])
+                state = session.call(meter.apply, [state, event])
                 folded += 1
-                dropped["dsh → meter"] = [k for k in _paths(token_usage) if not _was_read(token_usage, k)]
+                dropped[meter.dropped] = [k for k in _paths(token_usage) if not _was_read(token_usage, k)]
         entry["dropped"] = dropped
         entry["checks"] = _request_checks(req, to_python(usage) if usage is not None else None,
                                           to_python(token_usage) if token_usage is not None else None, prices)
@@ -233,9 +183,9 @@ def replay_route(scenario: Scenario, locators: Mapping[str, FunctionLocator], ro
     buckets = hit = hit_site = None
     hit_ran = False
     if meter_ok and folded == len(scenario.requests):
-        buckets = session.call("meter_view", [state])
-        if session.has("hit"):
-            hit = session.call("hit", [buckets])
+        buckets = session.call(meter.view, [state])
+        if session.has(meter.hit):
+            hit = session.call(meter.hit, [buckets])
             hit_site, hit_ran = session.last_return_site("dsh"), True
     bucket_values = to_python(buckets) if buckets is not None else None
     ledger: dict[str, Any] = {
@@ -258,6 +208,27 @@ def replay_route(scenario: Scenario, locators: Mapping[str, FunctionLocator], ro
     return ledger
 
 
+def _run_usage_hops(session: ReplaySession, route: Route, values: dict[str, Any], entry: dict[str, Any],
+                    dropped: dict[str, list[str]]) -> dict[str, Any]:
+    """One request through the route's usage hops, in order; a hop runs when it was located and every value it
+    reads was written (so a missing layer stops the chain there, and later numbers are not guessed)."""
+    for key in route.usage_hops:
+        hop = route.book.hop(key)
+        if not session.has(key) or any(v not in values for v in hop.reads):
+            continue
+        out = session.call(key, [values[v] for v in hop.reads])
+        values[hop.writes] = out
+        if hop.writes != ROUTE_OUTPUT:  # the TokenUsage's reads are cleared after its own dropped list
+            _clear_reads(out)
+        if hop.record:
+            entry[hop.record] = _fields(out)
+        if hop.dropped_value and hop.dropped_label:
+            read = values[hop.dropped_value]
+            dropped[hop.dropped_label] = [k for k in _paths(read) if not _was_read(read, k)]
+    return values
+
+
+PI_USAGE = "pi-usage"  # the value the Pi invariants below check (its fields are Pi's `Usage`)
 CACHE_FIELDS = ("prompt_tokens_details.cached_tokens", "prompt_cache_hit_tokens", "prompt_cache_miss_tokens",
                 "prompt_tokens_details.cache_write_tokens")
 

@@ -1,28 +1,27 @@
-"""Find upstream functions at a commit and read their modules (declarations, imports, exports).
+"""Upstream modules as the evaluator sees them (declarations, imports, exports) and how functions are found.
 
-`FunctionLocator` is the seam: the evaluator only asks it for a module by path, for the target of a
-relative import, and for a named function. `GitFunctionLocator` answers from the git objects of one commit
-(GitPython + `git grep`), so nothing is checked out; the cross-repo index can replace it later.
+`FunctionLocator` is the seam: the evaluator only asks it for a module by path, for the target of an
+import, and for a named function. The locator `analyze reconcile` uses reads the index
+(`analyzer.usage.indexed`); `MemoryLocator` serves in-memory fixtures. Both resolve imports through
+`analyzer.resolve.modules`, the graph's one module resolver.
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import git
-
-from analyzer.parse.languages import is_declaration_file, language_for_path, parse_bytes
+from analyzer.index.configs import RepoConfigs
+from analyzer.parse.languages import language_for_path, parse_bytes
+from analyzer.resolve.modules import ModuleResolver, RepoModules
 from analyzer.usage.errors import LocateError
 from analyzer.usage.values import Site
 
 FUNCTION_NODES = ("function_declaration", "function_expression", "arrow_function", "method_definition")
 WRAPPERS = ("as_expression", "satisfies_expression", "parenthesized_expression", "non_null_expression")
-SOURCE_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".mjs", ".jsx")
 
 
 @dataclass(frozen=True)
@@ -90,11 +89,15 @@ class FunctionLocator(Protocol):
 
 
 def parse_module(repo_name: str, path: str, source: bytes) -> SourceModule:
-    """Parse a file and collect its top-level declarations, imports and exports."""
+    """Parse in-memory text (fixtures) and collect its top-level declarations, imports and exports."""
     language = language_for_path(path)
     if language is None:
         raise LocateError(f"{path}: not a TypeScript/JavaScript source; the usage evaluator reads only those")
-    tree = parse_bytes(source, language)
+    return module_of(repo_name, path, source, parse_bytes(source, language))
+
+
+def module_of(repo_name: str, path: str, source: bytes, tree: Any) -> SourceModule:
+    """A parsed file's top-level declarations, imports and exports (the tree from `analyzer.index.trees`)."""
     mod = SourceModule(repo_name, path, source, tree)
     for stmt in tree.root_node.named_children:
         _collect(mod, stmt)
@@ -225,113 +228,54 @@ def function_in(mod: SourceModule, decl: Any, parts: Sequence[str], qualname: st
     return node
 
 
-class GitFunctionLocator:
-    """Reads files straight from a commit's tree; caches parsed modules."""
+def json_import(from_path: str, spec: str) -> str | None:
+    """The file a relative `.json` import names (`import x from './x.json' with { type: 'json' }`): data, not a
+    module, so it is a plain path join (module resolution only knows indexed sources)."""
+    if not spec.startswith(".") or not spec.endswith(".json"):
+        return None
+    return posixpath.normpath(posixpath.join(posixpath.dirname(from_path), spec))
 
-    def __init__(self, repo: git.Repo, commit: str, repo_name: str) -> None:
-        self.repo = repo
-        self.repo_name = repo_name
-        try:
-            self._commit = repo.commit(commit)
-        except (ValueError, git.BadName, git.GitCommandError):
-            raise LocateError(f"{repo_name}: commit {commit} is not in {repo.git_dir}; fetch it, or pass another "
-                              f"commit with --at {repo_name}=SHA") from None
-        self.commit = self._commit.hexsha
-        self._modules: dict[str, SourceModule] = {}
 
-    def exists(self, path: str) -> bool:
-        try:
-            obj = self._commit.tree / path
-        except KeyError:
-            return False
-        return obj.type == "blob"
+def resolve_module(resolver: ModuleResolver, repo_name: str, from_path: str, spec: str,
+                   exists: Any) -> str | None:
+    """An import specifier → the file it means: JSON data by path, modules through `analyzer.resolve.modules`."""
+    if spec.endswith(".json"):
+        target = json_import(from_path, spec)
+        return target if target is not None and exists(target) else None
+    found = resolver.resolve(repo_name, from_path, spec)
+    return found.module.path if found.module is not None else None
 
-    def module(self, path: str) -> SourceModule:
-        if path not in self._modules:
-            try:
-                blob = self._commit.tree / path
-            except KeyError:
-                raise LocateError(f"{self.repo_name}@{self.commit[:10]}: no file {path}") from None
-            self._modules[path] = parse_module(self.repo_name, path, blob.data_stream.read())
-        return self._modules[path]
 
-    def json_data(self, path: str) -> Any:
-        """A JSON file of the tree (`import x from './x.json' with { type: 'json' }`)."""
-        try:
-            return json.loads((self._commit.tree / path).data_stream.read())
-        except KeyError:
-            raise LocateError(f"{self.repo_name}@{self.commit[:10]}: no file {path}") from None
-
-    def resolve_import(self, from_path: str, spec: str) -> str | None:
-        """A relative specifier → the file it means (TS ESM convention: './x.js' is written for x.ts)."""
-        if not spec.startswith("."):
-            return None
-        base = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), spec))
-        stem, ext = posixpath.splitext(base)
-        candidates = []
-        if ext == ".json":
-            candidates.append(base)
-        elif ext in (".js", ".mjs", ".cjs", ".jsx"):
-            ts_ext = {".js": [".ts", ".tsx"], ".mjs": [".mts"], ".cjs": [".cts"], ".jsx": [".tsx"]}[ext]
-            candidates += [stem + e for e in ts_ext] + [base]
-        elif ext in SOURCE_SUFFIXES:
-            candidates.append(base)
-        else:
-            candidates += [base + e for e in (".ts", ".tsx", ".js")]
-            candidates += [base + "/index" + e for e in (".ts", ".tsx", ".js")]
-        return next((c for c in candidates if self.exists(c)), None)
-
-    def find(self, name: str, path_hint: str | None = None, search_under: Sequence[str] = ()) -> LocatedFunction:
-        """Locate `name` (dotted for methods/object properties) in `path_hint`, or by `git grep` under the dirs."""
-        head, *rest = name.split(".")
-        if path_hint:
-            paths = [path_hint]
-        else:
-            paths = self._grep_declarations(head, search_under)
-        found: list[LocatedFunction] = []
-        for path in paths:
-            mod = self.module(path)
-            decl = mod.declarations.get(head)
-            if decl is None:
-                continue
-            found.append(LocatedFunction(mod, function_in(mod, decl, rest, name), name, decl))
-        where = path_hint or (", ".join(search_under) or "the whole tree")
-        if not found:
-            raise LocateError(f"{self.repo_name}@{self.commit[:10]}: no top-level declaration of {head} in {where}; "
-                              "the function may have moved or been renamed at this commit")
-        if len(found) > 1:
-            places = "; ".join(str(f.site) for f in found)
-            raise LocateError(f"{self.repo_name}@{self.commit[:10]}: {name} is declared in {len(found)} places "
-                              f"({places}); ambiguous, pass the path explicitly")
-        return found[0]
-
-    def _grep_declarations(self, name: str, under: Sequence[str]) -> list[str]:
-        pattern = (rf"(function\*?\s+{re.escape(name)}\b|(const|let|var|class)\s+{re.escape(name)}\b)")
-        pathspecs = list(under) or ["."]
-        try:
-            out = self.repo.git.grep("-n", "-E", pattern, self.commit, "--", *pathspecs)
-        except git.GitCommandError as exc:
-            if exc.status == 1:
-                return []
-            reason = str(exc.stderr).strip()
-            raise LocateError(f"{self.repo_name}: git grep failed at {self.commit[:10]}: {reason}") from None
-        paths: list[str] = []
-        for line in out.splitlines():
-            _, path, _rest = line.split(":", 2)
-            if (path not in paths and path.endswith(SOURCE_SUFFIXES) and not is_declaration_file(path)
-                    and not re.search(r"(^|/)(tests?|__tests__)/|\.(spec|test)\.[cm]?[jt]sx?$", path)):
-                paths.append(path)
-        return paths
+def find_declared(locator: Any, name: str, paths: Sequence[str], where: str) -> LocatedFunction:
+    """The one function `name` (dotted for methods/object properties) among the top-level declarations of `paths`."""
+    head, *rest = name.split(".")
+    found: list[LocatedFunction] = []
+    for path in paths:
+        mod = locator.module(path)
+        decl = mod.declarations.get(head)
+        if decl is None:
+            continue
+        found.append(LocatedFunction(mod, function_in(mod, decl, rest, name), name, decl))
+    if not found:
+        raise LocateError(f"{locator.repo_name}@{locator.commit[:10]}: no top-level declaration of {head} in {where}; "
+                          "the function may have moved or been renamed at this commit")
+    if len(found) > 1:
+        places = "; ".join(str(f.site) for f in found)
+        raise LocateError(f"{locator.repo_name}@{locator.commit[:10]}: {name} is declared in {len(found)} places "
+                          f"({places}); ambiguous, pass the path explicitly")
+    return found[0]
 
 
 class MemoryLocator:
-    """A locator over in-memory files (fixtures, tests): same resolution rules as the git one."""
+    """A locator over in-memory files (fixtures, tests): the same module resolution as the indexed one."""
 
     def __init__(self, files: dict[str, str | bytes], repo_name: str = "fixture", commit: str = "0" * 40) -> None:
         self.files = {p: (s.encode() if isinstance(s, str) else s) for p, s in files.items()}
         self.repo_name = repo_name
         self.commit = commit
         self._modules: dict[str, SourceModule] = {}
+        sources = {p for p in self.files if language_for_path(p) is not None}
+        self._resolver = ModuleResolver([RepoModules(repo_name, sources, RepoConfigs())])
 
     def exists(self, path: str) -> bool:
         return path in self.files
@@ -343,7 +287,8 @@ class MemoryLocator:
             self._modules[path] = parse_module(self.repo_name, path, self.files[path])
         return self._modules[path]
 
-    resolve_import = GitFunctionLocator.resolve_import
+    def resolve_import(self, from_path: str, spec: str) -> str | None:
+        return resolve_module(self._resolver, self.repo_name, from_path, spec, self.exists)
 
     def json_data(self, path: str) -> Any:
         if path not in self.files:

@@ -1,4 +1,5 @@
-"""The Pi model registry at a commit (`packages/ai/src/models.generated.ts`), read through the evaluator.
+"""The Pi model registry at a commit, read through the evaluator (which file and constant: `[registry]` of the
+usage route file, `analyzer/rules/usage/routes.toml`).
 
 Only the one entry asked for is evaluated (`MODELS[provider][id]`), so the registry's size and any
 runtime-built parts of other providers do not matter. When the entry is not there, or is built from a file
@@ -13,9 +14,8 @@ from typing import Any
 from analyzer.errors import AnalyzerError
 from analyzer.usage.evaluator import Interpreter
 from analyzer.usage.locate import FunctionLocator, unwrap
+from analyzer.usage.routes import RegistrySpec, load_routes
 from analyzer.usage.values import JSObject, Site
-
-REGISTRY_PATH = "packages/ai/src/models.generated.ts"
 
 
 @dataclass(frozen=True)
@@ -27,26 +27,29 @@ class RegistryEntry:
     reason: str = ""
 
 
-def lookup_model(interp: Interpreter, locator: FunctionLocator, provider: str, model_id: str) -> RegistryEntry:
+def lookup_model(interp: Interpreter, locator: FunctionLocator, provider: str, model_id: str,
+                 spec: RegistrySpec | None = None) -> RegistryEntry:
+    spec = spec or load_routes().registry
+    path, name = spec.path, spec.table
     try:
-        mod = locator.module(REGISTRY_PATH)
+        mod = locator.module(path)
     except AnalyzerError:
-        return RegistryEntry(None, None, f"{REGISTRY_PATH} is not in the tree")
-    decl = mod.declarations.get("MODELS")
+        return RegistryEntry(None, None, f"{path} is not in the tree")
+    decl = mod.declarations.get(name)
     if decl is None or decl.type != "variable_declarator":
-        return RegistryEntry(None, None, f"{REGISTRY_PATH} declares no MODELS constant")
+        return RegistryEntry(None, None, f"{path} declares no {name} constant")
     table = unwrap(decl.child_by_field_name("value"))
     if table is None or table.type != "object":
-        return RegistryEntry(None, None, "MODELS is not an object literal")
+        return RegistryEntry(None, None, f"{name} is not an object literal")
     provider_node = _pair_value(mod, table, provider)
     if provider_node is None:
-        return RegistryEntry(None, None, f"provider {provider!r} is not in MODELS")
+        return RegistryEntry(None, None, f"provider {provider!r} is not in {name}")
     scope = interp.module_scope(mod)
     try:
         if provider_node.type == "object":
             entry_node = _pair_value(mod, provider_node, model_id)
             if entry_node is None:
-                return RegistryEntry(None, None, f"model {model_id!r} is not in MODELS[{provider!r}]")
+                return RegistryEntry(None, None, f"model {model_id!r} is not in {name}[{provider!r}]")
             value = interp.eval(entry_node, scope, mod)
             site = mod.site(entry_node)
         else:
@@ -54,11 +57,11 @@ def lookup_model(interp: Interpreter, locator: FunctionLocator, provider: str, m
             value = models.get(model_id) if isinstance(models, JSObject) else None
             site = mod.site(provider_node)
             if not isinstance(value, JSObject):
-                return RegistryEntry(None, None, f"model {model_id!r} is not in MODELS[{provider!r}]")
+                return RegistryEntry(None, None, f"model {model_id!r} is not in {name}[{provider!r}]")
     except AnalyzerError as exc:
-        return RegistryEntry(None, None, f"MODELS[{provider!r}] cannot be read at this commit: {exc}")
+        return RegistryEntry(None, None, f"{name}[{provider!r}] cannot be read at this commit: {exc}")
     if not isinstance(value, JSObject) or not isinstance(value.props.get("cost"), JSObject):
-        return RegistryEntry(None, None, f"MODELS[{provider!r}][{model_id!r}] has no cost table")
+        return RegistryEntry(None, None, f"{name}[{provider!r}][{model_id!r}] has no cost table")
     return RegistryEntry(value, site)
 
 

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from analyzer.records import sentences
+from analyzer.usage.routes import ROUTE_OUTPUT_RECORD, load_routes
 from analyzer.usage.wording import FEATURE, comparison_lines, comparison_summary, missing_line, value_text
 
 MARK = {True: "[green]✓[/green]", False: "[red]✗[/red]", None: "[dim]–[/dim]"}
@@ -50,7 +51,9 @@ def render_document(doc: dict[str, Any], out: Console) -> None:
 
 def render_ledger(ledger: dict[str, Any], out: Console, header: bool = True) -> None:
     sc = ledger["scenario"]
-    pi_route = ledger.get("route", "pi-ai") == "pi-ai"
+    book = load_routes()
+    route = book.routes.get(ledger.get("route", book.recheck_route))
+    layers = route.layers() if route is not None else [("dsh TokenUsage", ROUTE_OUTPUT_RECORD)]
     if header:
         out.print(f"[bold]Usage reconciliation[/bold] — {escape(sc['name'])}: {escape(sc['title'])}")
         ups = ", ".join(f"{name}@{u['commit'][:10]}" for name, u in ledger["upstreams"].items())
@@ -79,14 +82,10 @@ def render_ledger(ledger: dict[str, Any], out: Console, header: bool = True) -> 
             read = "" if f["read"] else f"   [yellow]not read by {f['reader']}[/yellow]"
             out.print(f"       {f['name']:<44} {_value(f['value']):>12}{read}")
         n = 1
-        if pi_route:
+        for title, record in layers:
             n += 1
-            out.print(f"  {n}. Pi Usage (parseChunkUsage, cost by calculateCost)")
-            _fields(out, req.get("pi_usage"))
-        n += 1
-        adapter = "llm-pi-ai" if pi_route else "llm-deepseek"
-        out.print(f"  {n}. dsh TokenUsage ({adapter} mapUsage)")
-        _fields(out, req.get("dsh_usage"))
+            out.print(f"  {n}. {escape(title)}")
+            _fields(out, req.get(record))
         for layer, fields in req["dropped"].items():
             if fields:
                 out.print(f"     dropped {escape(layer)}: {escape(', '.join(fields))}")

@@ -109,8 +109,8 @@ def parse_scenario(data: dict[str, Any], label: str) -> Scenario:
         return value
 
     prices_t = need(data, "prices", dict, "")
-    cache_hit, cache_miss, output = (float(need(prices_t, k, (int, float), "prices.")) for k in _PRICE_KEYS)
-    prices = Prices(cache_hit, cache_miss, output,
+    rates = {k: float(need(prices_t, k, (int, float), "prices.")) for k in _PRICE_KEYS}
+    prices = Prices(**rates,
                     cache_write=float(prices_t.get("cache_write", 0.0)),
                     as_of=str(need(prices_t, "as_of", str, "prices.")),
                     source=str(need(prices_t, "source", str, "prices.")))

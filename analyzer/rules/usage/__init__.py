@@ -1,0 +1,1 @@
+"""Usage routes shipped as data (`*.toml` in this folder), read by `analyzer.usage.routes`."""
