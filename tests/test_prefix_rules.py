@@ -220,3 +220,36 @@ def test_prefix_cli_bad_input_is_one_error_line(tmp_path: Path, capsys) -> None:
     assert main(["--json", "prefix", str(log), "--no-source"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["schema"] == "analyzer.prefix/1" and out["requests"][0]["predicted"]["cached"] == 0
+
+
+class _ExactStandIn:
+    """A renderer that claims to be exact (as a llama.cpp server would) for a log from another endpoint."""
+
+    exact = True
+    describe = "the server's own chat template and tokenizer (stand-in)"
+
+    def render(self, b: dict[str, Any]) -> Any:
+        return PlainRenderer().render(b)
+
+
+def test_a_deepseek_log_through_the_proxy_is_predicted_in_cache_units(tmp_path: Path) -> None:
+    import httpx
+    from observe_server import fake_engine
+
+    from analyzer.observe.jsonl import read_rows
+    from analyzer.proxy import start_proxy
+
+    long_system = SYSTEM + "Rules: " + "keep every answer short and exact. " * 40
+    with fake_engine(usage_style="deepseek") as up, start_proxy(up.base_url, tmp_path) as proxy:
+        for b in (body(long_system), body(long_system, messages=[{"role": "user", "content": "other question"}])):
+            streamed = {**b, "stream": True, "stream_options": {"include_usage": True}}
+            assert httpx.post(proxy.base_url + "/chat/completions", json=streamed).status_code == 200
+    rows = read_rows(proxy.log_path)
+    rep = analyse(rows, renderer=_ExactStandIn())
+    assert rep.rule == "deepseek" and "prompt_cache_hit_tokens" in rep.rule_why
+    assert rep.renderer.startswith("assumed: ") and not rep.exact  # another server's tokenizer is an assumption
+    second = rep.requests[1]
+    # A+B then A+C: the first request's unit (its whole prompt) is not a prefix of the second → nothing predicted
+    assert second.prediction is not None and second.prediction.cached == 0
+    assert second.reported == rows[1]["usage"]["prompt_cache_hit_tokens"]
+    assert second.structure is not None and second.structure.path == "messages[1].content"

@@ -33,12 +33,15 @@ class LiteralSite:
     needle: str        # the text of the request that was found in it
     side: str          # "before": the text just before the divergence; "new": the new text after it
     via: str           # "index facts" | "syntax tree"
+    full: str = ""     # the literal's whole source text (for ranking, not printed)
+    candidates: int = 1  # how many literals held the needle
 
     def place(self) -> str:
         return f"{self.path}:{self.line}"
 
     def as_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("repo", "commit", "path", "line", "literal", "needle", "side", "via")}
+        return {k: getattr(self, k) for k in ("repo", "commit", "path", "line", "literal", "needle", "side", "via",
+                                              "candidates")}
 
 
 LiteralLookup = Callable[[str], list[LiteralSite]]
@@ -65,6 +68,11 @@ class Attribution:
 def _rules() -> dict[str, Any]:
     text = resources.files("analyzer.rules.prefix").joinpath("attribution.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)
+
+
+def literal_settings() -> dict[str, Any]:
+    """The [literals] table of the attribution rules (needle lengths, paths listed last)."""
+    return dict(_rules()["literals"])
 
 
 def value_at(text: str, offset: int) -> str:
@@ -135,7 +143,28 @@ def attribute(diff: StructureDiff, findings: Iterable[dict[str, Any]] = (),
         for side, needle in needles(diff):
             hits = lookup(needle)
             if hits:
-                h = hits[0]
-                literal = LiteralSite(h.repo, h.commit, h.path, h.line, h.literal, needle, side, h.via)
+                h = _best(hits, diff.field_text, hazard)
+                literal = LiteralSite(h.repo, h.commit, h.path, h.line, h.literal, needle, side, h.via,
+                                      candidates=len(hits))
                 break
     return Attribution(hazard, why, others, literal, value_shape(diff)[0])
+
+
+def _best(hits: list[LiteralSite], field_text: str, hazard: dict[str, Any] | None) -> LiteralSite:
+    """The literal most likely to have written the text: application code before tests and examples (the
+    lookup's order), then one in a file the matched hazard's chain passes, then the one whose static text
+    covers most of the request's field."""
+    chain = set()
+    if hazard is not None:
+        chain = {(s.get("repo"), s.get("path")) for s in hazard.get("steps") or []}
+        chain.add(((hazard.get("sink") or {}).get("repo"), (hazard.get("sink") or {}).get("path")))
+    first_rank = {id(h): i for i, h in enumerate(hits)}
+    later = tuple(literal_settings().get("later_paths", []))
+
+    def key(h: LiteralSite) -> tuple[int, int, int, int]:
+        static = re.split(r"\$\{[^}]*\}", h.full or h.literal)
+        covered = sum(len(p) for p in static if len(p.strip()) >= 4 and p in field_text)
+        return (int(any(m in f"/{h.path}" for m in later)), int((h.repo, h.path) not in chain), -covered,
+                first_rank[id(h)])
+
+    return min(hits, key=key)

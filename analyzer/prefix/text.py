@@ -99,8 +99,9 @@ def _detail(r: RequestReport) -> list[str]:
         if a is not None:
             if a.literal is not None:
                 lit = a.literal
+                among = f", the likeliest of {lit.candidates} literals holding it" if lit.candidates > 1 else ""
                 out.append(f"  source:  «{_v(lit.needle.strip())}» is in the literal «{lit.literal}» at {lit.repo} "
-                           f"{lit.place()} @ {lit.commit[:12]} ({lit.via})")
+                           f"{lit.place()} @ {lit.commit[:12]} ({lit.via}{among})")
             else:
                 out.append("  source:  no pinned literal holds the text next to the divergence")
             if a.hazard is not None:
