@@ -117,11 +117,15 @@ def test_tool_order_history_rewrite_and_appended_turn() -> None:
 
 # -- attribution -------------------------------------------------------------------------------------------------
 
-def _finding(fid: str, kind: str, part: str) -> dict[str, Any]:
+def _finding(fid: str, kind: str, part: str, through: int | None = None) -> dict[str, Any]:
+    """A hazards finding; `through`: a line of src/prompt.ts its chain passes."""
+    steps = [{"repo": "app", "path": "src/env.ts", "line": 3, "why": "source"}]
+    if through is not None:
+        steps.append({"repo": "app", "path": "src/prompt.ts", "line": through, "why": "template literal"})
     return {"id": fid, "category": "value", "kind": kind,
             "source": {"repo": "app", "path": "src/env.ts", "line": 3, "text": "process.cwd()", "rule": "r"},
             "sink": {"repo": "app", "path": "src/prompt.ts", "line": 9, "part": part, "rule": "s", "text": ""},
-            "steps": []}
+            "steps": steps}
 
 
 def test_a_hazard_matches_by_request_part_and_the_shape_of_the_value() -> None:
@@ -163,8 +167,14 @@ def test_the_literal_next_to_a_divergence_is_found_at_its_pinned_line(app_index:
     lookup = IndexLiterals([idx])
     d = first_difference(body(), body(system=SYSTEM.replace("alpha", "beta")))
     assert [n for _side, n in needles(d)][:2] == ["Current working directory: /work/", "Current working directory: "]
-    a = attribute(d, [_finding("e1", "environment", "system prompt")], lookup)
+    # two environment findings reach the system prompt; only one's chain passes the literal that holds the text
+    a = attribute(d, [_finding("e0", "environment", "system prompt", through=2),
+                      _finding("e1", "environment", "system prompt", through=3)], lookup)
     assert a.literal is not None and a.hazard is not None and a.hazard["id"] == "e1"
+    assert "its chain passes src/prompt.ts:3" in a.hazard_why and a.other_hazards == 0
+    elsewhere = attribute(d, [_finding("e0", "environment", "system prompt", through=2)], lookup)
+    assert elsewhere.hazard is None and "none passes src/prompt.ts:3" in elsewhere.hazard_why
+    assert "src/prompt.ts:2" in elsewhere.hazard_why
     assert (a.literal.repo, a.literal.path, a.literal.line, a.literal.commit) == ("app", "src/prompt.ts", 3, commit)
     assert a.literal.via == "syntax tree" and a.literal.side == "before"
     facts = lookup("Read a file")                  # a string property value: straight from the index's facts
@@ -186,7 +196,8 @@ def test_the_report_over_rows_names_part_token_prediction_and_attribution(app_in
                      "usage": {"prompt_tokens": n, "prompt_tokens_details": {"cached_tokens": cached}},
                      "server": {"version": "llama.cpp test"}})
     rows.insert(1, {"series": "pi", "index": 0, "method": "GET", "usage": None})  # a non-chat exchange
-    rep = analyse(rows, findings=[_finding("e1", "environment", "system prompt")], lookup=IndexLiterals([idx]))
+    rep = analyse(rows, findings=[_finding("e1", "environment", "system prompt", through=3)],
+                  lookup=IndexLiterals([idx]))
     assert [r.row for r in rep.requests] == [1, 3, 4] and rep.skipped == ["row 2: no chat request body"]
     second = rep.requests[1]
     assert second.structure is not None and second.structure.path == "system"

@@ -137,7 +137,12 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
 
 def attribute(diff: StructureDiff, findings: Iterable[dict[str, Any]] = (),
               lookup: LiteralLookup | None = None) -> Attribution:
-    hazard, why, others = match_hazard(diff, list(findings))
+    """The literal next to the divergence, then the hazard finding that wrote it.
+
+    With a literal found, a finding matches only when its chain passes that literal's line (the finding's
+    value is written into *that* text); without one, part and value shape must do, and the reason says so."""
+    findings = list(findings)
+    hazard, why, others = match_hazard(diff, findings)
     literal = None
     if lookup is not None and diff.field_text:
         for side, needle in needles(diff):
@@ -147,7 +152,35 @@ def attribute(diff: StructureDiff, findings: Iterable[dict[str, Any]] = (),
                 literal = LiteralSite(h.repo, h.commit, h.path, h.line, h.literal, needle, side, h.via,
                                       candidates=len(hits))
                 break
+    if literal is not None and hazard is not None:
+        fitting = [f for f in _fitting(diff, findings) if _passes(f, literal)]
+        if fitting:
+            hazard, others = fitting[0], len(fitting) - 1
+            why += f"; its chain passes {literal.place()}"
+        else:
+            lines = sorted({f"{st.get('path')}:{st.get('line')}" for f in _fitting(diff, findings)
+                            for st in f.get("steps") or [] if st.get("path") == literal.path})
+            seen = f" (in that file they pass {', '.join(lines)})" if lines else ""
+            why = (f"{others + 1} finding(s) of a fitting part and kind exist, but none passes {literal.place()}, "
+                   f"the literal that holds the divergence{seen}: the value written there is not among the "
+                   "findings")
+            hazard, others = None, 0
+    elif hazard is not None:
+        why += " (no pinned literal found to check its chain against)"
     return Attribution(hazard, why, others, literal, value_shape(diff)[0])
+
+
+def _fitting(diff: StructureDiff, findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    parts = set(_rules()["parts"].get(diff.part or "", []))
+    _shape, kinds = value_shape(diff)
+    return [f for f in findings if (f.get("sink") or {}).get("part") in parts and (not kinds or f.get("kind") in kinds)]
+
+
+def _passes(finding: dict[str, Any], literal: LiteralSite) -> bool:
+    places = [(st.get("repo"), st.get("path"), st.get("line")) for st in finding.get("steps") or []]
+    sink = finding.get("sink") or {}
+    places.append((sink.get("repo"), sink.get("path"), sink.get("line")))
+    return (literal.repo, literal.path, literal.line) in places
 
 
 def _best(hits: list[LiteralSite], field_text: str, hazard: dict[str, Any] | None) -> LiteralSite:
