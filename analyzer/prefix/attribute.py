@@ -31,10 +31,12 @@ class LiteralSite:
     line: int
     literal: str       # the literal's text (shortened)
     needle: str        # the text of the request that was found in it
-    side: str          # "before": the text just before the divergence; "new": the new text after it
+    side: str          # "before": the text just before the divergence; "new"/"old": the text after it
     via: str           # "index facts" | "syntax tree"
     full: str = ""     # the literal's whole source text (for ranking, not printed)
     candidates: int = 1  # how many literals held the needle
+    first_line: int = 0  # the literal's span (a template literal runs over many lines); 0: just `line`
+    last_line: int = 0
 
     def place(self) -> str:
         return f"{self.path}:{self.line}"
@@ -116,22 +118,28 @@ def match_hazard(diff: StructureDiff, findings: Iterable[dict[str, Any]]) -> tup
 
 
 def needles(diff: StructureDiff) -> list[tuple[str, str]]:
-    """(side, text) to look for in the pinned literals: the text before the divergence on its line, shortened
-    word by word, then the new text from the divergence to the end of its line."""
+    """(side, text) to look for in the pinned literals: the text before the divergence on its line (the whole
+    line before when the divergence starts a line), shortened word by word; then the new text and the
+    baseline's text from the divergence on (to the end of their first non-empty line)."""
     cfg = _rules()["literals"]
+    most, least = int(cfg["max_chars"]), int(cfg["min_chars"])
     text, k = diff.field_text, diff.offset or 0
     out: list[tuple[str, str]] = []
     line_start = text.rfind("\n", 0, k) + 1
-    before = text[max(line_start, k - int(cfg["max_chars"])):k]
-    while len(before.strip()) >= int(cfg["min_chars"]):
+    before = text[max(line_start, k - most):k]
+    if len(before.strip()) < least and line_start > 0:  # the divergence starts a line: the line before it
+        prev_start = text.rfind("\n", 0, line_start - 1) + 1
+        before = text[max(prev_start, line_start - 1 - most):line_start - 1]
+    while len(before.strip()) >= least:
         out.append(("before", before))
         cut = before.rstrip().rfind(" ")
         if cut <= 0:
             break
         before = before[:cut + 1]
-    after = text[k:].split("\n", 1)[0][: int(cfg["max_chars"])]
-    if len(after.strip()) >= int(cfg["min_chars"]):
-        out.append(("new", after))
+    for side, tail in (("new", text[k:]), ("old", diff.old)):
+        first = tail.lstrip("\n").split("\n", 1)[0][:most]
+        if len(first.strip()) >= least:
+            out.append((side, first))
     return out
 
 
@@ -150,7 +158,7 @@ def attribute(diff: StructureDiff, findings: Iterable[dict[str, Any]] = (),
             if hits:
                 h = _best(hits, diff.field_text, hazard)
                 literal = LiteralSite(h.repo, h.commit, h.path, h.line, h.literal, needle, side, h.via,
-                                      candidates=len(hits))
+                                      candidates=len(hits), first_line=h.first_line, last_line=h.last_line)
                 break
     if literal is not None and hazard is not None:
         fitting = [f for f in _fitting(diff, findings) if _passes(f, literal)]
@@ -177,10 +185,13 @@ def _fitting(diff: StructureDiff, findings: list[dict[str, Any]]) -> list[dict[s
 
 
 def _passes(finding: dict[str, Any], literal: LiteralSite) -> bool:
+    """The finding's chain has a step inside the literal (its span: a template literal holds the value)."""
     places = [(st.get("repo"), st.get("path"), st.get("line")) for st in finding.get("steps") or []]
     sink = finding.get("sink") or {}
     places.append((sink.get("repo"), sink.get("path"), sink.get("line")))
-    return (literal.repo, literal.path, literal.line) in places
+    first, last = literal.first_line or literal.line, literal.last_line or literal.line
+    return any(repo == literal.repo and path == literal.path and isinstance(line, int) and first <= line <= last
+               for repo, path, line in places)
 
 
 def _best(hits: list[LiteralSite], field_text: str, hazard: dict[str, Any] | None) -> LiteralSite:

@@ -58,7 +58,8 @@ class IndexLiterals:
 
     def __call__(self, needle: str) -> list[LiteralSite]:
         """Every literal that holds `needle`: the index's facts and the syntax trees, application code first."""
-        hits = [LiteralSite(r.name, r.commit, path, line, _short(text), needle, "", "index facts", full=text)
+        hits = [LiteralSite(r.name, r.commit, path, line, _short(text), needle, "", "index facts", full=text,
+                            first_line=line, last_line=line)
                 for r in self._repos for path, line, text in r.facts if needle in text]
         seen = {(h.repo, h.path, h.line) for h in hits}
         data = needle.encode("utf-8")
@@ -72,7 +73,8 @@ class IndexLiterals:
                     if node is not None:
                         text = content[node.start_byte:node.end_byte].decode("utf-8", "replace")
                         hits.append(LiteralSite(r.name, r.commit, path, line, _short(text), needle, "",
-                                                "syntax tree", full=text[1:-1]))
+                                                "syntax tree", full=text[1:-1], first_line=node.start_point[0] + 1,
+                                                last_line=node.end_point[0] + 1))
                         seen.add((r.name, path, line))
                     at = content.find(data, at + 1)
         later = tuple(_later_paths())
