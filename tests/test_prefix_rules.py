@@ -264,3 +264,18 @@ def test_a_deepseek_log_through_the_proxy_is_predicted_in_cache_units(tmp_path: 
     assert second.prediction is not None and second.prediction.cached == 0
     assert second.reported == rows[1]["usage"]["prompt_cache_hit_tokens"]
     assert second.structure is not None and second.structure.path == "messages[1].content"
+
+
+def test_against_control_pairs_each_treatment_request_with_the_control_at_its_index() -> None:
+    rows = []
+    for series, cwd in (("control", "alpha"), ("treatment", "beta")):
+        for i in (1, 2):
+            b = body(system=SYSTEM.replace("alpha", cwd if i == 2 or series == "control" else "alpha"))
+            rows.append({"series": series, "index": i, "request_body": json.dumps(b)})
+    rep = analyse(rows, against="control")
+    assert [(r.row, r.baseline_row) for r in rep.requests] == [(1, None), (2, 1), (3, 1), (4, 2)]
+    assert rep.requests[2].structure is not None and rep.requests[2].structure.kind == "identical"
+    fourth = rep.requests[3].structure
+    assert fourth is not None and (fourth.part, fourth.new[:4]) == ("system", "beta")
+    # the prediction still follows what the server saw last (row 3), not the chosen baseline
+    assert rep.requests[3].slot_row == 3

@@ -294,7 +294,7 @@ class _Relay(BaseHTTPRequestHandler):
 
     def _upstream_headers(self) -> list[tuple[str, str]]:
         proxy = self.owner
-        drop = HOP_BY_HOP | {"host", "content-length"}
+        drop = HOP_BY_HOP | {"host", "content-length", "expect"}  # 100-continue was answered here already
         if proxy._api_key:
             drop = drop | {"authorization"}
         headers = [(k, v) for k, v in self.headers.items() if k.lower() not in drop]
