@@ -139,7 +139,12 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
     describe, exact = renderer.describe, renderer.exact
     if exact and rule != "llama.cpp":  # a llama.cpp server's template and tokenizer, standing in for another's
         describe, exact = f"assumed: {describe}, standing in for the {rule} endpoint's own", False
-    rendered: dict[int, Rendered] = {n: renderer.render(body) for n, _row, body in chats}
+    rendered: dict[int, Rendered] = {}
+    for n, _row, body in chats:
+        try:
+            rendered[n] = renderer.render(body)
+        except AnalyzerError as exc:
+            raise AnalyzerError(f"row {n}: {exc}") from None
     reports = []
     for pos, (n, row, body) in enumerate(chats):
         base = _baseline(chats, pos, against)
