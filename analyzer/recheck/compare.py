@@ -12,27 +12,28 @@ human look, 2 = the path is broken at the new pins: a hop vanished, FROM/TO gone
   "old_break": str|None,   # where the path was already broken at the old pins (if it was)
   "rules_stopped": [...], "annotations": [...], "reconciliation": {...},
   "hazards": {"available", "reason", "old_count", "new_count", "new": [finding…], "gone": [finding…]},
+  "notes": [str…],         # FROM/TO names with several definitions, and which one is compared
   "exit_code", "reasons": [str…] }
+
+FROM and TO are resolved and traced by `analyzer.trace.search.trace_graph`, as `analyze trace` does: a
+name with several definitions is compared as the definition the path uses (noted, not an error).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import networkx as nx
-
 from analyzer.annotations import Note, anchor_note, body_diff, find_symbol, note_body_diff
-from analyzer.errors import AnalyzerError
-from analyzer.graph.queries import resolve_one
+from analyzer.graph.protocol import CallGraph
 from analyzer.report.source import SourceReader
-from analyzer.trace.paths import DEFAULT_MAX_DEPTH, find_paths
-from analyzer.trace.result import trace_result
+from analyzer.trace.defaults import DEFAULT_MAX_DEPTH
+from analyzer.trace.search import SIDES, PathOptions, ambiguity_note, trace_graph
 
 SCHEMA = "analyzer.recheck/1"
 EXIT_OK, EXIT_CHANGED, EXIT_BROKEN = 0, 1, 2
 
 
-def _loc(g: nx.MultiDiGraph, node: str | None) -> dict[str, Any] | None:
+def _loc(g: CallGraph, node: str | None) -> dict[str, Any] | None:
     if node is None or node not in g:
         return None
     a = g.nodes[node]
@@ -41,23 +42,34 @@ def _loc(g: nx.MultiDiGraph, node: str | None) -> dict[str, Any] | None:
             "signature": a.get("signature") or ""}
 
 
-def trace_at(g: nx.MultiDiGraph, spec_from: str, spec_to: str, pins: dict[str, Any], *,
+def trace_at(g: CallGraph, spec_from: str, spec_to: str, pins: dict[str, Any], *,
              max_depth: int = DEFAULT_MAX_DEPTH, allow_guesses: bool = False) -> dict[str, Any]:
-    """Resolve FROM/TO and trace at one pin set, never raising for a symbol that is missing there."""
-    out: dict[str, Any] = {"from_node": None, "to_node": None, "from_error": None, "to_error": None, "trace": None}
-    matches = {}
-    for side, spec in (("from", spec_from), ("to", spec_to)):
-        try:
-            m = resolve_one(g, spec)
-            matches[side] = m
-            out[f"{side}_node"] = m.node
-        except AnalyzerError as exc:
-            out[f"{side}_error"] = str(exc)
-    if len(matches) == 2:
-        paths = find_paths(g, matches["from"].endpoints, matches["to"].endpoints, allow_guesses=allow_guesses,
-                           max_depth=max_depth, k=1)
-        out["trace"] = trace_result(g, spec_from, spec_to, paths, pins)
+    """The trace at one pin set (`trace_graph`, the function `analyze trace` calls), never raising for a
+    symbol that is missing there. A name with several definitions stands for the one the path uses."""
+    run = trace_graph(g, spec_from, spec_to, pins, PathOptions(max_depth=max_depth, allow_guesses=allow_guesses),
+                      strict=False)
+    out: dict[str, Any] = {"trace": run.document}
+    for side in SIDES:
+        out[f"{side}_node"] = run.used(side)
+        out[f"{side}_error"] = run.errors.get(side)
+        out[f"{side}_candidates"] = [m.node for m in run.matches.get(side, [])]
     return out
+
+
+def _align_definitions(at_old: dict[str, Any], g_old: CallGraph, at_new: dict[str, Any], g_new: CallGraph) -> None:
+    """A name with several definitions and a path at one pin set only: at the other, compare the
+    counterpart of the definition the path uses, not whichever candidate comes first."""
+    for here, g_here, there, g_there in ((at_new, g_new, at_old, g_old), (at_old, g_old, at_new, g_new)):
+        if not (here["trace"] and here["trace"]["found"]) or (there["trace"] and there["trace"]["found"]):
+            continue
+        for side in SIDES:
+            loc = _loc(g_here, here[f"{side}_node"])
+            if loc is None or len(there[f"{side}_candidates"]) < 2:
+                continue
+            twin = _counterpart(g_there, loc)
+            if twin in there[f"{side}_candidates"]:
+                there[f"{side}_node"] = twin
+        return
 
 
 def _diff_hashes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[str]:
@@ -100,7 +112,7 @@ def _body_diff(reader: SourceReader, old: dict[str, Any], new: dict[str, Any], o
                      f"{new['repo']}@{new_commit[:10]}:{new['path']}:{new['line']}")
 
 
-def _counterpart(g_other: nx.MultiDiGraph, loc: dict[str, Any]) -> str | None:
+def _counterpart(g_other: CallGraph, loc: dict[str, Any]) -> str | None:
     return find_symbol(g_other, loc["repo"], loc["symbol"], loc["path"], loc["body_hash"], loc["signature"] or None)
 
 
@@ -113,7 +125,7 @@ def _symbol_report(reader: SourceReader, old: dict | None, new: dict | None, old
     return out
 
 
-def _endpoint(side: str, spec: str, at_old: dict, at_new: dict, g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph,
+def _endpoint(side: str, spec: str, at_old: dict, at_new: dict, g_old: CallGraph, g_new: CallGraph,
               reader: SourceReader, old_pins: dict, new_pins: dict) -> dict[str, Any]:
     old = _loc(g_old, at_old[f"{side}_node"])
     new = _loc(g_new, at_new[f"{side}_node"])
@@ -134,7 +146,7 @@ def _path_summary(at: dict) -> dict[str, Any]:
     return {"found": True, "hops": [h["node"] for h in t["hops"]], "mode": t["mode"], "anchor": t["anchor"]}
 
 
-def _edge_checks(trace: dict | None, g_here: nx.MultiDiGraph, g_there: nx.MultiDiGraph) -> list[dict[str, Any]]:
+def _edge_checks(trace: dict | None, g_here: CallGraph, g_there: CallGraph) -> list[dict[str, Any]]:
     """Does every edge of `trace` (at these pins) still exist between the same symbols at the other pins?"""
     if not trace or not trace["found"]:
         return []
@@ -170,12 +182,13 @@ def _first_break(checks: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next((c for c in checks if not c["ok"]), None)
 
 
-def compare(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, old_pins: dict[str, Any], new_pins: dict[str, Any],
+def compare(g_old: CallGraph, g_new: CallGraph, old_pins: dict[str, Any], new_pins: dict[str, Any],
             spec_from: str, spec_to: str, reader: SourceReader, notes: list[Note] | None = None, *,
             max_depth: int = DEFAULT_MAX_DEPTH, allow_guesses: bool = False) -> dict[str, Any]:
     """The full comparison (see the module docstring); `old_pins`/`new_pins` are `Analysis.pins_json()`."""
     at_old = trace_at(g_old, spec_from, spec_to, old_pins, max_depth=max_depth, allow_guesses=allow_guesses)
     at_new = trace_at(g_new, spec_from, spec_to, new_pins, max_depth=max_depth, allow_guesses=allow_guesses)
+    _align_definitions(at_old, g_old, at_new, g_new)
     endpoints = {side: _endpoint(side, spec, at_old, at_new, g_old, g_new, reader, old_pins, new_pins)
                  for side, spec in (("from", spec_from), ("to", spec_to))}
     old_path, new_path = _path_summary(at_old), _path_summary(at_new)
@@ -239,19 +252,32 @@ def compare(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, old_pins: dict[str, 
         else:
             old_break = "no path at the old pins"
 
+    ambiguity = _ambiguity_notes(at_old, at_new, {"from": spec_from, "to": spec_to})
     rules = _rules_stopped(g_old, g_new, at_old["trace"])
     annotations = _annotations(g_old, g_new, notes or [], reader, new_pins)
     result: dict[str, Any] = {
         "schema": SCHEMA, "from": spec_from, "to": spec_to,
         "endpoints": endpoints, "old_path": old_path, "new_path": new_path, "hops": hops, "edges": checks,
         "broken": broken, "old_break": old_break, "rules_stopped": rules, "annotations": annotations,
-        "reconciliation": {"available": False, "deltas": [], "reason": "not computed"},
+        "reconciliation": {"available": False, "deltas": [], "reason": "not computed"}, "notes": ambiguity,
     }
     result["reasons"], result["exit_code"] = _verdict(result)
     return result
 
 
-def _rules_stopped(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, trace: dict | None) -> list[dict[str, Any]]:
+def _ambiguity_notes(at_old: dict[str, Any], at_new: dict[str, Any], specs: dict[str, str]) -> list[str]:
+    """The trace's ambiguity note at each pin set (once when both say the same)."""
+    said: dict[str, list[str]] = {}
+    for label, at in (("old", at_old), ("new", at_new)):
+        on_path = bool(at["trace"] and at["trace"]["found"])
+        said[label] = [ambiguity_note(specs[side], at[f"{side}_candidates"], at[f"{side}_node"], on_path=on_path)
+                       for side in SIDES if len(at[f"{side}_candidates"]) > 1]
+    if said["old"] == said["new"]:
+        return [f"at both pin sets: {x}" for x in said["new"]]
+    return [f"at the {label} pins: {x}" for label in ("old", "new") for x in said[label]]
+
+
+def _rules_stopped(g_old: CallGraph, g_new: CallGraph, trace: dict | None) -> list[dict[str, Any]]:
     old = (g_old.graph.get("stats") or {}).get("rule_matches") or {}
     new = (g_new.graph.get("stats") or {}).get("rule_matches") or {}
     on_path = {e.get("rule") for e in (trace or {}).get("edges", []) if e.get("rule")}
@@ -259,7 +285,7 @@ def _rules_stopped(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, trace: dict |
             for r, n in sorted(old.items()) if n and not new.get(r)]
 
 
-def _annotations(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, notes: list[Note], reader: SourceReader,
+def _annotations(g_old: CallGraph, g_new: CallGraph, notes: list[Note], reader: SourceReader,
                  new_pins: dict) -> list[dict[str, Any]]:
     out = []
     for note in notes:

@@ -1,0 +1,28 @@
+"""The library under the `analyze` command line: every command is argument parsing, one call here,
+and rendering. Nothing here reads parsed arguments or prints; see docs/api.md.
+
+    from analyzer import api
+    session = api.open_session("repos.lock")
+    result = api.trace(session, api.TraceOptions("renderPrompt", "parseChunkUsage"))
+
+Importing this package is light (no networkx, GitPython or tree-sitter until a call needs them).
+"""
+
+from analyzer.api.analysis import open_analysis, pins_at
+from analyzer.api.hazards import HazardOptions, HazardsResult, hazards
+from analyzer.api.neighbours import NeighbourOptions, NeighbourResult, callees, callers
+from analyzer.api.observe import ObserveOptions, ObserveResult, observe
+from analyzer.api.recheck import RecheckOptions, RecheckResult, recheck
+from analyzer.api.reconcile import ReconcileOptions, ReconcileResult, reconcile, shipped_scenarios
+from analyzer.api.report import ReportOptions, ReportResult, report
+from analyzer.api.session import Session, open_session
+from analyzer.api.symbols import SymbolsResult, symbols
+from analyzer.api.trace import TraceOptions, TraceResult, trace
+
+__all__ = [
+    "HazardOptions", "HazardsResult", "NeighbourOptions", "NeighbourResult", "ObserveOptions", "ObserveResult",
+    "RecheckOptions", "RecheckResult", "ReconcileOptions", "ReconcileResult", "ReportOptions", "ReportResult",
+    "Session", "SymbolsResult", "TraceOptions", "TraceResult", "callees", "callers", "hazards", "observe",
+    "open_analysis", "open_session", "pins_at", "recheck", "reconcile", "report", "shipped_scenarios", "symbols",
+    "trace",
+]
