@@ -16,7 +16,7 @@ from typing import Any
 
 import networkx as nx
 
-from analyzer.graph.build import is_test_path
+from analyzer.index.testcode import is_test_path
 from analyzer.hazards.flow import Flow, FunctionFlow, FunctionInfo, Hit, Summary, Taints, norm, stepped, union
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.syntax import ParsedFile, SourceFiles

@@ -31,6 +31,7 @@ COMPILED: tuple[str, ...] = (
     "analyzer.resolve.stored",
     "analyzer.resolve.symbols",
     "analyzer.resolve.typetext",
+    "analyzer.resolve.valueflow",
     "analyzer.resolve.values",
 )
 NATIVE_ENV = "ANALYZER_NATIVE"  # "0": never load compiled modules (pure Python)

@@ -34,15 +34,18 @@ def node_id_for_scope(mod: ModuleRef, scope: str | None) -> str:
 
 
 class CallResolver:
-    def __init__(self, program: Program, symbols: SymbolResolver, types: Types) -> None:
+    def __init__(self, program: Program, symbols: SymbolResolver, types: Types,
+                 no_guess: set[str] | None = None, global_receivers: set[str] | None = None) -> None:
         self.p = program
         self.symbols = symbols
         self.types = types
         self._method_names: dict[str, list[DefRef]] | None = None
         self._impl_targets: dict[tuple[DefRef, str], list[tuple[DefRef, tuple[str, ...]]]] = {}
         self._receivers: dict[tuple[ModuleRef, str | None, tuple[str, ...], int], list[Typed]] = {}
-        self.no_guess: set[str] = set()  # builtin method names never guessed (rules: name_guess.skip_methods)
-        self.global_receivers: set[str] = set()  # JavaScript globals (rules: name_guess.skip_receivers)
+        # builtin method names never guessed (rules: name_guess.skip_methods)
+        self.no_guess: set[str] = no_guess if no_guess is not None else set()
+        # JavaScript globals (rules: name_guess.skip_receivers)
+        self.global_receivers: set[str] = global_receivers if global_receivers is not None else set()
 
     def resolve_file(self, mod: ModuleRef, rules_fallback: EdgeRule | None = None,
                      rules_first: EdgeRule | None = None) -> FileResult:

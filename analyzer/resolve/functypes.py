@@ -22,6 +22,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from analyzer.index.testcode import is_test_path
 from analyzer.index.types import type_arguments
 from analyzer.resolve.calls import node_id_for_scope
 from analyzer.resolve.modules import ModuleRef
@@ -394,7 +395,6 @@ class FunctionTypes:
         it — its writer's, like any inline closure. A weaker sign than a declaration (listener types are handed
         hundreds of closures, mostly by tests), so these count only for a type nothing declares or returns, and
         closures written in test code do not count."""
-        from analyzer.graph.build import is_test_path
         carriers = {d.name for d in self.p.defs.values() if d.kind in PRODUCER_KINDS
                     and any(prm.type and names.intersection(named_types(prm.type)) for prm in d.params)}
         carriers |= self.typed_names()

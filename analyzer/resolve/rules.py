@@ -191,19 +191,6 @@ class DispatchEngine:
             edges.extend(self._table_edges(rule))
         return edges
 
-    def value_edges(self, edges: list[Edge]) -> list[Edge]:
-        """Calls of function-typed values (parameters, option properties, assigned fields): needs the other
-        edges first, since what runs is what the callers pass (see `analyzer.resolve.values`)."""
-        from analyzer.resolve.values import FunctionValues
-
-        out: list[Edge] = []
-        for rule in self.rules.function_values:
-            found, count = FunctionValues(self.p, self.symbols, self.types, self.calls, rule,
-                                          self.rules.events).edges(edges)
-            out.extend(found)
-            self.matches[rule["name"]] += count
-        return out
-
     def _event_edges(self, rule: dict) -> list[Edge]:
         pattern = re.compile(rule.get("name_pattern", r".+"))
         emit, listen = set(rule.get("emit_methods", [])), set(rule.get("listen_methods", []))

@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from analyzer.index.model import Arg, Assignment, Call, Definition, ObjectLiteral, ObjectProperty
 from analyzer.resolve.calls import CallResolver, node_id_for_scope
@@ -29,19 +28,11 @@ from analyzer.resolve.registries import Registration, Registries, RegistryRule
 from analyzer.resolve.stored import StoredValues
 from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import arrow_parameters, object_pattern_names
+from analyzer.resolve.valueflow import Value
 
 MAX_FORWARDS = 3
 CALL_KINDS = ("direct", "method", "interface")  # edges that are real calls with these arguments
 INLINE = "an inline closure: its calls belong to this function"
-
-
-@dataclass(frozen=True)
-class Value:
-    """A function value that may arrive: its definition and the lines that say how."""
-
-    target: DefRef
-    evidence: tuple[str, ...]
-    passer: str | None = None  # node id of the function whose call passed it (None: assigned)
 
 
 class FunctionValues:
@@ -78,6 +69,10 @@ class FunctionValues:
         self._scoped_objects: dict[ModuleRef, dict[str | None, list[ObjectLiteral]]] = {}
         self._option_names: dict[ModuleRef, set[str]] = {}
         self._unpacked: dict[tuple[ModuleRef, str | None, str], tuple[str, ...]] = {}  # body destructuring
+
+    def closure_calls(self, mod: ModuleRef, scope: str | None) -> list[Call]:
+        """The calls in `scope` that pass an inline closure, in file order (filled by `edges`)."""
+        return self._closure_calls.get((mod, scope), [])
 
     def edges(self, graph_edges: list[Edge]) -> tuple[list[Edge], int]:
         """New edges for calls of function-typed values, and how many targets the rule matched."""
@@ -171,7 +166,7 @@ class FunctionValues:
         out: list[Value] = []
         for mod, call in self._next_given.get(event, []):
             why = (*where, f"{mod.path}:{call.line}: {'.'.join(call.callee)}({event!r}, …) hands listeners a next")
-            out.extend(self._arg_values(mod, call, call.args[-1], why, MAX_FORWARDS))
+            out.extend(self.arg_values(mod, call, call.args[-1], why, MAX_FORWARDS))
             for target in self._out_at.get((mod.repo, mod.path, call.line, call.column), []):
                 repo, path, qual = target.split(":", 2)
                 note = f"{path}: {qual} emits; the next may be a closure of its own"
@@ -296,7 +291,7 @@ class FunctionValues:
                     continue
                 why = (*where, f"{target.path}:{inner.line}: {d.qualname} calls {prm}(…) with "
                                f"{inner.args[position].text[:60]}")
-                out.extend(self._arg_values(target.module, inner, inner.args[position], why, 1))
+                out.extend(self.arg_values(target.module, inner, inner.args[position], why, 1))
         return out
 
     def _typed_values(self, mod: ModuleRef, call: Call) -> list[Value]:
@@ -459,7 +454,7 @@ class FunctionValues:
                      f"{mod.path}:{call.line}: {call.text or '.'.join(call.callee)}(…) passes {arg.text[:60]}")
             passer = node_id_for_scope(mod, call.scope)
             if key is None:
-                found = self._arg_values(mod, call, arg, where, depth)
+                found = self.arg_values(mod, call, arg, where, depth)
             elif arg.kind == "object" and arg.object_id:
                 found = self._property_values(mod, arg.object_id, key, where, depth=depth)
             else:
@@ -743,13 +738,13 @@ class FunctionValues:
                 repo, path, qual = target.split(":", 2)
                 self._faces_of(DefRef(repo, path, qual), step, depth + 1, out, seen)
 
-    def _arg_values(self, mod: ModuleRef, call: Call, arg: Arg, where: tuple[str, ...], depth: int) -> list[Value]:
+    def arg_values(self, mod: ModuleRef, call: Call, arg: Arg, where: tuple[str, ...], depth: int) -> list[Value]:
         if arg.kind == "function":  # an inline closure: its calls belong to the function that writes it
             owner = node_id_for_scope(mod, call.scope)
             repo, path, qual = owner.split(":", 2)
             return [Value(DefRef(repo, path, qual), (*where, INLINE))]
         if arg.kind == "identifier":
-            return self._identifier_values(mod, call.scope, arg.text, where, depth)
+            return self.identifier_values(mod, call.scope, arg.text, where, depth)
         if arg.kind == "call":  # `w.render.bind(w)`
             return self.stored.bound(self, mod, call, arg, where)
         if arg.kind == "member" and arg.text.startswith("this.") and arg.text.count(".") == 1 and call.scope:
@@ -760,7 +755,7 @@ class FunctionValues:
                         return [Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), where)]
         return []
 
-    def _identifier_values(self, mod: ModuleRef, scope: str | None, name: str, where: tuple[str, ...],
+    def identifier_values(self, mod: ModuleRef, scope: str | None, name: str, where: tuple[str, ...],
                            depth: int) -> list[Value]:
         """What a name passed on stands for: a function, or what reaches the parameter (plain or
         destructured, `{ onClose }`) of the enclosing function that forwards it."""
@@ -810,7 +805,7 @@ class FunctionValues:
                 repo, path, qual = node_id_for_scope(mod, obj.scope).split(":", 2)
                 out.append(Value(DefRef(repo, path, qual), (*why, INLINE)))
             elif prop.value_kind == "identifier":
-                out.extend(self._identifier_values(mod, obj.scope, prop.value_text, why, depth))
+                out.extend(self.identifier_values(mod, obj.scope, prop.value_text, why, depth))
             elif prop.value_kind == "member":
                 out.extend(self._member_values(mod, obj.scope, prop.value_text, why, depth))
         return out
@@ -868,12 +863,12 @@ class FunctionValues:
         sites = self._assigned.get(key)
         if not sites or len(call.callee) < 2:
             return []
-        wanted = self._field_owners(mod, call.scope, call.callee[:-1], call.line, key)
+        wanted = self.field_owners(mod, call.scope, call.callee[:-1], call.line, key)
         if not wanted:
             return []
         out: list[Value] = []
         for amod, a in sites:
-            owners = self._field_owners(amod, a.scope, a.target[:-1], a.line, key)
+            owners = self.field_owners(amod, a.scope, a.target[:-1], a.line, key)
             if not owners & wanted:
                 continue
             why = (f"{amod.path}:{a.line}: {'.'.join(a.target)} = {a.value_text or '(closure)'}",)
@@ -905,7 +900,7 @@ class FunctionValues:
                             out.append(Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), why))
         return out
 
-    def _field_owners(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int, key: str) -> set[DefRef]:
+    def field_owners(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int, key: str) -> set[DefRef]:
         """The types that declare `key` as a field (not a method) on the receiver `chain`. Memoised (do not
         mutate): every call of a field name asks it again for each assignment site of that name."""
         memo_key = (mod, scope, tuple(chain), line, key)
