@@ -15,7 +15,12 @@ import analyzer.graph.build as build
 from analyzer.gcpause import gc_paused
 from analyzer.graph.build import build_graph
 from analyzer.resolve.calls import CallResolver
+from analyzer.resolve.contextual import Contextual
+from analyzer.resolve.declarations import Declarations
+from analyzer.resolve.expressions import Expressions
 from analyzer.resolve.functypes import FunctionTypes
+from analyzer.resolve.hierarchy import Hierarchy
+from analyzer.resolve.literals import Literals
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import load_rules
 from analyzer.resolve.symbols import SymbolResolver
@@ -44,8 +49,9 @@ class _Forgetful(dict):
         pass
 
 
-MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of", "_having",
-                 "_having_base", "_scope_params", "_closure_index"),
+# each receiver-typing part patched on its own class: a part's memo tables are made in its own __init__
+MEMOS = {Declarations: ("_typed_cache", "_having", "_having_base"), Hierarchy: ("_subtypes", "_implementations"),
+         Expressions: ("_scope_params",), Literals: ("_object_impls_of",), Contextual: ("_closure_index",),
          CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",),
          SymbolResolver: ("_imports", "_exports"), FunctionTypes: ("_member_memo",)}
 

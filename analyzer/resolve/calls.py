@@ -14,8 +14,9 @@ from analyzer.index.model import Call
 from analyzer.resolve.edges import Edge, Unresolved
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, MODULE_QUALNAME, DefRef, Program
-from analyzer.resolve.receivers import NamedType, NamespaceType, Typed, TypeExpr, Types
+from analyzer.resolve.receivers import Types
 from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.typed import NamedType, NamespaceType, Typed, TypeExpr
 
 ABSTRACT_OWNER_KINDS = ("interface", "type_alias")
 UNKNOWN_RECEIVER = "no static type for receiver"

@@ -27,7 +27,8 @@ from analyzer.index.types import type_arguments
 from analyzer.resolve.calls import node_id_for_scope
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import DefRef, Program
-from analyzer.resolve.receivers import NamedType, TypeExpr, Types
+from analyzer.resolve.receivers import Types
+from analyzer.resolve.typed import NamedType, TypeExpr
 from analyzer.resolve.typetext import (
     NON_TYPES,
     conditional_parts,

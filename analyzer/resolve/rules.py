@@ -18,8 +18,9 @@ from analyzer.resolve.calls import CallResolver, node_id_for_scope
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import DefRef, Program
-from analyzer.resolve.receivers import NamedType, TypeExpr, Types
+from analyzer.resolve.receivers import Types
 from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.typed import NamedType, TypeExpr
 from analyzer.resolve.typetext import named_types
 
 RULE_KINDS = {"service", "event", "lazy_loader", "callback_object", "table", "identity_wrappers", "name_guess",

@@ -30,9 +30,9 @@ INLINE = "an inline closure: its calls belong to this function"
 class StoredValues:
     def __init__(self) -> None:
         # the pass is handed to each call (as the `ValueFollower` interface), not kept: the pass owns this
-        # helper, and a cycle between them would
-        # keep every memo table of the pass alive through graph assembly (the build runs with the cyclic GC
-        # paused); a weak proxy would do too, but compiled (mypyc) classes take no weak references
+        # helper, and a cycle between them would keep every memo table of the pass alive through graph
+        # assembly (the build runs with the cyclic GC paused); a weak proxy would do too, but compiled
+        # (mypyc) classes take no weak references
         self._adds: dict[str, list[tuple[ModuleRef, Call]]] | None = None
         self._walks: dict[tuple[ModuleRef, str | None], dict[str, list[Call]]] = {}
 

@@ -23,10 +23,11 @@ from analyzer.resolve.edges import Edge
 from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef, Program
-from analyzer.resolve.receivers import NamedType, TypeExpr, Types
+from analyzer.resolve.receivers import Types
 from analyzer.resolve.registries import Registration, Registries, RegistryRule
 from analyzer.resolve.stored import StoredValues
 from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.typed import NamedType, TypeExpr
 from analyzer.resolve.typetext import arrow_parameters, object_pattern_names
 from analyzer.resolve.valueflow import Value
 
