@@ -32,18 +32,13 @@ from analyzer.resolve.typetext import (
     object_type_members,
     type_arguments,
 )
+from analyzer.rules.typescript import typescript
 
 # Callbacks of the built-in collections: `xs.map((x) => …)` gives x the element type (TypeScript infers it
-# from the generic signature). Method → which type argument each callback parameter gets, by position.
-CALLBACK_ELEMENTS: dict[str, dict[str, tuple[int, ...]]] = {
-    "Array": {m: (0,) for m in ("map", "forEach", "filter", "find", "findIndex", "findLast", "findLastIndex",
-                                "some", "every", "flatMap", "sort", "toSorted")},
-    "Set": {"forEach": (0,)}, "ReadonlySet": {"forEach": (0,)},
-    "Map": {"forEach": (1, 0)}, "ReadonlyMap": {"forEach": (1, 0)},
-}
-CALLBACK_ELEMENTS["ReadonlyArray"] = CALLBACK_ELEMENTS["Array"]
-SPREAD_ITERABLES = {"Set", "ReadonlySet", "Array", "ReadonlyArray", "Iterable", "IterableIterator", "Iterator",
-                    "MapIterator", "SetIterator", "ArrayIterator", "Generator"}
+# from the generic signature): type → method → which type argument each callback parameter gets, by
+# position; iterables whose spread is an array of their element (analyzer/rules/typescript.toml).
+CALLBACK_ELEMENTS = typescript().callback_elements
+SPREAD_ITERABLES = typescript().spread_iterables
 
 
 class Contextual(Literals):

@@ -27,9 +27,11 @@ from analyzer.resolve.typetext import (
     named_types,
     type_arguments,
 )
+from analyzer.rules.typescript import typescript
 
 MAX_DEPTH = 12
-MIXIN_TYPES = ("Pick", "Omit")  # `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time
+# `interface C extends Pick<Fiber, 'effect'>`: members mixed in at run time (analyzer/rules/typescript.toml)
+MIXIN_TYPES = typescript().member_subsets
 _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][\w$]*)")
 _INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
 

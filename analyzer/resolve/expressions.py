@@ -38,15 +38,14 @@ from analyzer.resolve.typetext import (
     split_top,
     type_arguments,
 )
+from analyzer.rules.typescript import typescript
 
-BUILTIN_ELEMENT_METHODS = {
-    "Map": {"get": 1}, "ReadonlyMap": {"get": 1}, "WeakMap": {"get": 1},
-    "Array": {"at": 0, "find": 0, "pop": 0, "shift": 0}, "ReadonlyArray": {"at": 0, "find": 0},
-}
-ITERATOR_ELEMENTS = {"Map": {"values": 1, "keys": 0}, "ReadonlyMap": {"values": 1, "keys": 0},
-                     "Set": {"values": 0, "keys": 0}, "ReadonlySet": {"values": 0, "keys": 0},
-                     "Array": {"values": 0}, "ReadonlyArray": {"values": 0}}
-SAME_ARRAY_METHODS = ("filter", "slice", "sort", "toSorted", "reverse", "toReversed", "concat")
+# built-in collections: methods returning an element, an iterator of elements, the same array type; the
+# generic array types (analyzer/rules/typescript.toml)
+BUILTIN_ELEMENT_METHODS = typescript().element_methods
+ITERATOR_ELEMENTS = typescript().iterator_elements
+SAME_ARRAY_METHODS = typescript().same_array_methods
+ARRAY_GENERICS = tuple(f"{name}<" for name in typescript().arrays)
 _SCOPED_RETURN_TYPE_RE = re.compile(r"\s*(?:(?:NonNullable|Awaited)<\s*)*ReturnType<\s*typeof\s+"
                                     r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+)\s*(?:<\s*(['\"])([^'\"]*)\2\s*>)?"
                                     r"\s*>(?:\s*>)*\s*")
@@ -615,4 +614,4 @@ def _top_level_equals(signature: str) -> int:
 
 def _is_array_text(text: str) -> bool:
     text = text.strip()
-    return text.endswith("[]") or text.startswith(("Array<", "ReadonlyArray<"))
+    return text.endswith("[]") or text.startswith(ARRAY_GENERICS)

@@ -49,11 +49,13 @@ class RuleSet:
 
 def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
     """The shipped rules plus any `*.toml` in `extra_dirs`; a malformed rule file is a one-line error."""
+    from analyzer.rules import typescript
     from analyzer.rules.files import read_rule_files
 
     rs = RuleSet()
     extra = [path for d in extra_dirs or [] for path in sorted(Path(d).glob("*.toml"))]
-    files, rs.text_hash = read_rule_files("analyzer.rules", extra)
+    # typescript.toml is language knowledge read by analyzer.rules.typescript, not dispatch rules
+    files, rs.text_hash = read_rule_files("analyzer.rules", extra, skip=[typescript.FILE])
     for rule_file in files:
         name, data = rule_file.name, rule_file.data
         for kind, entries in data.items():

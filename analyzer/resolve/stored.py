@@ -19,10 +19,12 @@ from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import DefRef
 from analyzer.resolve.typetext import arrow_parameters
 from analyzer.resolve.valueflow import Value, ValueFollower
+from analyzer.rules.typescript import typescript
 
-ADD_METHODS = {"push": 0, "unshift": 0, "add": 0, "set": 1}  # method → the argument that is the element
+# method → the argument that is the element; methods handing each element to a callback (rules/typescript.toml)
+ADD_METHODS = typescript().add_methods
 BINDABLE = ("function", "method", "object_method")
-ELEMENT_CALLBACKS = ("forEach", "map", "flatMap", "filter", "find", "some", "every")
+ELEMENT_CALLBACKS = typescript().element_callbacks
 _CLOSURE_HEAD = re.compile(r"^\s*(?:async\s+)?(?:function\b|\()")
 INLINE = "an inline closure: its calls belong to this function"
 
