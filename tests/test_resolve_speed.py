@@ -24,7 +24,7 @@ from analyzer.resolve.literals import Literals
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import load_rules
 from analyzer.resolve.symbols import SymbolResolver
-from analyzer.resolve.values import FunctionValues
+from analyzer.resolve.valuesites import ValueSites
 from analyzer.sources.repair import DeepCheck
 
 
@@ -52,7 +52,7 @@ class _Forgetful(dict):
 # each receiver-typing part patched on its own class: a part's memo tables are made in its own __init__
 MEMOS = {Declarations: ("_typed_cache", "_having", "_having_base"), Hierarchy: ("_subtypes", "_implementations"),
          Expressions: ("_scope_params",), Literals: ("_object_impls_of",), Contextual: ("_closure_index",),
-         CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",),
+         CallResolver: ("_impl_targets", "_receivers"), ValueSites: ("_owners",),
          SymbolResolver: ("_imports", "_exports"), FunctionTypes: ("_member_memo",)}
 
 

@@ -39,6 +39,7 @@ COMPILED: tuple[str, ...] = (
     "analyzer.resolve.typetext",
     "analyzer.resolve.valueflow",
     "analyzer.resolve.values",
+    "analyzer.resolve.valuesites",
 )
 NATIVE_ENV = "ANALYZER_NATIVE"  # "0": never load compiled modules (pure Python)
 NATIVE_DIR_ENV = "ANALYZER_NATIVE_DIR"  # where builds live (default: the user cache, not a run's cache dir)
