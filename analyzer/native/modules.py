@@ -20,6 +20,8 @@ COMPILED: tuple[str, ...] = (
     "analyzer.index.model",
     "analyzer.index.types",
     "analyzer.parse.extract",
+    "analyzer.parse.reader",
+    "analyzer.parse.surface",
     "analyzer.resolve.calls",
     "analyzer.resolve.construct",
     "analyzer.resolve.contextual",
