@@ -327,7 +327,6 @@ class Contextual(Literals):
         return out
 
 
-
 def _matching_overloads(signatures: list[list], call) -> list[list]:  # type: ignore[no-untyped-def]
     """The overloads a call can mean: `on("session_start", h)` picks `on(event: "session_start", …)` by its
     string-literal parameter types, like TypeScript's overload resolution; all of them when none decides."""

@@ -590,7 +590,6 @@ class Expressions(Hierarchy):
         return out
 
 
-
 def _latest(bindings: list[Binding], name: str, line: int) -> Binding | None:
     best = None
     for b in bindings:

@@ -9,9 +9,7 @@ from collections import defaultdict
 from analyzer.resolve.declarations import Declarations
 from analyzer.resolve.program import DefRef, Program
 from analyzer.resolve.symbols import SymbolResolver
-from analyzer.resolve.typetext import (
-    named_types,
-)
+from analyzer.resolve.typetext import named_types
 
 
 class Hierarchy(Declarations):
@@ -63,7 +61,6 @@ class Hierarchy(Declarations):
             found = self._implementations[ref] = [(c, why) for c, why in self.subtypes(ref)
                                                   if self.p.defs[c].kind == "class"]
         return found
-
 
 
 def _names(texts: list[str]) -> set[str]:

@@ -11,14 +11,10 @@ from typing import NamedTuple
 from analyzer.index.model import Definition, Field
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import DefRef
-from analyzer.resolve.typetext import (
-    split_top,
-)
+from analyzer.resolve.typetext import split_top
 
 RETURN_TYPE_RE = re.compile(r"ReturnType<\s*typeof\s+([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*>")
-
 KEYED_RE = re.compile(r"^([A-Za-z_$][\w$.]*)\[\s*([A-Z][\w$]*)\s*\]$")  # `this[K]`, `Services[K]`
-
 
 
 class TypeExpr(NamedTuple):
@@ -49,7 +45,6 @@ class NamespaceType(NamedTuple):
 Typed = TypeExpr | NamedType | NamespaceType
 
 
-
 class Member(NamedTuple):
     """A member found on a type: a callable definition or a field."""
 
@@ -62,7 +57,6 @@ class Member(NamedTuple):
 def declares_type_parameter(d: Definition, name: str) -> bool:
     """Is `name` one of `d`'s own type parameters (`get<K extends keyof this>(…)`)?"""
     return re.search(rf"[<,]\s*{re.escape(name)}\b", d.signature.split("(", 1)[0]) is not None
-
 
 
 def alias_target(signature: str) -> str | None:
@@ -79,7 +73,6 @@ def alias_target(signature: str) -> str | None:
     return None
 
 
-
 def strip_generic(text: str) -> str:
     """`<T>(select: (s: S) => T) => T` → `(select: (s: S) => T) => T` (a generic function type's parameters)."""
     text = text.strip()
@@ -91,7 +84,6 @@ def strip_generic(text: str) -> str:
         if depth == 0:
             return text[i + 1:].strip()
     return text
-
 
 
 def strip_optional(text: str) -> str:
