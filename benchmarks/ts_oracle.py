@@ -76,7 +76,7 @@ def sample_functions(g: Any, n: int, seed: int) -> list[str]:
 
 
 def run_oracle(root: Path, g: Any, nodes: list[str], paths: dict[str, list[str]], typescript: Path) -> list[dict]:
-    from analyzer.graph.build import is_test_path
+    from analyzer.index.testcode import is_test_path
 
     # a test fixture's `.d.ts` may declare `declare module '@deepseek-ai/cordis' { class Service … }`: in one
     # program over everything that ambient module would shadow the real package for every importer (the

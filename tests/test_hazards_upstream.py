@@ -11,8 +11,8 @@ import pytest
 from conftest import DSH_RC2, PI_V0_82_1, snapshot
 
 from analyzer.cli import main
-from analyzer.graph.build import is_test_path
 from analyzer.hazards.model import validate_hazards_json
+from analyzer.index.testcode import is_test_path
 
 pytestmark = pytest.mark.upstream
 

@@ -8,7 +8,7 @@ import multiprocessing
 import pytest
 from graphfixtures import fixture_program, graph_snapshot
 
-import analyzer.graph.parallel as parallel
+import analyzer.resolve.parallel as parallel
 from analyzer.gcpause import gc_paused
 from analyzer.graph.build import build_graph
 from analyzer.resolve.rules import load_rules

@@ -15,11 +15,16 @@ import analyzer.graph.build as build
 from analyzer.gcpause import gc_paused
 from analyzer.graph.build import build_graph
 from analyzer.resolve.calls import CallResolver
+from analyzer.resolve.contextual import Contextual
+from analyzer.resolve.declarations import Declarations
+from analyzer.resolve.expressions import Expressions
 from analyzer.resolve.functypes import FunctionTypes
+from analyzer.resolve.hierarchy import Hierarchy
+from analyzer.resolve.literals import Literals
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import load_rules
 from analyzer.resolve.symbols import SymbolResolver
-from analyzer.resolve.values import FunctionValues
+from analyzer.resolve.valuesites import ValueSites
 from analyzer.sources.repair import DeepCheck
 
 
@@ -44,9 +49,10 @@ class _Forgetful(dict):
         pass
 
 
-MEMOS = {Types: ("_typed_cache", "_subtypes", "_implementations", "_object_impls_of", "_having",
-                 "_having_base", "_scope_params", "_closure_index"),
-         CallResolver: ("_impl_targets", "_receivers"), FunctionValues: ("_owners",),
+# each receiver-typing part patched on its own class: a part's memo tables are made in its own __init__
+MEMOS = {Declarations: ("_typed_cache", "_having", "_having_base"), Hierarchy: ("_subtypes", "_implementations"),
+         Expressions: ("_scope_params",), Literals: ("_object_impls_of",), Contextual: ("_closure_index",),
+         CallResolver: ("_impl_targets", "_receivers"), ValueSites: ("_owners",),
          SymbolResolver: ("_imports", "_exports"), FunctionTypes: ("_member_memo",)}
 
 

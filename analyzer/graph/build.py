@@ -1,8 +1,10 @@
-"""Build the call graph from a `Program`: one node per definition, one edge per resolved call."""
+"""Build the call graph from a `Program`: one node per definition, one edge per resolved call.
+
+Only assembly: the edges come from the resolver pipeline (`analyzer.resolve.pipeline`); this module turns
+definitions into nodes, edges into networkx's adjacency and the counts into the graph's `stats`."""
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from operator import attrgetter
@@ -10,34 +12,20 @@ from operator import attrgetter
 import networkx as nx
 
 from analyzer import __version__
-from analyzer.graph.parallel import resolve_all, worker_count
-from analyzer.resolve.calls import CallResolver
-from analyzer.resolve.construct import implicit_constructor_edges
+from analyzer.index.testcode import is_test_path
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.modules import Resolution
+from analyzer.resolve.parallel import worker_count
+from analyzer.resolve.pipeline import resolve_program
 from analyzer.resolve.program import MODULE_QUALNAME, Program
-from analyzer.resolve.receivers import Types
-from analyzer.resolve.rules import DispatchEngine, RuleSet
-from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.rules import RuleSet
 
 GRAPH_FORMAT = 2
-# Test code is indexed (its calls are real callers) but marked, so request paths avoid it by default.
-TEST_PATH_RE = re.compile(r"(^|/)(tests?|__tests__|__mocks__|fixtures?|e2e)/|\.(test|spec|bench)\.[cm]?[jt]sx?$")
-
-
-def is_test_path(path: str) -> bool:
-    return bool(TEST_PATH_RE.search(path))
 
 
 def build_graph(program: Program, rules: RuleSet, workers: int | None = None) -> nx.MultiDiGraph:
     """`workers` > 1 resolves files in that many forked processes (default: `$ANALYZER_RESOLVE_WORKERS`, else 1)."""
     started = time.perf_counter()
-    symbols = SymbolResolver(program)
-    types = Types(program, symbols, rules.identity_wrappers)
-    calls = CallResolver(program, symbols, types)
-    calls.no_guess = rules.no_guess
-    calls.global_receivers = rules.global_receivers
-    engine = DispatchEngine(program, symbols, types, calls, rules)
 
     g = nx.MultiDiGraph()
     g.graph.update({
@@ -58,15 +46,12 @@ def build_graph(program: Program, rules: RuleSet, workers: int | None = None) ->
         succ[n] = {}
         pred[n] = {}
 
-    edges: list[Edge]
-    edges, unresolved, external_calls = resolve_all(calls, engine, list(program.files),
-                                                    worker_count() if workers is None else workers)
-    edges.extend(engine.global_edges())
-    edges.extend(implicit_constructor_edges(program, types))
-    edges.extend(engine.value_edges(edges))
-    matches, by_kind = engine.matches, dict(Counter(map(attrgetter("kind"), edges)))
+    # the resolvers and their memo tables are freed when this returns, before the graph grows (peak RSS)
+    resolved = resolve_program(program, rules, worker_count() if workers is None else workers)
+    edges, unresolved, external_calls = resolved.edges, resolved.unresolved, resolved.external_calls
+    matches, by_kind = resolved.rule_matches, dict(Counter(map(attrgetter("kind"), edges)))
     n_edges = len(edges)  # one new key per edge (counted here: `_add_edges` consumes the list)
-    del symbols, types, calls, engine  # their memo tables are done with: freed before the graph grows (peak RSS)
+    del resolved
     _add_edges(g, edges)
 
     files = list(program.files.values())

@@ -16,11 +16,11 @@ from typing import Any
 
 import networkx as nx
 
-from analyzer.graph.build import is_test_path
 from analyzer.hazards.flow import Flow, FunctionFlow, FunctionInfo, Hit, Summary, Taints, norm, stepped, union
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
 from analyzer.index.source import skip_reason
+from analyzer.index.testcode import is_test_path
 from analyzer.parse.languages import language_for_path
 
 FUNCTION_KINDS = frozenset({"function", "method", "object_method", "getter", "setter", "constructor"})

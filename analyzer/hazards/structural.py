@@ -12,11 +12,11 @@ from typing import Any
 
 from tree_sitter import Node
 
-from analyzer.graph.build import is_test_path
 from analyzer.hazards.engine import Engine, EngineResult, grep_lines
 from analyzer.hazards.flow import norm
 from analyzer.hazards.model import finding_id
 from analyzer.hazards.rules import HazardRules, Structural, glob_match
+from analyzer.index.testcode import is_test_path
 
 
 def structural_hazards(engine: Engine, rules: HazardRules, res: EngineResult, pins: dict[str, str],

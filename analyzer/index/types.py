@@ -11,16 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-# Generic wrappers whose (first) argument is the value's type for call resolution.
-TRANSPARENT_GENERICS = frozenset({
-    "Promise", "PromiseLike", "Awaited", "Readonly", "Partial", "Required", "NonNullable", "Array",
-    "ReadonlyArray", "Set", "ReadonlySet", "Iterable", "AsyncIterable", "Iterator", "AsyncIterator",
-    "IterableIterator", "AsyncIterableIterator", "Generator", "AsyncGenerator", "Ref", "WeakRef",
-})
-NON_TYPES = frozenset({
-    "undefined", "null", "void", "never", "unknown", "any", "string", "number", "boolean", "bigint", "symbol",
-    "object", "true", "false", "this",
-})
+from analyzer.rules.typescript import typescript
+
+# Generic wrappers whose (first) argument is the value's type for call resolution; keywords and primitive
+# types (analyzer/rules/typescript.toml).
+TRANSPARENT_GENERICS = typescript().transparent_generics
+NON_TYPES = typescript().primitive
 _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 
 

@@ -20,9 +20,16 @@ COMPILED: tuple[str, ...] = (
     "analyzer.index.model",
     "analyzer.index.types",
     "analyzer.parse.extract",
+    "analyzer.parse.reader",
+    "analyzer.parse.surface",
     "analyzer.resolve.calls",
     "analyzer.resolve.construct",
+    "analyzer.resolve.contextual",
+    "analyzer.resolve.declarations",
+    "analyzer.resolve.expressions",
     "analyzer.resolve.functypes",
+    "analyzer.resolve.hierarchy",
+    "analyzer.resolve.literals",
     "analyzer.resolve.modules",
     "analyzer.resolve.program",
     "analyzer.resolve.receivers",
@@ -30,8 +37,11 @@ COMPILED: tuple[str, ...] = (
     "analyzer.resolve.rules",
     "analyzer.resolve.stored",
     "analyzer.resolve.symbols",
+    "analyzer.resolve.typed",
     "analyzer.resolve.typetext",
+    "analyzer.resolve.valueflow",
     "analyzer.resolve.values",
+    "analyzer.resolve.valuesites",
 )
 NATIVE_ENV = "ANALYZER_NATIVE"  # "0": never load compiled modules (pure Python)
 NATIVE_DIR_ENV = "ANALYZER_NATIVE_DIR"  # where builds live (default: the user cache, not a run's cache dir)

@@ -6,83 +6,69 @@ context with a single sweep over byte ranges: named definitions and object liter
 qualname prefixes, anonymous functions add closure nesting, and calls/bindings/dynamic imports take
 the innermost named definition as their scope. No input raises: syntax errors are recovered by
 tree-sitter and counted; a failure on one construct is counted in `extract_errors` and skipped.
+
+The extractor is one object per file in three parts, each its own module: `reader.Reader` (the text, the
+captures by role, reading expressions, and the node-id indexes every pass fills), `surface.Surface` (the
+passes that read captures directly: markers, heritage, fields, imports, exports) and `_Extractor` here
+(the lexical sweep: definitions, params, calls, bindings, objects, JSX).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
-from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
 from tree_sitter import Node, QueryCursor
 
 from analyzer.index.model import (
-    CALL_SIGNATURE_FIELD,
     Arg,
     Assignment,
     Binding,
     Call,
     Definition,
     DynamicImport,
-    Export,
     Field,
     FileFacts,
-    Import,
     ObjectLiteral,
     ObjectProperty,
     Param,
 )
 from analyzer.parse.languages import is_declaration_file, language_for_path, parse_bytes
 from analyzer.parse.queries_loader import error_query, file_query
+from analyzer.parse.reader import (
+    CLASS_TYPES,
+    FUNCTION_TYPES,
+    SIMPLE_CHAIN,
+    TEXT_LIMIT,
+    WRAPPERS,
+    State,
+    callee_text_of,
+    fold,
+    type_text,
+    unquote,
+    unwrap,
+)
+from analyzer.parse.surface import Surface
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
 EXTRACTOR_VERSION = "11"
 
 log = logging.getLogger(__name__)
 
-TEXT_LIMIT = 120
 # A destructured parameter keeps every name it binds (`function View({ a, b, …, renderSlot })`): React
 # components destructure dozens of props, and a pattern cut at TEXT_LIMIT loses the later ones.
 PATTERN_LIMIT = 4000
 SIGNATURE_LIMIT = 300
 ALIAS_SIGNATURE_LIMIT = 1500  # a type alias's text is its meaning (`A & B & PropsLocale<N>`): cut it less
-FUNCTION_TYPES = frozenset({"arrow_function", "function_expression", "generator_function", "function"})
-CLASS_TYPES = frozenset({"class"})
-WRAPPERS = frozenset({"parenthesized_expression", "non_null_expression", "as_expression",
-                      "satisfies_expression", "type_assertion", "await_expression"})
 MODIFIER_TOKENS = frozenset({"static", "abstract", "async", "readonly", "declare", "override", "accessor"})
-LITERAL_TYPES = frozenset({"string", "template_string", "number", "array", "object", "regex", "true", "false"})
 # declaration merging: a type-only declaration and a value declaration of one name are one symbol
 TYPE_HALVES = frozenset({"interface", "type_alias"})
 VALUE_HALVES = frozenset({"class", "function", "enum"})
-_HAS_WS = re.compile(rb"\s")
-_PROTECT = bytes.maketrans(b" \t\n\r\x0b\x0c", b"\x00\x01\x02\x03\x04\x05")  # literal whitespace is code
-_DOT_WS = re.compile(r"\s*(\??\.)\s*")
-_SIMPLE_CHAIN = re.compile(r"[\w$#]+(?:\??\.[\w$#]+)*")
 _EVENT_ORDER = itemgetter(0, 1, 2)  # (start, -end, priority): outer before inner, regions before facts
-# a (folded, single) space that does not separate two word characters: after it a non-word character,
-# or before it one (the look-behind spans the space, so every match starts with a literal space: fast)
-_GLUE = re.compile(rb" (?:(?![\w$\x80-\xff])|(?<![\w$\x80-\xff] ))")
-
-
-# ----------------------------------------------------------------------------------------------
-# small helpers
-
-
-def _await_generic_callee(node: Node) -> Node:
-    """tree-sitter reads `await ctx.ui.custom<{ a: string }>(…)` as a call of `await ctx.ui.custom` (TypeScript:
-    an await of the call): the callee is the awaited member expression."""
-    if node.type == "await_expression" and node.named_child_count == 1:
-        inner = node.named_children[0]
-        if inner.type in ("member_expression", "identifier", "subscript_expression"):
-            return inner
-    return node
 
 
 def _redeclared_half(existing: Definition, d: Definition, cand: _Candidate) -> str | None:
@@ -96,48 +82,6 @@ def _redeclared_half(existing: Definition, d: Definition, cand: _Candidate) -> s
     if {existing.kind, d.kind} == {"getter", "setter"} and existing.parent == d.parent:
         return f"{existing.qualname}#{d.kind[:3]}"
     return None
-
-
-def _fold(text: str, limit: int | None = None) -> str:
-    if "\n" in text or "  " in text or "\t" in text or "\r" in text:
-        folded = " ".join(text.split())
-    else:
-        folded = text.strip()
-    if limit is not None and len(folded) > limit:
-        return folded[:limit]
-    return folded
-
-
-def _callee_text(text: str) -> str:
-    """Callee texts lose the line breaks of chained calls: `a()\n  .b` → `a().b`."""
-    return _DOT_WS.sub(r"\1", text) if "\n" in text or " ." in text or ". " in text else text
-
-
-def _type_text(annotation: str) -> str:
-    """`: Foo<Bar>` → `Foo<Bar>` (type annotations include their colon)."""
-    text = annotation.lstrip()
-    if text.startswith(":"):
-        text = text[1:]
-    return _fold(text)
-
-
-def _unquote(text: str) -> str:
-    if len(text) >= 2 and text[0] in "'\"`" and text[-1] == text[0]:
-        return text[1:-1]
-    return text
-
-
-def _unwrap(node: Node) -> Node:
-    """Look through parentheses, `!`, `as`, `satisfies`, `<T>x` and `await` to the expression."""
-    while node.type in WRAPPERS:
-        inner = node.child_by_field_name("expression") if node.type == "parenthesized_expression" else None
-        if inner is None:
-            named = [c for c in node.named_children if c.type != "comment"]
-            if not named:
-                break
-            inner = named[-1] if node.type == "type_assertion" else named[0]
-        node = inner
-    return node
 
 
 @dataclass(slots=True)
@@ -170,18 +114,6 @@ class _Candidate:
     merge: str = ""  # declaration merging: "type" or "value" half of a name declared both ways
 
 
-@dataclass
-class _State:
-    source: bytes
-    language: str
-    facts: FileFacts
-    errors: int = 0
-    by_role: dict[str, list[dict[str, list[Node]]]] = field(default_factory=lambda: defaultdict(list))
-
-    def text(self, node: Node) -> str:
-        return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
-
-
 # ----------------------------------------------------------------------------------------------
 # entry point
 
@@ -197,7 +129,7 @@ def extract_facts(source: bytes, path: str) -> FileFacts:
         root = tree.root_node
         if root.has_error:
             facts.parse_errors = _count_errors(root, language)
-        state = _State(source=source, language=language, facts=facts)
+        state = State(source=source, language=language, facts=facts)
         _run(state, root, declaration)
         facts.extract_errors += state.errors
     except Exception:  # noqa: BLE001 - a broken file must never stop the index
@@ -211,7 +143,7 @@ def _count_errors(root: Node, language: str) -> int:
     return sum(len(nodes) for nodes in captures.values())
 
 
-def _run(state: _State, root: Node, declaration: bool) -> None:
+def _run(state: State, root: Node, declaration: bool) -> None:
     query, roles, _settings = file_query(state.language, declaration)
     by_role = state.by_role
     for index, captures in QueryCursor(query).matches(root):
@@ -223,183 +155,9 @@ def _run(state: _State, root: Node, declaration: bool) -> None:
 # the extractor
 
 
-class _Extractor:
-    def __init__(self, state: _State, declaration: bool) -> None:
-        self.s = state
-        self.source = state.source
-        self.facts = state.facts
-        self.declaration = declaration
-        self.by_role = state.by_role
-        # node id → facts
-        self.class_owner: dict[int, Definition] = {}  # class/interface/type-alias node → definition
-        self.fn_def: dict[int, Definition] = {}  # function-ish node (def or value) → definition
-        self.value_def: dict[int, str] = {}  # value function node → qualname (object properties)
-        self.exported_ids: set[int] = set()
-        self.default_ids: set[int] = set()
-        self.declare_ids: set[int] = set()
-        self.property_param_ids: set[int] = set()
-        self.static_field_ids: set[int] = set()
-        self.optional_call_ids: set[int] = set()
-        self.ambient: list[tuple[int, int, str]] = []
-        self.holders: dict[int, tuple[str, str | None]] = {}  # object node → (holder, holder type)
-        self.property_holders: dict[int, tuple[str, str | None]] = {}  # object node → (key, type)
-        self.callback_args: dict[int, str] = {}  # closure node passed as an argument → "<callee>:<index>"
-        self.folded_overloads: list[tuple[Definition, Definition]] = []  # (the member, a further signature)
-        self.arg_by_node: dict[int, Arg] = {}
-        self.prop_by_node: dict[int, ObjectProperty] = {}
-        self.pending_values: list[tuple[ObjectProperty, int]] = []
-        self.qualnames: dict[str, Definition] = {}
-        self.seen_names: defaultdict[str, int] = defaultdict(int)
-        self.bodies: list[tuple[Definition, int, int]] = []
-        self._field_holder_nodes: dict[int, tuple[Node, str]] = {}
-        self._dyn_nodes: list[tuple[Node, str]] = []
-        self.params: dict[int, tuple[Node, bool]] = {}
-        self.track_args = bool(self.by_role.get("dynamic_import"))  # only then args/properties need lookup
-
-    # -- helpers -----------------------------------------------------------------------------
-
-    def text(self, node: Node) -> str:
-        return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
-
-    def snippet(self, node: Node) -> str:
-        """The node's text folded and cut to TEXT_LIMIT, without decoding a large node whole."""
-        start, end = node.start_byte, node.end_byte
-        if end - start > 4 * TEXT_LIMIT:
-            end = start + 4 * TEXT_LIMIT
-        return _fold(self.source[start:end].decode("utf-8", "replace"), TEXT_LIMIT)
-
-    def guard(self, fn, *args) -> Any:
-        try:
-            return fn(*args)
-        except Exception:  # noqa: BLE001 - one construct must not lose the file
-            log.debug("extract: %s failed", getattr(fn, "__name__", fn), exc_info=True)
-            self.s.errors += 1
-            return None
-
-    def matches(self, role: str) -> list[dict[str, list[Node]]]:
-        return self.by_role.get(role, [])
-
-    def chain(self, node: Node, text: str | None = None) -> tuple[list[str], bool]:
-        """Fold a callee expression into the model's chain form (see model docstring)."""
-        if text is None and node.end_byte - node.start_byte <= 4 * TEXT_LIMIT:
-            text = self.text(node)
-        if text is not None and _SIMPLE_CHAIN.fullmatch(text):  # `a.b?.c` written plainly: the text is the chain
-            if "?." in text:
-                return text.replace("?.", ".").split("."), True
-            return text.split("."), False
-        parts: list[str] = []
-        optional = False
-        node = _await_generic_callee(node)
-        while True:
-            t = node.type
-            if t == "member_expression":
-                prop = node.child_by_field_name("property")
-                parts.append(self.text(prop) if prop is not None else "<expr>")
-                if node.child_by_field_name("optional_chain") is not None:
-                    optional = True
-                obj = node.child_by_field_name("object")
-                if obj is None:
-                    parts.append("<expr>")
-                    break
-                node = obj
-            elif t == "subscript_expression":
-                parts.append(self.subscript_key(node))
-                if node.child_by_field_name("optional_chain") is not None:
-                    optional = True
-                obj = node.child_by_field_name("object")
-                if obj is None:
-                    parts.append("<expr>")
-                    break
-                node = obj
-            elif t in WRAPPERS and t != "await_expression":
-                inner = _unwrap(node)
-                if inner is node:
-                    parts.append("<expr>")
-                    break
-                node = inner
-            elif t in ("identifier", "this", "super", "property_identifier", "private_property_identifier"):
-                parts.append(self.text(node))
-                break
-            elif t == "call_expression":
-                fn = node.child_by_field_name("function")
-                parts.append((_callee_text(self.snippet(fn)) if fn is not None else "<expr>") + "()")
-                break
-            elif t in LITERAL_TYPES:
-                parts.append("<literal>")
-                break
-            elif t == "new_expression":  # `new Painter(f).paint()`: the root is an instance of Painter
-                ctor = node.child_by_field_name("constructor")
-                text = self.text(ctor) if ctor is not None else ""
-                parts.append(f"new {text}()" if _SIMPLE_CHAIN.fullmatch(text) else "<expr>")
-                break
-            else:
-                parts.append("<expr>")
-                break
-        parts.reverse()
-        return parts, optional
-
-    def subscript_key(self, node: Node) -> str:
-        """`a[K]` → "[K]", `a[M.K]` → "[M.K]", `a['k']` → "k" (a plain member); anything else "[]"."""
-        index = node.child_by_field_name("index")
-        if index is None:
-            return "[]"
-        t = index.type
-        if t == "string":
-            key = _unquote(self.text(index))
-            return key if re.fullmatch(r"[A-Za-z_$][\w$]*", key) else "[]"
-        if t == "identifier" or (t == "member_expression" and _SIMPLE_CHAIN.fullmatch(self.text(index))):
-            return f"[{self.text(index)}]"
-        return "[]"
-
-    def key_text(self, node: Node) -> str:
-        t = node.type
-        if t == "string":
-            return _unquote(self.text(node))
-        if t == "computed_property_name":
-            return _fold(self.text(node), TEXT_LIMIT)
-        return self.text(node)
-
-    def type_of(self, annotation: Node | None) -> str | None:
-        return _type_text(self.text(annotation)) if annotation is not None else None
-
-    def value_info(self, value: Node | None) -> tuple[str | None, str | None, list[str] | None, list[str] | None]:
-        """(`as` type, `new` class, initialiser call chain, alias chain) of an initialiser."""
-        if value is None:
-            return None, None, None, None
-        as_type = None
-        if value.type == "as_expression":
-            named = [c for c in value.named_children if c.type != "comment"]
-            if len(named) >= 2:
-                as_type = _fold(self.text(named[-1]))
-        inner = _unwrap(value)
-        t = inner.type
-        if t == "new_expression":
-            ctor = inner.child_by_field_name("constructor")
-            return as_type, (_fold(self.text(ctor)) if ctor is not None else None), None, None
-        if t == "call_expression":
-            fn = inner.child_by_field_name("function")
-            if fn is None or fn.type == "import":
-                return as_type, None, None, None
-            return as_type, None, self.chain(fn)[0], None
-        if t in ("identifier", "member_expression", "this", "subscript_expression"):
-            return as_type, None, None, self.chain(inner)[0]
-        return as_type, None, None, None
-
-    def generic_new_type(self, value: Node | None) -> str | None:
-        """`new Map<string, Slot>()`: the type TypeScript infers for the variable or field, with its type
-        arguments (`Map<string, Slot>`), so `.get(k)` yields a Slot; None without type arguments."""
-        inner = _unwrap(value) if value is not None else None
-        if inner is None or inner.type != "new_expression":
-            return None
-        ctor, targs = inner.child_by_field_name("constructor"), inner.child_by_field_name("type_arguments")
-        if ctor is None or targs is None:
-            return None
-        return _fold(self.text(ctor) + self.text(targs))
-
-    def line(self, node: Node) -> int:
-        return node.start_point[0] + 1
-
-    # -- run ---------------------------------------------------------------------------------
+class _Extractor(Surface):
+    """The lexical sweep: definitions, their qualnames and params, and the calls, bindings, objects
+    and JSX placed in their scopes (the surface passes and the reading are `Surface` and `Reader`)."""
 
     def run(self) -> None:
         self.guard(self.collect_markers)
@@ -410,71 +168,6 @@ class _Extractor:
         for step in (self.collect_heritage, self.collect_fields, self.collect_imports, self.collect_exports,
                      self.attach_dynamic_imports, self.fill_property_values, self.hash_bodies):
             self.guard(step)
-
-    # -- markers (sets of node ids flagged by small patterns) ----------------------------------
-
-    def collect_markers(self) -> None:
-        for m in self.matches("param.property"):
-            self.property_param_ids.add(m["param"][0].id)
-        for m in self.matches("field.static"):
-            self.static_field_ids.add(m["field"][0].id)
-        for m in self.matches("call.optional"):
-            self.optional_call_ids.add(m["call"][0].id)
-        for m in self.matches("ambient.declare"):
-            self.declare_ids.add(m["declaration"][0].id)
-        for m in self.matches("ambient.module"):
-            body = m["body"][0]
-            self.ambient.append((body.start_byte, body.end_byte, _unquote(self.text(m["name"][0]))))
-        for m in self.matches("ambient.global"):
-            body = m["body"][0]
-            self.ambient.append((body.start_byte, body.end_byte, "global"))
-        for m in self.matches("export.declaration"):
-            decl = m["declaration"][0]
-            is_default = False
-            self._mark_exported(decl, is_default)
-        for m in self.matches("export.default_marker"):
-            self.default_ids.add(m["export"][0].id)
-        for role, holder in (("holder.variable", "variable"), ("holder.return", "return"),
-                             ("holder.field", "field"), ("holder.assign", "assign"),
-                             ("holder.export_default", "export_default"), ("holder.property", "property")):
-            for m in self.matches(role):
-                self.guard(self._holder, m, holder)
-
-    def _mark_exported(self, decl: Node, is_default: bool) -> None:
-        self.exported_ids.add(decl.id)
-        if decl.type == "ambient_declaration":
-            for child in decl.named_children:
-                self.exported_ids.add(child.id)
-                if child.type in ("lexical_declaration", "variable_declaration"):
-                    for d in child.named_children:
-                        self.exported_ids.add(d.id)
-        if decl.type in ("lexical_declaration", "variable_declaration"):
-            for d in decl.named_children:
-                self.exported_ids.add(d.id)
-
-    def _holder(self, m: dict[str, list[Node]], holder: str) -> None:
-        obj = m["object"][0]
-        htype = None
-        if "satisfies" in m:
-            htype = _fold(self.text(m["satisfies"][0]))
-        elif "as" in m:
-            htype = _fold(self.text(m["as"][0]))
-        if holder == "variable":
-            annotation = m["declarator"][0].child_by_field_name("type")
-            if annotation is not None:
-                htype = self.type_of(annotation)
-            self.holders[obj.id] = ("variable:" + self.text(m["name"][0]), htype)
-        elif holder == "field":
-            # the owner's qualname is known only after the sweep; keep the nodes
-            self.holders[obj.id] = ("field", htype)
-            self._field_holder_nodes[obj.id] = (m["body"][0], self.text(m["name"][0]))
-        elif holder == "assign":
-            parts, _ = self.chain(m["target"][0])
-            self.holders[obj.id] = ("assign:" + ".".join(parts), htype)
-        elif holder == "property":
-            self.property_holders[obj.id] = (self.key_text(m["key"][0]), htype)
-        else:
-            self.holders[obj.id] = (holder, htype)
 
     # -- definitions -------------------------------------------------------------------------
 
@@ -569,7 +262,7 @@ class _Extractor:
         d.signature = self.signature(node, fn, cand.kind)
         rt = fn.child_by_field_name("return_type")
         if rt is not None:
-            d.return_type = _type_text(self.text(rt))
+            d.return_type = type_text(self.text(rt))
         for start, end, name in self.ambient:
             if start <= node.start_byte < end:
                 d.ambient_module = name
@@ -664,7 +357,7 @@ class _Extractor:
         end = body.start_byte if body is not None else node.end_byte
         text = self.source[node.start_byte:end].decode("utf-8", "replace")
         limit = ALIAS_SIGNATURE_LIMIT if kind == "type_alias" else SIGNATURE_LIMIT
-        return _fold(text, limit).rstrip(";").rstrip()
+        return fold(text, limit).rstrip(";").rstrip()
 
     def params_of(self) -> dict[int, tuple[Node, bool]]:
         """Function node id → (its parameter list, whether the function has a body)."""
@@ -707,7 +400,7 @@ class _Extractor:
             if name_node.type == "identifier":
                 name = self.text(name_node)
             elif pattern.type == "object_pattern":
-                name = _fold(self.text(pattern), PATTERN_LIMIT)
+                name = fold(self.text(pattern), PATTERN_LIMIT)
             else:
                 name = self.snippet(pattern)
             param = Param(name=name, type=ptype, is_property=p.id in self.property_param_ids, optional=optional)
@@ -798,9 +491,6 @@ class _Extractor:
         return _Frame(end=cand.end, kind="def", prefix=d.qualname, scope=d.qualname, nested=0,
                       fn_node=fn, fn_def=d)
 
-    def object_id(self, node: Node) -> str:
-        return f"L{node.start_point[0] + 1}C{node.start_point[1] + 1}"
-
     def on_object(self, node: Node, top: _Frame) -> _Frame:
         row, col = node.start_point
         oid = f"L{row + 1}C{col + 1}"
@@ -850,7 +540,7 @@ class _Extractor:
             return top.fn_def.return_type
         if top.fn_node is not None:
             rt = top.fn_node.child_by_field_name("return_type")
-            return _type_text(self.text(rt)) if rt is not None else None
+            return type_text(self.text(rt)) if rt is not None else None
         return None
 
     def make_property(self, child: Node, oid: str) -> ObjectProperty | None:
@@ -890,7 +580,7 @@ class _Extractor:
 
     def classify_value(self, prop: ObjectProperty, value: Node) -> None:
         t = value.type
-        inner = _unwrap(value) if t in WRAPPERS else value
+        inner = unwrap(value) if t in WRAPPERS else value
         t = inner.type
         if t in FUNCTION_TYPES:
             prop.value_kind = "function"
@@ -905,10 +595,10 @@ class _Extractor:
             prop.value_text = self.snippet(fn) if fn is not None else ""
         elif t == "new_expression":
             ctor = inner.child_by_field_name("constructor")
-            prop.value_kind, prop.value_text = "new", (_fold(self.text(ctor)) if ctor is not None else "")
+            prop.value_kind, prop.value_text = "new", (fold(self.text(ctor)) if ctor is not None else "")
         elif t == "string" or (t == "template_string" and not _has_substitution(inner)):
             prop.value_kind = "string"
-            prop.value_text = _unquote(self.source[inner.start_byte:inner.end_byte].decode("utf-8", "replace"))
+            prop.value_text = unquote(self.source[inner.start_byte:inner.end_byte].decode("utf-8", "replace"))
         elif t == "object":
             prop.value_kind = "object"
             if inner.named_child_count:
@@ -926,7 +616,7 @@ class _Extractor:
             raw = self.source[start:end].decode("utf-8", "replace")
             if raw == "import":
                 return  # dynamic import: see on_dynamic_import
-            if _SIMPLE_CHAIN.fullmatch(raw):
+            if SIMPLE_CHAIN.fullmatch(raw):
                 if "?." in raw:
                     chain, optional = raw.replace("?.", ".").split("."), True
                 else:
@@ -934,12 +624,12 @@ class _Extractor:
                 text = raw
             else:
                 chain, optional = self.chain(callee_node, raw)
-                text = _callee_text(_fold(raw, TEXT_LIMIT))
+                text = callee_text_of(fold(raw, TEXT_LIMIT))
         else:
             chain, optional = self.chain(callee_node)
-            text = _callee_text(self.snippet(callee_node))
+            text = callee_text_of(self.snippet(callee_node))
         if callee_node.type == "await_expression" and text.startswith("await "):
-            text = text[len("await "):]  # see _await_generic_callee
+            text = text[len("await "):]  # see await_generic_callee
         kind = variant or ("super" if text == "super" else "call")
         row, col = node.start_point
         args_list: list[Arg] = []
@@ -972,10 +662,10 @@ class _Extractor:
             if self.track_args:
                 self.arg_by_node[node.id] = arg
             return arg
-        inner = _unwrap(node) if t in WRAPPERS else node
+        inner = unwrap(node) if t in WRAPPERS else node
         t = inner.type
         if t == "string" or (t == "template_string" and not _has_substitution(inner)):
-            arg = Arg("string", _unquote(self.source[inner.start_byte:inner.end_byte].decode("utf-8", "replace")))
+            arg = Arg("string", unquote(self.source[inner.start_byte:inner.end_byte].decode("utf-8", "replace")))
         elif t in FUNCTION_TYPES:
             arg = Arg("function", self.snippet(inner))
             self.callback_args[inner.id] = f"{callee_text}:{index}"
@@ -992,7 +682,7 @@ class _Extractor:
             htype = None
             if node.type in ("satisfies_expression", "as_expression"):
                 named = [c for c in node.named_children if c.type != "comment"]
-                htype = _fold(self.text(named[-1])) if len(named) >= 2 else None
+                htype = fold(self.text(named[-1])) if len(named) >= 2 else None
             # a holder seen from the outside (e.g. `return Object.freeze({…})`) wins over the argument
             self.holders.setdefault(inner.id, (f"argument:{callee_text}:{index}", htype))
         elif t == "number":
@@ -1006,7 +696,7 @@ class _Extractor:
     def on_return_new(self, m: dict[str, list[Node]], _variant: str, top: _Frame) -> None:
         if top.fn_def is None or top.nested:
             return  # returned from a closure, not from the named function
-        cls = _fold(self.text(m["class"][0]))
+        cls = fold(self.text(m["class"][0]))
         if cls not in top.fn_def.returns_new:
             top.fn_def.returns_new.append(cls)
 
@@ -1024,9 +714,9 @@ class _Extractor:
         if src.type == "template_string" and _has_substitution(src):
             return
         node = m["call"][0]
-        self.facts.dynamic_imports.append(DynamicImport(specifier=_unquote(self.text(src)), scope=top.scope,
+        self.facts.dynamic_imports.append(DynamicImport(specifier=unquote(self.text(src)), scope=top.scope,
                                                         line=self.line(node), nested=top.nested))
-        self._dyn_nodes.append((node, _unquote(self.text(src))))
+        self._dyn_nodes.append((node, unquote(self.text(src))))
 
     def on_binding(self, m: dict[str, list[Node]], variant: str, top: _Frame) -> None:
         node = m["binding"][0]
@@ -1102,10 +792,6 @@ class _Extractor:
         if obj.properties:
             self.facts.objects.append(obj)
 
-    def _is_require(self, value: Node) -> bool:
-        fn = value.child_by_field_name("function")
-        return fn is not None and fn.type == "identifier" and self.text(fn) == "require"
-
     def on_destructure(self, m: dict[str, list[Node]], variant: str, top: _Frame) -> None:
         value = m["value"][0]
         if value.type == "call_expression" and self._is_require(value):
@@ -1117,257 +803,6 @@ class _Extractor:
                                                init_callee=init_callee, init_chain=init_chain,
                                                destructure_key=key, kind=kind,
                                                exported=m["binding"][0].id in self.exported_ids))
-
-    def pattern_names(self, pattern: Node) -> list[tuple[str, str, Node]]:
-        """`{ a, b: c, d = 1 }` → [(a, a), (c, b), (d, d)] as (local name, key, node)."""
-        out: list[tuple[str, str, Node]] = []
-        for c in pattern.named_children:
-            t = c.type
-            if t == "shorthand_property_identifier_pattern":
-                out.append((self.text(c), self.text(c), c))
-            elif t == "object_assignment_pattern":
-                left = c.child_by_field_name("left")
-                if left is not None and left.type == "shorthand_property_identifier_pattern":
-                    out.append((self.text(left), self.text(left), c))
-            elif t == "pair_pattern":
-                key = c.child_by_field_name("key")
-                val = c.child_by_field_name("value")
-                if val is not None and val.type == "assignment_pattern":
-                    val = val.child_by_field_name("left")
-                if key is not None and val is not None and val.type == "identifier":
-                    out.append((self.text(val), self.key_text(key), c))
-        return out
-
-    # -- after the sweep -----------------------------------------------------------------------
-
-    def finish_definitions(self) -> None:
-        self.fold_overloads()
-        self.facts.definitions = [d for d in self.facts.definitions if d.qualname]
-        for d in self.facts.definitions:
-            if "signature-only" in d.modifiers:
-                d.modifiers.remove("signature-only")
-        self.bodies = [b for b in self.bodies if b[0].qualname]
-
-    def fold_overloads(self) -> None:
-        """A dropped overload signature's parameters join its member's (`Definition.signatures()`)."""
-        for member, extra in self.folded_overloads:
-            member.overload_params.extend(extra.params)
-            member.overload_sizes.append(len(extra.params))
-
-    def collect_heritage(self) -> None:
-        for role in ("heritage.extends", "heritage.implements", "heritage.interface_extends"):
-            for m in self.matches(role):
-                owner = self.class_owner.get(m["owner"][0].id)
-                if owner is None:
-                    continue
-                if role == "heritage.implements":
-                    owner.implements.append(_fold(self.text(m["implements"][0])))
-                    continue
-                node = m["extends"][0]
-                text = self.text(node)
-                if node.type == "extends_clause":
-                    text = text.strip()
-                    text = text[len("extends"):] if text.startswith("extends") else text
-                owner.extends.append(_fold(text))
-
-    def collect_fields(self) -> None:
-        for m in self.matches("field.class"):
-            self.guard(self._field, m, False)
-        for m in self.matches("field.signature"):
-            self.guard(self._field, m, False)
-        for m in self.matches("field.method_signature"):
-            self.guard(self._field, m, True)
-        for m in self.matches("field.call_signature"):
-            self.guard(self._call_signature, m)
-        self.facts.fields.sort(key=lambda f: (f.line, f.owner, f.name))
-
-    def _field(self, m: dict[str, list[Node]], method_signature: bool) -> None:
-        owner = self.class_owner.get(m["body"][0].id)
-        if owner is None:
-            return
-        node = m["field"][0]
-        value = None if method_signature else node.child_by_field_name("value")
-        annotation = None if method_signature else node.child_by_field_name("type")
-        _as, new_class, init_callee, _chain = self.value_info(value)
-        self.facts.fields.append(Field(owner=owner.qualname, name=self.key_text(m["name"][0]), line=self.line(node),
-                                       type=self.type_of(annotation) if annotation is not None
-                                       else self.generic_new_type(value),
-                                       new_class=new_class, init_callee=init_callee,
-                                       is_static=node.id in self.static_field_ids,
-                                       is_method_signature=method_signature))
-
-    def _call_signature(self, m: dict[str, list[Node]]) -> None:
-        """`interface Fn<T> { (ctx: Context, config: T): any }` → field "()" typed `(ctx: Context, config: T) => any`
-        (CALL_SIGNATURE_FIELD): the function type a value of the interface has when called."""
-        owner = self.class_owner.get(m["body"][0].id)
-        if owner is None:
-            return
-        node = m["field"][0]
-        params = node.child_by_field_name("parameters")
-        if params is None:
-            return
-        ret = self.type_of(node.child_by_field_name("return_type")) or "any"
-        self.facts.fields.append(Field(owner=owner.qualname, name=CALL_SIGNATURE_FIELD, line=self.line(node),
-                                       type=f"{_fold(self.text(params))} => {ret}"))
-
-    def _statement_finder(self, role: str, key: str):
-        """Find the statement (import/export) that contains a clause part, by byte position."""
-        stmts = sorted(((m[key][0].start_byte, m[key][0].end_byte, m) for m in self.matches(role)),
-                       key=lambda t: t[0])
-        starts = [t[0] for t in stmts]
-
-        def find(node: Node) -> dict[str, list[Node]] | None:
-            i = bisect_right(starts, node.start_byte) - 1
-            if i >= 0 and node.start_byte < stmts[i][1]:
-                return stmts[i][2]
-            return None
-
-        return find
-
-    def collect_imports(self) -> None:
-        type_only_stmts = {m["import"][0].id for m in self.matches("import.type_only")}
-        type_only_specs = {m["specifier"][0].id for m in self.matches("import.specifier_type_only")}
-        statement_of = self._statement_finder("import.statement", "import")
-        named_stmts: set[int] = set()
-        out = self.facts.imports
-        for role in ("import.default", "import.namespace", "import.named"):
-            for m in self.matches(role):
-                part = m["specifier"][0] if "specifier" in m else m["local"][0]
-                stmt_m = statement_of(part)
-                if stmt_m is None:
-                    continue
-                stmt = stmt_m["import"][0]
-                named_stmts.add(stmt.id)
-                spec = _unquote(self.text(stmt_m["source"][0]))
-                type_only = stmt.id in type_only_stmts
-                if role == "import.default":
-                    out.append(Import(spec, "default", self.text(part), self.line(stmt), type_only))
-                elif role == "import.namespace":
-                    out.append(Import(spec, "*", self.text(part), self.line(stmt), type_only))
-                else:
-                    name = _unquote(self.text(m["name"][0]))
-                    alias = part.child_by_field_name("alias")
-                    local = self.text(alias) if alias is not None else name
-                    out.append(Import(spec, name, local, self.line(part), type_only or part.id in type_only_specs))
-        for role in ("import.require", "import.destructure"):
-            for m in self.matches(role):
-                stmt = m["import"][0]
-                named_stmts.add(stmt.id)
-                spec = _unquote(self.text(m["source"][0]))
-                if role == "import.require":
-                    out.append(Import(spec, "*", self.text(m["local"][0]), self.line(stmt),
-                                      stmt.id in type_only_stmts))
-                else:
-                    for local, key, node in self.pattern_names(m["pattern"][0]):
-                        out.append(Import(spec, key, local, self.line(node)))
-        for m in self.matches("import.statement"):
-            stmt = m["import"][0]
-            if stmt.id not in named_stmts:
-                out.append(Import(_unquote(self.text(m["source"][0])), "", "", self.line(stmt),
-                                  stmt.id in type_only_stmts))
-        out.sort(key=lambda i: i.line)
-
-    def collect_exports(self) -> None:
-        type_only_stmts = {m["export"][0].id for m in self.matches("export.type_only")}
-        type_only_specs = {m["specifier"][0].id for m in self.matches("export.specifier_type_only")}
-        out = self.facts.exports
-        for m in self.matches("export.star"):
-            stmt = m["export"][0]
-            out.append(Export("*", self.line(stmt), None, _unquote(self.text(m["source"][0])),
-                              stmt.id in type_only_stmts))
-        for m in self.matches("export.namespace"):
-            stmt = m["export"][0]
-            out.append(Export(_unquote(self.text(m["name"][0])), self.line(stmt), "*",
-                              _unquote(self.text(m["source"][0])), stmt.id in type_only_stmts))
-        statement_of = self._statement_finder("export.clause", "export")
-        for m in self.matches("export.named"):
-            spec_node = m["specifier"][0]
-            stmt_m = statement_of(spec_node)
-            if stmt_m is None:
-                continue
-            stmt = stmt_m["export"][0]
-            name = _unquote(self.text(m["name"][0]))
-            alias = spec_node.child_by_field_name("alias")
-            exported = _unquote(self.text(alias)) if alias is not None else name
-            source_node = stmt.child_by_field_name("source")
-            source = _unquote(self.text(source_node)) if source_node is not None else None
-            out.append(Export(exported, self.line(spec_node), name, source,
-                              stmt.id in type_only_stmts or spec_node.id in type_only_specs))
-        for m in self.matches("export.declaration"):
-            stmt = m["export"][0]
-            is_default = stmt.id in self.default_ids
-            for name in self.declared_names(m["declaration"][0]):
-                out.append(Export("default" if is_default else name, self.line(stmt), name, None))
-        for m in self.matches("export.default"):
-            stmt = m["export"][0]
-            value = m["value"][0]
-            if value.type == "identifier":
-                local: str | None = self.text(value)
-            elif value.type in FUNCTION_TYPES or value.type in CLASS_TYPES:
-                d = self.fn_def.get(value.id)
-                local = d.qualname if d is not None else None
-            else:
-                local = None
-            out.append(Export("default", self.line(stmt), local, None))
-        for m in self.matches("export.assign"):
-            value = m["value"][0]
-            local = self.text(value) if value.type == "identifier" else None
-            out.append(Export("default", self.line(m["export"][0]), local, None))
-        out.sort(key=lambda e: e.line)
-
-    def declared_names(self, decl: Node) -> list[str]:
-        if decl.type == "ambient_declaration":
-            names: list[str] = []
-            for c in decl.named_children:
-                names.extend(self.declared_names(c))
-            return names
-        if decl.type in ("lexical_declaration", "variable_declaration"):
-            out = []
-            for d in decl.named_children:
-                if d.type == "variable_declarator":
-                    name = d.child_by_field_name("name")
-                    if name is not None and name.type == "identifier":
-                        out.append(self.text(name))
-                    elif name is not None and name.type == "object_pattern":
-                        out.extend(n for n, _k, _node in self.pattern_names(name))
-            return out
-        name = decl.child_by_field_name("name")
-        if name is not None and name.type in ("identifier", "type_identifier", "nested_identifier"):
-            return [self.text(name)]
-        return []
-
-    def attach_dynamic_imports(self) -> None:
-        for node, spec in self._dyn_nodes:
-            child = node
-            parent = child.parent
-            while parent is not None:
-                if parent.type == "arguments":
-                    arg = self.arg_by_node.get(child.id)
-                    if arg is not None and spec not in arg.dynamic_imports:
-                        arg.dynamic_imports.append(spec)
-                elif parent.type == "pair":
-                    prop = self.prop_by_node.get(parent.id)
-                    if prop is not None and spec not in prop.dynamic_imports:
-                        prop.dynamic_imports.append(spec)
-                elif child.type == "method_definition":
-                    prop = self.prop_by_node.get(child.id)
-                    if prop is not None and spec not in prop.dynamic_imports:
-                        prop.dynamic_imports.append(spec)
-                child, parent = parent, parent.parent
-
-    def fill_property_values(self) -> None:
-        for prop, node_id in self.pending_values:
-            d = self.fn_def.get(node_id)
-            prop.value_def = d.qualname if d is not None else self.value_def.get(node_id)
-
-    def hash_bodies(self) -> None:
-        if not self.bodies:
-            return
-        hashes = body_hashes(self.source, [(s, e) for _d, s, e in self.bodies],
-                             [(n.start_byte, n.end_byte) for m in self.matches("token.comment") for n in m["comment"]],
-                             [(n.start_byte, n.end_byte) for m in self.matches("token.literal") for n in m["literal"]])
-        for (d, _s, _e), h in zip(self.bodies, hashes, strict=True):
-            d.body_hash = h
 
 
 def _branches(value: Node, depth: int = 0) -> list[Node]:
@@ -1389,45 +824,3 @@ def _branches(value: Node, depth: int = 0) -> list[Node]:
 
 def _has_substitution(node: Node) -> bool:
     return any(c.type == "template_substitution" for c in node.named_children)
-
-
-# ----------------------------------------------------------------------------------------------
-# body hash
-
-
-def body_hashes(source: bytes, ranges: list[tuple[int, int]], comments: list[tuple[int, int]],
-                literals: list[tuple[int, int]]) -> list[str]:
-    """Hashes of byte ranges that ignore comments and whitespace between tokens but not inside literals.
-
-    Comments are blanked; whitespace inside literals is swapped for non-whitespace placeholders so it
-    survives; everything else has whitespace folded and dropped wherever it does not separate two word
-    characters (so `f(a,b)` and `f( a, b )` agree). The text is cut only at range boundaries; pieces
-    are normalised once, shared by nested ranges, and skipped outside every range.
-    """
-    buf = bytearray(source)
-    for s, e in comments:
-        buf[s:e] = b" " * (e - s)
-    has_ws = _HAS_WS.search
-    for s, e in literals:
-        if has_ws(buf, s, e):  # searched in place: most literals have no whitespace, so no copy
-            buf[s:e] = buf[s:e].translate(_PROTECT)
-    depth_change: dict[int, int] = defaultdict(int)
-    for s, e in ranges:
-        depth_change[s] += 1
-        depth_change[e] -= 1
-    cuts = sorted(depth_change)
-    pieces: list[bytes] = []
-    index: dict[int, int] = {}
-    depth = 0
-    for i in range(len(cuts) - 1):
-        a = cuts[i]
-        depth += depth_change[a]
-        index[a] = len(pieces)
-        pieces.append(_GLUE.sub(b"", b" ".join(buf[a:cuts[i + 1]].split())) if depth > 0 else b"")
-    index[cuts[-1]] = len(pieces)
-    out = []
-    for s, e in ranges:
-        i, j = index[s], index[e]
-        joined = pieces[i] if j == i + 1 else b" ".join(p for p in pieces[i:j] if p)
-        out.append(hashlib.sha1(joined).hexdigest()[:16])
-    return out

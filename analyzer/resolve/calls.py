@@ -14,8 +14,9 @@ from analyzer.index.model import Call
 from analyzer.resolve.edges import Edge, Unresolved
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, MODULE_QUALNAME, DefRef, Program
-from analyzer.resolve.receivers import NamedType, NamespaceType, Typed, TypeExpr, Types
+from analyzer.resolve.receivers import Types
 from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.typed import NamedType, NamespaceType, Typed, TypeExpr
 
 ABSTRACT_OWNER_KINDS = ("interface", "type_alias")
 UNKNOWN_RECEIVER = "no static type for receiver"
@@ -34,15 +35,18 @@ def node_id_for_scope(mod: ModuleRef, scope: str | None) -> str:
 
 
 class CallResolver:
-    def __init__(self, program: Program, symbols: SymbolResolver, types: Types) -> None:
+    def __init__(self, program: Program, symbols: SymbolResolver, types: Types,
+                 no_guess: set[str] | None = None, global_receivers: set[str] | None = None) -> None:
         self.p = program
         self.symbols = symbols
         self.types = types
         self._method_names: dict[str, list[DefRef]] | None = None
         self._impl_targets: dict[tuple[DefRef, str], list[tuple[DefRef, tuple[str, ...]]]] = {}
         self._receivers: dict[tuple[ModuleRef, str | None, tuple[str, ...], int], list[Typed]] = {}
-        self.no_guess: set[str] = set()  # builtin method names never guessed (rules: name_guess.skip_methods)
-        self.global_receivers: set[str] = set()  # JavaScript globals (rules: name_guess.skip_receivers)
+        # builtin method names never guessed (rules: name_guess.skip_methods)
+        self.no_guess: set[str] = no_guess if no_guess is not None else set()
+        # JavaScript globals (rules: name_guess.skip_receivers)
+        self.global_receivers: set[str] = global_receivers if global_receivers is not None else set()
 
     def resolve_file(self, mod: ModuleRef, rules_fallback: EdgeRule | None = None,
                      rules_first: EdgeRule | None = None) -> FileResult:

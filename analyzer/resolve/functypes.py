@@ -22,11 +22,13 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from analyzer.index.testcode import is_test_path
 from analyzer.index.types import type_arguments
 from analyzer.resolve.calls import node_id_for_scope
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import DefRef, Program
-from analyzer.resolve.receivers import NamedType, TypeExpr, Types
+from analyzer.resolve.receivers import Types
+from analyzer.resolve.typed import NamedType, TypeExpr
 from analyzer.resolve.typetext import (
     NON_TYPES,
     conditional_parts,
@@ -42,12 +44,16 @@ from analyzer.resolve.typetext import (
     template_prefixes,
     type_parameters,
 )
+from analyzer.rules.typescript import typescript
 
 MAX_PRODUCERS = 16
 Producer = tuple[DefRef, tuple[str, ...], bool]  # (function, evidence, whether the value is a closure it returns)
 MAX_TYPE_DEPTH = 10  # alias → alias → conditional → … steps when reading a member's declared type
 CLASS_LIKE = ("interface", "class")
-SAME_MEMBERS = ("Partial", "Readonly", "Required", "NonNullable")  # wrappers that keep every member's type
+# mapped types that keep every member's type, or some members; built-in containers (rules/typescript.toml)
+SAME_MEMBERS = typescript().same_members
+MEMBER_SUBSETS = typescript().member_subsets
+CONTAINERS = typescript().containers
 PRODUCER_KINDS = ("function", "method", "getter", "object_method")
 _INDEXED = re.compile(r"^\s*([A-Za-z_$][\w$.]*)(?:<[^\[\]]*>)?\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
 _ANNOTATED = re.compile(r"^(?:export\s+)?(?:const|let|var)\s+[\w$]+\s*:\s*(.+?)\s*=\s*"
@@ -393,7 +399,6 @@ class FunctionTypes:
         it — its writer's, like any inline closure. A weaker sign than a declaration (listener types are handed
         hundreds of closures, mostly by tests), so these count only for a type nothing declares or returns, and
         closures written in test code do not count."""
-        from analyzer.graph.build import is_test_path
         carriers = {d.name for d in self.p.defs.values() if d.kind in PRODUCER_KINDS
                     and any(prm.type and names.intersection(named_types(prm.type)) for prm in d.params)}
         carriers |= self.typed_names()
@@ -447,7 +452,7 @@ def _value_heads(text: str) -> set[str]:
         if part in ("undefined", "null"):
             continue
         m = _NAME_RE.match(part)
-        if m is None or m.group(0) in ("Promise", "PromiseLike", "Array", "ReadonlyArray", "Set", "Map") \
+        if m is None or m.group(0) in CONTAINERS \
                 or (part[m.end():].strip() and not part[m.end():].strip().startswith("<")) or part.endswith("]"):
             continue
         heads.add(m.group(0))
@@ -479,6 +484,6 @@ def _inline_objects(text: str, depth: int = 0) -> list[str]:
     if text.startswith("{"):
         return [text]
     m = _NAME_RE.match(text)
-    if m is not None and (m.group(0) in SAME_MEMBERS or m.group(0) in ("Pick", "Omit")) and type_arguments(text):
+    if m is not None and (m.group(0) in SAME_MEMBERS or m.group(0) in MEMBER_SUBSETS) and type_arguments(text):
         return _inline_objects(type_arguments(text)[0], depth + 1)
     return []

@@ -18,8 +18,9 @@ from analyzer.resolve.calls import CallResolver, node_id_for_scope
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import DefRef, Program
-from analyzer.resolve.receivers import NamedType, TypeExpr, Types
+from analyzer.resolve.receivers import Types
 from analyzer.resolve.symbols import SymbolResolver
+from analyzer.resolve.typed import NamedType, TypeExpr
 from analyzer.resolve.typetext import named_types
 
 RULE_KINDS = {"service", "event", "lazy_loader", "callback_object", "table", "identity_wrappers", "name_guess",
@@ -48,11 +49,13 @@ class RuleSet:
 
 def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
     """The shipped rules plus any `*.toml` in `extra_dirs`; a malformed rule file is a one-line error."""
+    from analyzer.rules import typescript
     from analyzer.rules.files import read_rule_files
 
     rs = RuleSet()
     extra = [path for d in extra_dirs or [] for path in sorted(Path(d).glob("*.toml"))]
-    files, rs.text_hash = read_rule_files("analyzer.rules", extra)
+    # typescript.toml is language knowledge read by analyzer.rules.typescript, not dispatch rules
+    files, rs.text_hash = read_rule_files("analyzer.rules", extra, skip=[typescript.FILE])
     for rule_file in files:
         name, data = rule_file.name, rule_file.data
         for kind, entries in data.items():
@@ -190,19 +193,6 @@ class DispatchEngine:
         for rule in self.rules.tables:
             edges.extend(self._table_edges(rule))
         return edges
-
-    def value_edges(self, edges: list[Edge]) -> list[Edge]:
-        """Calls of function-typed values (parameters, option properties, assigned fields): needs the other
-        edges first, since what runs is what the callers pass (see `analyzer.resolve.values`)."""
-        from analyzer.resolve.values import FunctionValues
-
-        out: list[Edge] = []
-        for rule in self.rules.function_values:
-            found, count = FunctionValues(self.p, self.symbols, self.types, self.calls, rule,
-                                          self.rules.events).edges(edges)
-            out.extend(found)
-            self.matches[rule["name"]] += count
-        return out
 
     def _event_edges(self, rule: dict) -> list[Edge]:
         pattern = re.compile(rule.get("name_pattern", r".+"))

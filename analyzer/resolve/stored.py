@@ -12,33 +12,33 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
 from analyzer.index.model import Arg, Call
 from analyzer.resolve.calls import node_id_for_scope
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import DefRef
 from analyzer.resolve.typetext import arrow_parameters
+from analyzer.resolve.valueflow import Value, ValueFollower
+from analyzer.rules.typescript import typescript
 
-if TYPE_CHECKING:
-    from analyzer.resolve.values import FunctionValues, Value
-
-ADD_METHODS = {"push": 0, "unshift": 0, "add": 0, "set": 1}  # method → the argument that is the element
+# method → the argument that is the element; methods handing each element to a callback (rules/typescript.toml)
+ADD_METHODS = typescript().add_methods
 BINDABLE = ("function", "method", "object_method")
-ELEMENT_CALLBACKS = ("forEach", "map", "flatMap", "filter", "find", "some", "every")
+ELEMENT_CALLBACKS = typescript().element_callbacks
 _CLOSURE_HEAD = re.compile(r"^\s*(?:async\s+)?(?:function\b|\()")
 INLINE = "an inline closure: its calls belong to this function"
 
 
 class StoredValues:
     def __init__(self) -> None:
-        # the pass is handed to each call, not kept: the pass owns this helper, and a cycle between them would
-        # keep every memo table of the pass alive through graph assembly (the build runs with the cyclic GC
-        # paused); a weak proxy would do too, but compiled (mypyc) classes take no weak references
+        # the pass is handed to each call (as the `ValueFollower` interface), not kept: the pass owns this
+        # helper, and a cycle between them would keep every memo table of the pass alive through graph
+        # assembly (the build runs with the cyclic GC paused); a weak proxy would do too, but compiled
+        # (mypyc) classes take no weak references
         self._adds: dict[str, list[tuple[ModuleRef, Call]]] | None = None
         self._walks: dict[tuple[ModuleRef, str | None], dict[str, list[Call]]] = {}
 
-    def _added(self, fv: FunctionValues) -> dict[str, list[tuple[ModuleRef, Call]]]:
+    def _added(self, fv: ValueFollower) -> dict[str, list[tuple[ModuleRef, Call]]]:
         """Calls that put something in a collection, by the collection's last name (`listeners`)."""
         if self._adds is None:
             self._adds = defaultdict(list)
@@ -49,7 +49,7 @@ class StoredValues:
                         self._adds[call.callee[-2]].append((mod, call))
         return self._adds
 
-    def values(self, fv: FunctionValues, mod: ModuleRef, call: Call) -> list[Value]:
+    def values(self, fv: ValueFollower, mod: ModuleRef, call: Call) -> list[Value]:
         """`l(…)` where `l` walks a collection: what was added to it."""
         if len(call.callee) != 1:
             return []
@@ -68,11 +68,9 @@ class StoredValues:
         return out
 
     def _stored(self, v: Value) -> Value:
-        from analyzer.resolve.values import Value
-
         return Value(v.target, v.evidence, None)
 
-    def _collection(self, fv: FunctionValues, mod: ModuleRef,
+    def _collection(self, fv: ValueFollower, mod: ModuleRef,
                     call: Call) -> tuple[str | None, list[str], int, str] | None:
         """(scope, chain, line, how) of the collection `call`'s callee is an element of, if it walks one."""
         name = call.callee[0]
@@ -92,7 +90,7 @@ class StoredValues:
         outer = max(outers, key=lambda c: (c.line, c.column))
         return outer.scope, outer.callee[:-1], outer.line, f"is each element {outer.callee[-1]} hands over of"
 
-    def _element_walks(self, fv: FunctionValues, mod: ModuleRef, scope: str | None) -> dict[str, list[Call]]:
+    def _element_walks(self, fv: ValueFollower, mod: ModuleRef, scope: str | None) -> dict[str, list[Call]]:
         """First parameter name → the `xs.forEach((x) => …)`-like calls in `scope` whose closure takes it, in
         call order (built once per scope: every nested call of a scope asked this, each parsing every sibling
         closure's parameters again)."""
@@ -100,7 +98,7 @@ class StoredValues:
         found = self._walks.get(key)
         if found is None:
             found = {}
-            for c in fv._closure_calls.get(key, []):
+            for c in fv.closure_calls(mod, scope):
                 if len(c.callee) < 2 or c.callee[-1] not in ELEMENT_CALLBACKS:
                     continue
                 for a in c.args:
@@ -111,7 +109,7 @@ class StoredValues:
             self._walks[key] = found
         return found
 
-    def _same_collection(self, fv: FunctionValues, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
+    def _same_collection(self, fv: ValueFollower, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
                          amod: ModuleRef, add: Call) -> bool:
         """The add call's receiver is the walked collection: the same field of the same declaring type, or
         the same variable binding."""
@@ -119,14 +117,14 @@ class StoredValues:
         if len(chain) >= 2:
             if len(target) < 2:
                 return False
-            owners = fv._field_owners(mod, scope, chain[:-1], line, chain[-1])
-            return bool(owners and owners & fv._field_owners(amod, add.scope, target[:-1], add.line, target[-1]))
+            owners = fv.field_owners(mod, scope, chain[:-1], line, chain[-1])
+            return bool(owners and owners & fv.field_owners(amod, add.scope, target[:-1], add.line, target[-1]))
         if len(target) != 1 or amod != mod:
             return False
         here = self._binding_of(fv, mod, scope, chain[0])
         return here == self._binding_of(fv, amod, add.scope, target[0]) is not None
 
-    def _binding_of(self, fv: FunctionValues, mod: ModuleRef, scope: str | None,
+    def _binding_of(self, fv: ValueFollower, mod: ModuleRef, scope: str | None,
                     name: str) -> tuple[str | None, int] | None:
         for sc in fv.p.scope_chain(mod, scope):
             found = [b for b in fv.p.bindings_named(mod, sc, name) if b.kind != "for_of"]
@@ -134,17 +132,15 @@ class StoredValues:
                 return found[0].scope, found[0].line
         return None
 
-    def arg_values(self, fv: FunctionValues, mod: ModuleRef, call: Call, arg: Arg,
+    def arg_values(self, fv: ValueFollower, mod: ModuleRef, call: Call, arg: Arg,
                    where: tuple[str, ...]) -> list[Value]:
         """An added value followed like an argument, `fn.bind(x)` included."""
         if arg.kind == "call":
             return self.bound(fv, mod, call, arg, where)
-        return fv._arg_values(mod, call, arg, where, 1)
+        return fv.arg_values(mod, call, arg, where, 1)
 
-    def bound(self, fv: FunctionValues, mod: ModuleRef, call: Call, arg: Arg, where: tuple[str, ...]) -> list[Value]:
+    def bound(self, fv: ValueFollower, mod: ModuleRef, call: Call, arg: Arg, where: tuple[str, ...]) -> list[Value]:
         """`w.render.bind(w)` → w.render's definition; `function () {…}.bind(this)` → the writer's closure."""
-        from analyzer.resolve.values import Value
-
         text = arg.text
         if not text.endswith(".bind"):
             return []
@@ -157,7 +153,7 @@ class StoredValues:
             return []
         chain = fn.split(".")
         if len(chain) == 1:
-            return fv._identifier_values(mod, call.scope, fn, why, 1)
+            return fv.identifier_values(mod, call.scope, fn, why, 1)
         # only a function or method is bound: `ctx.locale.bind('ns')` of a getter or field is another `bind`
         return [Value(t, why) for t in fv.types.callee_targets(mod, call.scope, chain, call.line)
                 if (d := fv.p.defs.get(t)) is not None and d.kind in BINDABLE]

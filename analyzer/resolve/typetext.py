@@ -12,11 +12,13 @@ import functools
 import re
 
 from analyzer.index.types import split_top_level, top_level_indices, type_arguments
+from analyzer.rules.typescript import typescript
 
-WRAPPERS = {"Promise", "PromiseLike", "Readonly", "Awaited", "NonNullable", "Required", "Partial", "Array",
-            "ReadonlyArray", "Set", "ReadonlySet", "Omit", "Pick"}  # Omit/Pick<T, K>: T's members (some of them)
-NON_TYPES = {"undefined", "null", "void", "never", "unknown", "any", "string", "number", "boolean", "bigint",
-             "symbol", "object", "this", "true", "false"}
+# read through when naming the types a text mentions; keywords and primitive types; mapped types a
+# dictionary is read through (analyzer/rules/typescript.toml)
+WRAPPERS = typescript().named_through
+NON_TYPES = typescript().primitive
+DICTIONARY_VIEWS = typescript().dictionary_views
 _IDENT_RE = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
 
 
@@ -256,7 +258,7 @@ def dictionary_value(text: str | None) -> str | None:
         return None
     text = text.strip().rstrip(";").strip()
     head = text.split("<", 1)[0].strip()
-    if head in ("Partial", "Readonly", "Required") and type_arguments(text):
+    if head in DICTIONARY_VIEWS and type_arguments(text):
         return dictionary_value(type_arguments(text)[0])
     if head == "Record":
         args = type_arguments(text)

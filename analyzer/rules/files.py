@@ -24,13 +24,15 @@ class RuleFile:
     data: dict[str, Any]
 
 
-def read_rule_files(package: str, extra: Iterable[Path] = (), *,
-                    what: str = "rule file") -> tuple[list[RuleFile], str]:
-    """The package's `*.toml` files (sorted by name), then `extra`, parsed; and a 16-hex digest of their text."""
+def read_rule_files(package: str, extra: Iterable[Path] = (), *, what: str = "rule file",
+                    skip: Iterable[str] = ()) -> tuple[list[RuleFile], str]:
+    """The package's `*.toml` files (sorted by name, those named in `skip` left out: data files of another
+    reader), then `extra`, parsed; and a 16-hex digest of their text."""
     texts: list[tuple[str, str]] = []
     shown = package.replace(".", "/")
+    skipped = set(skip)
     for entry in sorted(resources.files(package).iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
+        if entry.name.endswith(".toml") and entry.name not in skipped:
             texts.append((f"{shown}/{entry.name}", entry.read_text(encoding="utf-8")))
     for path in extra:
         texts.append((str(path), Path(path).read_text(encoding="utf-8")))
