@@ -77,7 +77,7 @@ def reconcile(session: Session, options: ReconcileOptions = ReconcileOptions()) 
     doc = reconcile_routes(scenario, locators, routes)
     if not options.record:
         return ReconcileResult(doc, None, notes)
-    from analyzer.usage.record import reconcile_record, request_path
+    from analyzer.usage.record import reconcile_record
 
     path = request_path(session, {name: loc.commit for name, loc in locators.items()}, dirs)
     target = options.scenario or (f"--from-log {options.from_log}" if options.from_log else "")
@@ -93,3 +93,23 @@ def reconcile(session: Session, options: ReconcileOptions = ReconcileOptions()) 
                                 "choose a writable path") from exc
         doc["record_file"] = str(options.record_file)
     return ReconcileResult(doc, record, notes)
+
+
+def request_path(session: Session, commits: dict[str, str], repo_dirs: dict[str, str]) -> dict[str, Any]:
+    """The trace (lock `[trace]` from/to) at the replayed commits, or why it could not be computed.
+
+    Repos given with `--repo-dir` are also the sources the graph is synced from, so the trace reads the same
+    objects as the replay (and needs no network)."""
+    from analyzer.api.analysis import open_analysis
+    from analyzer.api.trace import TraceOptions, trace
+    from analyzer.errors import AnalyzerError
+
+    try:
+        if not (session.lock.trace_from and session.lock.trace_to):
+            raise AnalyzerError("trace needs FROM and TO: add a [trace] table with from/to to repos.lock")
+        if repo_dirs:
+            session = session.with_sources(repo_dirs)
+        at = [f"{name}={sha}" for name, sha in commits.items() if session.lock.get(name).commit != sha]
+        return trace(open_analysis(session, at=at), TraceOptions()).document
+    except (AnalyzerError, OSError) as exc:
+        return {"found": False, "error": str(exc)}

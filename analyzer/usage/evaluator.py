@@ -259,8 +259,8 @@ class Interpreter(Statements, Operators):
             if v is TDZ:
                 raise JSThrow("ReferenceError", f"Cannot access '{name}' before initialization", mod.where(node))
             return v
-        ms = scope.module_scope
-        if ms is None:
+        ms = scope.module_scope  # None or the module's root scope
+        if not isinstance(ms, ModuleScope):
             if name in self.globals:
                 return self.globals[name]
             raise UnresolvedName(f"{name} is not defined (at {mod.where(node)})")

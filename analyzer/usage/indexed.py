@@ -15,10 +15,10 @@ from typing import Any
 
 import git
 
-from analyzer.graph.build import is_test_path
 from analyzer.index.build import index_repo
 from analyzer.index.cache import FactsCache
 from analyzer.index.configs import read_configs
+from analyzer.index.testcode import is_test_path
 from analyzer.index.trees import MissingBlob, SyntaxTrees
 from analyzer.parse.languages import is_declaration_file, language_for_path
 from analyzer.resolve.modules import ModuleResolver, RepoModules

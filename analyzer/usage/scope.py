@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from analyzer.usage.locate import SourceModule
-
-if TYPE_CHECKING:
-    from analyzer.usage.evaluator import ModuleScope
 
 MAX_STEPS = 5_000_000
 MAX_DEPTH = 200
@@ -39,12 +36,12 @@ class Scope:
 
     __slots__ = ("vars", "consts", "parent", "module_scope")
 
-    def __init__(self, parent: Scope | None, module_scope: ModuleScope | None = None) -> None:
+    def __init__(self, parent: Scope | None, module_scope: Scope | None = None) -> None:
         self.vars: dict[str, Any] = {}
         self.consts: set[str] = set()
         self.parent = parent
         inherited = parent.module_scope if parent else None
-        self.module_scope: ModuleScope | None = module_scope if module_scope is not None else inherited
+        self.module_scope: Scope | None = module_scope if module_scope is not None else inherited
 
     def declare(self, name: str, value: Any, const: bool = False) -> None:
         self.vars[name] = value
