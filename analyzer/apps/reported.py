@@ -1,0 +1,97 @@
+"""What the app itself says it used: the third witness beside the server's raw usage and the replayed ledger.
+
+Each reader takes what one app writes and returns one entry per model call, in the order the calls were made,
+with the app's own field names kept (`input`, `cacheRead` for Pi; `inputTokens`, `cacheReadTokens` for dsh) plus
+`prompt`/`cached`/`output` normalised the way that app means them, and where the entry was read from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+Reader = Callable[[Path, Path, float], list[dict[str, Any]]]
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                yield n, json.loads(line)
+            except ValueError:
+                continue
+
+
+def pi_json_events(stdout: Path, _home: Path, _since: float) -> list[dict[str, Any]]:
+    """Pi `--mode json`: each assistant `message_end` carries `usage` {input, output, cacheRead, cacheWrite}.
+
+    Pi counts `input` as the prompt tokens *not* read from the cache (its OpenAI-compatible parser subtracts
+    cached_tokens), so the prompt it saw is input + cacheRead + cacheWrite.
+    """
+    out: list[dict[str, Any]] = []
+    for n, event in _json_lines(stdout):
+        if not isinstance(event, dict) or event.get("type") != "message_end":
+            continue
+        message = event.get("message") or {}
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if message.get("role") != "assistant" or not isinstance(usage, dict):
+            continue
+        raw = {k: usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")}
+        prompt = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+        out.append({"source": f"{stdout.name}:{n}", "fields": raw, "prompt": prompt,
+                    "cached": int(usage.get("cacheRead") or 0), "output": int(usage.get("output") or 0),
+                    "response_id": message.get("responseId"), "stop_reason": message.get("stopReason"),
+                    "error": message.get("errorMessage")})
+    return out
+
+
+def _usages(node: Any) -> Iterator[dict[str, Any]]:
+    """Every `usage` object shaped like dsh's TokenUsage (inputTokens/outputTokens) inside one event."""
+    if isinstance(node, dict):
+        usage = node.get("usage")
+        if isinstance(usage, dict) and "inputTokens" in usage:
+            yield usage
+            return
+        for value in node.values():
+            yield from _usages(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _usages(value)
+
+
+def dsh_session_log(_stdout: Path, home: Path, since: float) -> list[dict[str, Any]]:
+    """dsh's session logs under its home: the `assistant/message` events carry a TokenUsage each.
+
+    dsh's `inputTokens` is the whole prompt (its DeepSeek adapter maps prompt_tokens there) and
+    `cacheReadTokens` the part served from the cache. Only logs written during this turn are read.
+    """
+    out: list[dict[str, Any]] = []
+    logs = sorted((p for p in home.rglob("*.jsonl") if p.stat().st_mtime >= since - 1),
+                  key=lambda p: p.stat().st_mtime)
+    for path in logs:
+        for n, event in _json_lines(path):
+            for usage in _usages(event):
+                raw = {k: usage.get(k) for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens",
+                                                 "reasoningTokens")}
+                out.append({"source": f"{path.relative_to(home)}:{n}", "fields": raw,
+                            "prompt": int(usage.get("inputTokens") or 0),
+                            "cached": int(usage.get("cacheReadTokens") or 0),
+                            "output": int(usage.get("outputTokens") or 0)})
+    return out
+
+
+READERS: dict[str, Reader] = {"pi-json-events": pi_json_events, "dsh-session-log": dsh_session_log}
+
+
+def read_reported(kind: str, stdout: Path, home: Path, *, since: float) -> list[dict[str, Any]]:
+    reader = READERS.get(kind)
+    if reader is None:
+        raise ValueError(f"unknown reported-usage reader {kind!r}; known: {', '.join(READERS)}")
+    return reader(stdout, home, since)
