@@ -45,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read the API key from this environment variable (the NAME, never the key)")
     parser.add_argument("--stop-on-error", action="store_true", help="stop at the first failed request")
     parser.add_argument("--dry-run", action="store_true", help="validate and print the planned requests; send nothing")
+    parser.add_argument("--at", action="append", metavar="NAME=SHA",
+                        help="for an [app] experiment: install the app at NAME's commit SHA (the lock is not edited)")
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:

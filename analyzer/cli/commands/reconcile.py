@@ -65,6 +65,14 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             raise AnalyzerError(f"unknown upstream {name!r} in --at/--repo-dir; reconcile reads pi, dsh")
     locators = {name: locator_for(ctx, ctx.lock.get(name), at.get(name), dirs.get(name)) for name in repos}
     doc = reconcile_routes(scenario, locators, routes)
+    if args.from_log:  # an app experiment's log also holds what the app reported: the third witness
+        from pathlib import Path
+
+        from analyzer.usage.fromlog import three_witnesses
+
+        witnesses = three_witnesses(Path(args.from_log), doc)
+        if witnesses is not None:
+            doc["witnesses"] = witnesses
     record = _record(args, ctx, doc, locators, dirs) if args.record else None
     if record is not None and args.record != "-":
         from analyzer.atomic import write_text_atomic
@@ -81,6 +89,12 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.emit_json(doc)
     else:
         render_document(doc, ctx.out)
+        if doc.get("witnesses"):
+            from analyzer.usage.fromlog import witness_lines
+
+            ctx.out.print()
+            for line in witness_lines(doc["witnesses"]):
+                ctx.out.print(line, markup=False)
         if record is not None and args.record == "-":
             ctx.out.print()
             ctx.out.print(record, markup=False, highlight=False)

@@ -1,0 +1,94 @@
+"""The summary of an app experiment: observe's per-request table plus, per request, what the app itself reported,
+where the prefix broke, and predicted vs reported cached tokens.
+
+Works on what the run wrote (rows, turns, the prefix report), so every figure has a row or a file behind it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyzer.observe.apprunner import APP_ROW_KEY, AppRunResult, turn_lines
+from analyzer.observe.summary import _num, _short, summarise, summary_lines
+from analyzer.observe.usagefields import counts
+
+
+def prefix_entries(report: Any) -> dict[tuple[str, int], dict[str, Any]]:
+    """The prefix report's per-request entries, by (series, index), as plain dicts."""
+    if report is None:
+        return {}
+    data = report.to_dict() if hasattr(report, "to_dict") else report
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for entry in (data or {}).get("requests", []) if isinstance(data, dict) else []:
+        if isinstance(entry, dict) and entry.get("series") is not None and entry.get("index") is not None:
+            out[(str(entry["series"]), int(entry["index"]))] = entry
+    return out
+
+
+def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
+    base = summarise(result.rows, log=str(result.log))
+    prefix = prefix_entries(result.prefix)
+    per_request = []
+    for row in result.rows:
+        c = counts(row.get("usage"), row.get("timings"))
+        reported = row.get(APP_ROW_KEY) or {}
+        entry = prefix.get((str(row.get("series")), int(row.get("index") or 0)), {})
+        per_request.append({
+            "series": row.get("series"), "index": row.get("index"), "turn": (row.get("app") or {}).get("turn"),
+            "raw_prompt": c.prompt, "raw_cached": c.cached,
+            "app_prompt": reported.get("prompt"), "app_cached": reported.get("cached"),
+            "app_fields": reported.get("fields"), "app_source": reported.get("source"),
+            "predicted_cached": entry.get("predicted_cached"),
+            "reported_cached": entry.get("reported_cached", c.cached),
+            "first_divergence": entry.get("divergence"), "attribution": entry.get("attribution"),
+            "note": entry.get("note"),
+        })
+    base.update({
+        "schema": "analyzer.observe.app-summary/1", "app": {"profile": app.profile.name, "version": app.version,
+                                                            "version_from": app.version_source, "commit": app.commit},
+        "question": exp.question, "vary": {"factor": exp.vary.factor, "name": exp.vary.name, "path": exp.vary.path,
+                                           "values": list(exp.vary.values)},
+        "turns": result.turns, "app_requests": per_request, "proxy_log": str(result.proxy_log),
+        "run_dir": str(result.run_dir), "prefix_file": str(result.prefix_path) if result.prefix_path else None,
+        "prefix_error": result.prefix_error, "source": dict(exp.source),
+    })
+    return base
+
+
+def _div(d: Any) -> str:
+    if not d:
+        return "–"
+    if isinstance(d, str):
+        return d
+    part = d.get("part") or d.get("where") or "?"
+    token = d.get("token")
+    return f"{part}" + (f" @tok {token}" if token is not None else "")
+
+
+def app_summary_lines(s: dict[str, Any]) -> list[str]:
+    app = s["app"]
+    lines = [f"app {app['profile']} {app['version']} ({app['version_from']}); question: {s['question']}"]
+    lines += summary_lines(s)
+    lines.append("")
+    lines += turn_lines(s["turns"])
+    lines.append("")
+    lines.append(f"{'series':<10} {'#':>2} {'turn':>4} {'raw prompt':>10} {'raw cached':>10} {'app prompt':>10} "
+                 f"{'app cached':>10} {'predicted':>9}  first divergence")
+    for r in s["app_requests"]:
+        lines.append(f"{r['series']:<10} {r['index']!s:>2} {r['turn']!s:>4} {_num(r['raw_prompt']):>10} "
+                     f"{_num(r['raw_cached']):>10} {_num(r['app_prompt']):>10} {_num(r['app_cached']):>10} "
+                     f"{_num(r['predicted_cached']):>9}  {_short(_div(r['first_divergence']), 60)}")
+    disagree = [r for r in s["app_requests"] if r["app_cached"] is not None and r["raw_cached"] is not None
+                and r["app_cached"] != r["raw_cached"]]
+    for r in disagree:
+        lines.append(f"  {r['series']} {r['index']}: the app reported {r['app_cached']:,} cached tokens, the server "
+                     f"{r['raw_cached']:,} ({r['app_source']})")
+    for r in s["app_requests"]:
+        if r.get("attribution"):
+            lines.append(f"  {r['series']} {r['index']}: {_short(r['attribution'], 300)}")
+    if s.get("prefix_error"):
+        lines.append(f"prefix: {s['prefix_error']}")
+    elif s.get("prefix_file"):
+        lines.append(f"prefix analysis: {s['prefix_file']}")
+    lines.append(f"proxy log: {s['proxy_log']}; app outputs and private homes: {s['run_dir']}")
+    return lines
