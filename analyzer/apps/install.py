@@ -88,20 +88,30 @@ def ensure_app(cache_dir: Path, profile: AppProfile, git_dir: str, commit: str, 
     """Install (or reuse) `profile` at the version pinned by `commit` of the repo in `git_dir`."""
     version = pinned_version(git_dir, commit, profile.version_file, profile.version_key)
     source = f"{profile.version_file}@{commit[:12]} {profile.version_key}"
-    node = ensure_node(cache_dir, profile, say=say)
     if profile.kind == "npm":
-        try:
-            inst = npm_install(cache_dir, profile.package, version, say=say, path_dirs=[node.parent])
-        except AnalyzerError as exc:
-            published = published_versions(profile.package)
-            if published and version not in published:
-                raise AnalyzerError(f"no published version of {profile.package} matches the pin: {source} is "
-                                    f"{version}; the registry has {', '.join(published[-8:])} (last 8); pin a "
-                                    "released commit or install that version by hand") from exc
-            raise
-        return InstalledApp(profile, version, commit, inst.package_dir, node, inst.reused, source)
+        return ensure_npm_app(cache_dir, profile, version, commit=commit, version_source=source, say=say)
+    node = ensure_node(cache_dir, profile, say=say)
     root, reused = _ensure_source_build(cache_dir, profile, git_dir, commit, node, say)
     return InstalledApp(profile, version, commit, root, node, reused, source)
+
+
+def ensure_npm_app(cache_dir: Path, profile: AppProfile, version: str, *, commit: str = "",
+                   version_source: str = "given by hand, not read from a pin", say: Say = print) -> InstalledApp:
+    """An npm app at `version` (and its Node), installed unless cached; says so when the registry lacks it."""
+    if profile.kind != "npm":
+        raise AnalyzerError(f"{profile.name} is built from its pinned commit, not installed from npm; drop --version "
+                            "and pass --at NAME=SHA instead")
+    node = ensure_node(cache_dir, profile, say=say)
+    try:
+        inst = npm_install(cache_dir, profile.package, version, say=say, path_dirs=[node.parent])
+    except AnalyzerError as exc:
+        published = published_versions(profile.package)
+        if published and version not in published:
+            raise AnalyzerError(f"no published version of {profile.package} matches: {version_source} is {version}; "
+                                f"the registry has {', '.join(published[-8:])} (last 8); pin a released commit "
+                                "(analyze pin) or pass --at NAME=SHA") from exc
+        raise
+    return InstalledApp(profile, version, commit, inst.package_dir, node, inst.reused, version_source)
 
 
 def _ensure_source_build(cache_dir: Path, profile: AppProfile, git_dir: str, commit: str, node: Path,

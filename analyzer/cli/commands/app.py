@@ -38,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for p in (install, run):
         p.add_argument("--at", action="append", metavar="NAME=SHA",
                        help="follow NAME at another commit for this run (the lock is not edited)")
+        p.add_argument("--version", default=None, metavar="V", dest="app_version",
+                       help="npm apps: install this published version instead of the pinned one (said in the output)")
     from analyzer.cli import _global_options
 
     for p in sub.choices.values():
@@ -47,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
     if args.app_action == "list":
         return _list(ctx)
-    installed = install_app(ctx, args.app, args.at)
+    installed = install_app(ctx, args.app, args.at, version=args.app_version)
     if args.app_action == "install":
         return _report_install(ctx, installed)
     return _run(ctx, installed, args)
@@ -57,12 +59,16 @@ def _say(ctx: CliContext) -> Any:
     return lambda line: ctx.err.print(line, markup=False)
 
 
-def install_app(ctx: CliContext, name: str, at: list[str] | None) -> Any:
-    from analyzer.apps.install import ensure_app
+def install_app(ctx: CliContext, name: str, at: list[str] | None, *, version: str | None = None) -> Any:
+    from analyzer.apps.install import ensure_app, ensure_npm_app
     from analyzer.apps.pins import pinned_repo
     from analyzer.apps.profile import load_profile
 
     profile = load_profile(name)
+    if version is not None:
+        if at:
+            raise AnalyzerError("give --version or --at, not both: --at follows a commit's own version")
+        return ensure_npm_app(ctx.cache_dir, profile, version, say=_say(ctx))
     git_dir, commit = pinned_repo(ctx, profile.repo, at)
     return ensure_app(ctx.cache_dir, profile, git_dir, commit, say=_say(ctx))
 
