@@ -63,11 +63,11 @@ def _attempt(client: httpx.Client, url: str, headers: dict[str, str], body: dict
     start = time.monotonic()
     try:
         with client.stream("POST", url, headers=headers, json=body) as response:
-            server = _server_headers(response)
+            server = server_headers(response)
             if response.status_code >= 400:
                 text = _read_limited(response)
                 return Outcome("http-error", response.status_code, total_s=time.monotonic() - start, server=server,
-                               error=f"HTTP {response.status_code}: {_error_text(text)}")
+                               error=f"HTTP {response.status_code}: {error_text(text)}")
             is_json = response.headers.get("content-type", "").startswith("application/json")
             if body.get("stream") and not is_json:  # a server that ignores `stream` answers with one JSON object
                 out = _read_stream(response, start)
@@ -85,31 +85,53 @@ def _attempt(client: httpx.Client, url: str, headers: dict[str, str], body: dict
 
 def _read_stream(response: httpx.Response, start: float) -> Outcome:
     """Server-sent events: `data: {chunk}` lines until `data: [DONE]`; usage arrives in the last chunk."""
-    out = Outcome("ok")
-    done = False
+    reader = StreamReader(start)
     for line in response.iter_lines():
+        if not reader.feed(line):
+            break
+    return reader.finish()
+
+
+class StreamReader:
+    """Reads a chat-completions SSE stream line by line as it arrives, into an `Outcome`.
+
+    Fed by `send` here and by the recording proxy (which passes the bytes on unchanged and feeds a copy), so
+    both judge a stream — TTFT, usage, timings, [DONE], an error chunk — by the same rules.
+    """
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.out = Outcome("ok")
+        self.done = False
+        self.stopped = False
+
+    def feed(self, line: str) -> bool:
+        """Take one line (without its newline); False once the stream is over or broken (feed no more)."""
+        if self.stopped:
+            return False
+        out = self.out
         if not line.startswith("data:"):
-            continue
+            return True
         payload = line[5:].strip()
         if payload == "[DONE]":
-            done = True
-            break
+            self.done = True
+            return self._stop()
         try:
             chunk = json.loads(payload)
         except json.JSONDecodeError:
             out.outcome, out.error = "protocol-error", f"unparseable stream chunk: {payload[:80]!r}"
-            break
+            return self._stop()
         if not isinstance(chunk, dict):
-            continue
+            return True
         if "error" in chunk:
-            out.outcome, out.error = "http-error", f"error in stream: {_error_text(json.dumps(chunk['error']))}"
-            break
+            out.outcome, out.error = "http-error", f"error in stream: {error_text(json.dumps(chunk['error']))}"
+            return self._stop()
         _take_server(out, chunk)
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
             text = "".join(str(delta.get(k) or "") for k in ("content", "reasoning_content", "reasoning"))
             if text and out.ttft_s is None:
-                out.ttft_s = time.monotonic() - start
+                out.ttft_s = time.monotonic() - self.start
             out.output_chars += len(text)
             if choice.get("finish_reason"):
                 out.finish_reason = choice["finish_reason"]
@@ -117,19 +139,32 @@ def _read_stream(response: httpx.Response, start: float) -> Outcome:
             out.usage = chunk["usage"]
         if isinstance(chunk.get("timings"), dict):
             out.timings = chunk["timings"]
-    out.total_s = time.monotonic() - start
-    if out.ok and not done:
-        out.outcome, out.error = "protocol-error", "the stream ended without data: [DONE]"
-    return out
+        return True
+
+    def _stop(self) -> bool:
+        self.stopped = True
+        return False
+
+    def finish(self) -> Outcome:
+        out = self.out
+        out.total_s = time.monotonic() - self.start
+        if out.ok and not self.done:
+            out.outcome, out.error = "protocol-error", "the stream ended without data: [DONE]"
+        return out
 
 
 def _read_json(response: httpx.Response, start: float) -> Outcome:
-    out = Outcome("ok")
     try:
         data = json.loads(response.read())
     except json.JSONDecodeError:
         return Outcome("protocol-error", total_s=time.monotonic() - start, error="the response is not JSON")
-    out.total_s = time.monotonic() - start
+    return outcome_from_json(data, time.monotonic() - start)
+
+
+def outcome_from_json(data: Any, total_s: float) -> Outcome:
+    """A non-streamed chat-completions answer (one JSON object) as an `Outcome`."""
+    out = Outcome("ok")
+    out.total_s = total_s
     if isinstance(data, dict):
         _take_server(out, data)
         choice = (data.get("choices") or [{}])[0]
@@ -147,7 +182,7 @@ def _take_server(out: Outcome, chunk: dict[str, Any]) -> None:
             out.server[key] = chunk[key]
 
 
-def _server_headers(response: httpx.Response) -> dict[str, Any]:
+def server_headers(response: httpx.Response) -> dict[str, Any]:
     found: dict[str, Any] = {}
     if response.headers.get("server"):
         found["header"] = response.headers["server"]
@@ -165,7 +200,7 @@ def _read_limited(response: httpx.Response) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _error_text(text: str) -> str:
+def error_text(text: str) -> str:
     """The server's own message when it sends OpenAI-style JSON errors, else the start of the body."""
     try:
         data = json.loads(text)

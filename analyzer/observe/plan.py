@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -44,16 +45,26 @@ class PlannedRequest:
 
     def parts(self) -> dict[str, dict[str, Any]]:
         """sha256 and size in bytes of each request part, as serialised (order matters: it is what is cached)."""
-        texts = {"system": self.system if self.system is not None else "",
-                 "tools": _canonical(list(self.tools)) if self.tools else "",
-                 "messages": _canonical(list(self.messages))}
-        out = {}
-        for part in PARTS:
-            data = texts[part].encode("utf-8")
-            out[part] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-        if self.tools:
-            out["tools"]["names"] = [t["function"]["name"] for t in self.tools]
-        return out
+        return request_parts(self.system, self.tools, self.messages)
+
+
+def request_parts(system: str | None, tools: Sequence[dict[str, Any]],
+                  messages: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """sha256 and size in bytes of the system prompt, the tools (with their names in order) and the messages.
+
+    Shared by planned requests and by requests a recording proxy saw, so both kinds of row compare alike.
+    """
+    texts = {"system": system if system is not None else "",
+             "tools": _canonical(list(tools)) if tools else "",
+             "messages": _canonical(list(messages))}
+    out = {}
+    for part in PARTS:
+        data = texts[part].encode("utf-8")
+        out[part] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    if tools:
+        out["tools"]["names"] = [((t.get("function") or {}).get("name") if isinstance(t, dict) else None)
+                                 for t in tools]
+    return out
 
 
 def _canonical(value: Any) -> str:

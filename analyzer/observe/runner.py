@@ -80,20 +80,42 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
 
 def build_row(exp: Experiment, planned: PlannedRequest, outcome: Outcome, started_at: _dt.datetime,
               since_previous_s: float | None, server_version: str | None) -> dict[str, Any]:
+    config = {
+        "endpoint": exp.endpoint.base_url,
+        "url": exp.endpoint.url,
+        "model": exp.endpoint.model,
+        "max_tokens": exp.run.max_tokens,
+        "stream": exp.run.stream,
+        "temperature": exp.run.temperature,
+        "api_key_env": exp.endpoint.api_key_env,
+        "overrides": dict(exp.overrides),
+        "experiment_file": exp.path,
+    }
+    return observation_row(experiment=exp.name, factor=exp.vary.factor, series=planned.series, index=planned.index,
+                           measured=planned.measured, value=planned.value, started_at=started_at,
+                           wait_s=planned.wait_s, since_previous_s=since_previous_s, outcome=outcome, config=config,
+                           parts=planned.parts(), server_version=server_version)
+
+
+def observation_row(*, experiment: str, factor: str | None, series: str, index: int, measured: bool, value: Any,
+                    started_at: _dt.datetime, wait_s: float | None, since_previous_s: float | None,
+                    outcome: Outcome, config: dict[str, Any], parts: dict[str, Any],
+                    server_version: str | None) -> dict[str, Any]:
+    """One row of schema `analyzer.observe/1`, for a planned request or one a recording proxy passed on."""
     server = dict(outcome.server)
     server.pop("retry_after", None)
     if server_version:
         server["version"] = server_version
     return {
         "schema": SCHEMA,
-        "experiment": exp.name,
-        "factor": exp.vary.factor,
-        "series": planned.series,
-        "index": planned.index,
-        "measured": planned.measured,
-        "value": planned.value,
+        "experiment": experiment,
+        "factor": factor,
+        "series": series,
+        "index": index,
+        "measured": measured,
+        "value": value,
         "started_at": started_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "wait_s": planned.wait_s,
+        "wait_s": wait_s,
         "since_previous_s": since_previous_s,
         "ttft_s": _round(outcome.ttft_s),
         "total_s": _round(outcome.total_s),
@@ -103,18 +125,8 @@ def build_row(exp: Experiment, planned: PlannedRequest, outcome: Outcome, starte
         "timings": outcome.timings,
         "finish_reason": outcome.finish_reason,
         "output_chars": outcome.output_chars,
-        "config": {
-            "endpoint": exp.endpoint.base_url,
-            "url": exp.endpoint.url,
-            "model": exp.endpoint.model,
-            "max_tokens": exp.run.max_tokens,
-            "stream": exp.run.stream,
-            "temperature": exp.run.temperature,
-            "api_key_env": exp.endpoint.api_key_env,
-            "overrides": dict(exp.overrides),
-            "experiment_file": exp.path,
-        },
-        "parts": planned.parts(),
+        "config": config,
+        "parts": parts,
         "server": server,
         "error": outcome.error,
         "retries": outcome.retries,
@@ -127,8 +139,12 @@ def _round(x: float | None) -> float | None:
 
 
 def _server_version(client: httpx.Client, exp: Experiment, headers: dict[str, str]) -> str | None:
+    return server_version(client, exp.endpoint.base_url, headers)
+
+
+def server_version(client: httpx.Client, base_url: str, headers: dict[str, str]) -> str | None:
     """llama.cpp's `/props` reports its build; other servers have no such endpoint, which is fine."""
-    root = exp.endpoint.base_url.rstrip("/")
+    root = base_url.rstrip("/")
     if root.endswith("/v1"):
         root = root[:-3]
     try:
