@@ -48,9 +48,10 @@ def pi_app() -> Any:
 @pytest.fixture(scope="session")
 def dsh_app() -> Any:
     """dsh built from the rc.2 snapshot (cached by commit; the first build takes minutes)."""
+    from conftest import DSH_RC2, snapshot
+
     from analyzer.apps.install import ensure_app
     from analyzer.apps.profile import load_profile
-    from conftest import DSH_RC2, snapshot
 
     require_npm()
     git_dir = snapshot("deepseek-ai+deepseek-harness", DSH_RC2)

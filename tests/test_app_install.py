@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from appfixtures import pi_app, require_npm  # noqa: F401 (fixture)
 
 from analyzer.apps.npm import npm_install
 from analyzer.errors import AnalyzerError
 from analyzer.paths import default_cache_dir
-from appfixtures import pi_app, require_npm  # noqa: F401 (fixture)
 
 
 def test_a_failed_install_leaves_nothing_half_written(tmp_path: Path) -> None:

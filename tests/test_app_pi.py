@@ -1,0 +1,73 @@
+"""The real Pi (npm, 0.82.1) against the real local engine, through the recording proxy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from appfixtures import pi_app  # noqa: F401 (fixture)
+from enginefixtures import SENTINEL_API_KEY
+
+from analyzer.observe.appexperiment import parse_app_experiment
+from analyzer.observe.apprunner import APP_ROW_KEY, run_app_experiment
+from analyzer.observe.summary import summarise
+from analyzer.observe.usagefields import counts
+
+pytestmark = pytest.mark.engine
+
+
+def _experiment(tmp_path: Path, turns: list[str], vary: dict[str, Any], **endpoint: Any) -> Any:
+    data = {"name": "t", "question": "q", "endpoint": endpoint, "app": {"profile": "pi", "turns": turns},
+            "vary": vary}
+    return parse_app_experiment(data, tmp_path / "t.toml")
+
+
+def _run(exp: Any, app: Any, upstream: str, out: Path) -> Any:
+    return run_app_experiment(exp, app, upstream=upstream, out_dir=out,
+                              engine_url=upstream.removesuffix("/v1"), say=lambda _line: None)
+
+
+def test_a_continued_session_reuses_the_prefix_and_pi_reports_what_the_server_did(
+        pi_app, local_engine, tmp_path: Path) -> None:  # noqa: F811
+    exp = _experiment(tmp_path, ["Say hello.", "Say it again.", "Once more."], {"factor": "none"})
+    result = _run(exp, pi_app, local_engine.base_url, tmp_path / "obs")
+    assert all(t["exit_code"] == 0 and not any(e.get("error") for e in t["reported"]) for t in result.turns)
+    control = [r for r in result.rows if r["series"] == "control"]
+    assert len(control) >= 3 and all(r["outcome"] == "ok" for r in control)
+    assert [(r.get("label") or {}).get("turn") for r in control][:1] == [1]
+    for row in result.rows:  # the third witness sits beside the raw usage, and agrees with it
+        c = counts(row["usage"], row.get("timings"))
+        app = row[APP_ROW_KEY]
+        assert (app["prompt"], app["cached"]) == (c.prompt, c.cached), row["index"]
+    later = [counts(r["usage"], r.get("timings")) for r in control[1:]]
+    assert all(c.cached and c.prompt and c.cached / c.prompt > 0.5 for c in later)  # the session's prefix is reused
+    body = json.loads(control[-1]["request_body"])
+    assert [m["role"] for m in body["messages"]].count("user") == 3  # the continued session carries its history
+    assert result.log.is_file() and len(result.log.read_text().splitlines()) == len(result.rows)
+
+
+def test_another_working_directory_breaks_the_prefix_in_the_system_prompt(
+        pi_app, local_engine, tmp_path: Path) -> None:  # noqa: F811
+    exp = _experiment(tmp_path, ["Say hello."], {"factor": "cwd", "values": ["work", "elsewhere/project"]})
+    result = _run(exp, pi_app, local_engine.base_url, tmp_path / "obs")
+    summary = summarise(result.rows)
+    control, treatment = (next(r for r in summary["requests"] if r["series"] == s) for s in ("control", "treatment"))
+    assert treatment["parts"]["system"] != control["parts"]["system"]
+    assert treatment["parts"]["tools"] == control["parts"]["tools"]
+    body = json.loads(next(r for r in result.rows if r["series"] == "treatment")["request_body"])
+    assert "elsewhere/project" in body["messages"][0]["content"]  # Pi names its working directory
+    assert treatment["cached_tokens"] < treatment["prompt_tokens"]
+
+
+def test_the_key_reaches_the_engine_but_never_the_app_or_the_disk(
+        pi_app, local_engine_with_key, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    monkeypatch.setenv("ANALYZER_TEST_ENGINE_KEY", SENTINEL_API_KEY)
+    exp = _experiment(tmp_path, ["Say hello."], {"factor": "none"}, api_key_env="ANALYZER_TEST_ENGINE_KEY")
+    out = tmp_path / "obs"
+    result = _run(exp, pi_app, local_engine_with_key.base_url, out)
+    assert result.rows and all(r["status"] == 200 for r in result.rows)  # the proxy added the key
+    written = [p for p in out.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert any(p.name == "models.json" for p in written)
+    assert written and not [p for p in written if SENTINEL_API_KEY.encode() in p.read_bytes()]
