@@ -196,7 +196,7 @@ def _analyse_prefix(result: AppRunResult, engine_url: str | None) -> None:
         return
     result.prefix = report
     path = result.log.with_suffix(".prefix.json")
-    payload = report.to_dict() if hasattr(report, "to_dict") else report
+    payload = report.as_json() if hasattr(report, "as_json") else report
     write_text_atomic(path, json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
     result.prefix_path = path
 

@@ -14,15 +14,40 @@ from analyzer.observe.usagefields import counts
 
 
 def prefix_entries(report: Any) -> dict[tuple[str, int], dict[str, Any]]:
-    """The prefix report's per-request entries, by (series, index), as plain dicts."""
+    """The prefix report's per-request entries, by (series, index), in the summary's terms."""
     if report is None:
         return {}
-    data = report.to_dict() if hasattr(report, "to_dict") else report
+    data = report.as_json() if hasattr(report, "as_json") else report
     out: dict[tuple[str, int], dict[str, Any]] = {}
-    for entry in (data or {}).get("requests", []) if isinstance(data, dict) else []:
-        if isinstance(entry, dict) and entry.get("series") is not None and entry.get("index") is not None:
-            out[(str(entry["series"]), int(entry["index"]))] = entry
+    for e in (data or {}).get("requests", []) if isinstance(data, dict) else []:
+        if not isinstance(e, dict) or e.get("series") is None or e.get("index") is None:
+            continue
+        st = e.get("structure") or {}
+        divergence = None
+        if st and st.get("kind") not in (None, "identical"):
+            divergence = {"kind": st.get("kind"), "part": st.get("path") or st.get("part"), "offset": st.get("offset"),
+                          "old": st.get("old"), "new": st.get("new"), "token": e.get("token_index"),
+                          "lost": e.get("lost")}
+        out[(str(e["series"]), int(e["index"]))] = {
+            "predicted_cached": (e.get("predicted") or {}).get("cached"), "reported_cached": e.get("reported"),
+            "divergence": divergence, "attribution": attribution_line(e.get("attribution")),
+            "findings": list(e.get("findings") or []), "row": e.get("row"), "baseline_row": e.get("baseline_row")}
     return out
+
+
+def attribution_line(a: dict[str, Any] | None) -> str | None:
+    """Where the first differing text comes from: the hazard finding, else the pinned file and line."""
+    if not a:
+        return None
+    bits = []
+    lit = a.get("literal")
+    if lit:
+        bits.append(f"{lit['repo']}@{str(lit['commit'])[:12]} {lit['path']}:{lit['line']} ({lit['via']}, "
+                    f"{lit['side']} text {lit['needle']!r})")
+    hz = a.get("hazard")
+    if hz:
+        bits.append(f"hazard {hz['id']} ({a.get('hazard_why')})")
+    return "; ".join(bits) or None
 
 
 def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
@@ -41,7 +66,7 @@ def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
             "predicted_cached": entry.get("predicted_cached"),
             "reported_cached": entry.get("reported_cached", c.cached),
             "first_divergence": entry.get("divergence"), "attribution": entry.get("attribution"),
-            "note": entry.get("note"),
+            "findings": entry.get("findings", []),
         })
     base.update({
         "schema": "analyzer.observe.app-summary/1", "app": {"profile": app.profile.name, "version": app.version,
@@ -58,11 +83,9 @@ def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
 def _div(d: Any) -> str:
     if not d:
         return "–"
-    if isinstance(d, str):
-        return d
-    part = d.get("part") or d.get("where") or "?"
     token = d.get("token")
-    return f"{part}" + (f" @tok {token}" if token is not None else "")
+    where = f"{d.get('part')} char {d.get('offset')}" if d.get("offset") is not None else str(d.get("part"))
+    return where + (f", token {token}" if token is not None else "") + f": {d.get('new')!r}"
 
 
 def app_summary_lines(s: dict[str, Any]) -> list[str]:
@@ -84,8 +107,10 @@ def app_summary_lines(s: dict[str, Any]) -> list[str]:
         lines.append(f"  {r['series']} {r['index']}: the app reported {r['app_cached']:,} cached tokens, the server "
                      f"{r['raw_cached']:,} ({r['app_source']})")
     for r in s["app_requests"]:
+        for finding in r.get("findings") or []:
+            lines.append(f"  {r['series']} {r['index']}: {finding}")
         if r.get("attribution"):
-            lines.append(f"  {r['series']} {r['index']}: {_short(r['attribution'], 300)}")
+            lines.append(f"  {r['series']} {r['index']}: written by {r['attribution']}")
     if s.get("prefix_error"):
         lines.append(f"prefix: {s['prefix_error']}")
     elif s.get("prefix_file"):
