@@ -1,0 +1,222 @@
+"""`analyze prefix` without a server: the prediction rules, the structure diff, attribution to hazards and to
+pinned literals (a small fixture repository indexed for real), and the report over hand-built rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import git
+import pytest
+
+from analyzer.cli import main
+from analyzer.errors import AnalyzerError
+from analyzer.index.build import index_repo
+from analyzer.prefix import analyse, report_lines
+from analyzer.prefix.attribute import attribute, match_hazard, needles, value_at
+from analyzer.prefix.literals import IndexLiterals
+from analyzer.prefix.predict import (
+    common_prefix,
+    deepseek_units,
+    detect_rule,
+    llama_cpp_one_slot,
+    predict,
+    vllm_blocks,
+)
+from analyzer.prefix.structure import first_difference, visible
+from analyzer.prefix.tokens import PlainRenderer
+
+SYSTEM = "You are a coding agent.\nRead files before editing them.\nCurrent working directory: /work/alpha\n"
+TOOLS = [{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": {}}},
+         {"type": "function", "function": {"name": "bash", "description": "Run a command", "parameters": {}}}]
+
+
+def body(system: str = SYSTEM, tools: list[dict[str, Any]] | None = None,
+         messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    msgs = messages if messages is not None else [{"role": "user", "content": "list the files"}]
+    return {"model": "m", "messages": [{"role": "system", "content": system}, *msgs],
+            "tools": TOOLS if tools is None else tools}
+
+
+# -- prediction rules --------------------------------------------------------------------------------------------
+
+def test_llama_cpp_reuses_the_common_prefix_with_the_previous_prompt_but_not_the_last_token() -> None:
+    assert llama_cpp_one_slot(None, [1, 2, 3]) == 0
+    assert llama_cpp_one_slot([1, 2, 3, 4], [1, 2, 9, 4]) == 2
+    assert llama_cpp_one_slot([1, 2, 3], [1, 2, 3]) == 2          # identical: the last token is evaluated again
+    assert llama_cpp_one_slot([1, 2, 3], [1, 2, 3, 4, 5]) == 3    # an appended turn keeps the whole old prompt
+    assert llama_cpp_one_slot([1, 2], [1, 2, 3], always_evaluated=2) == 1
+
+
+def test_vllm_counts_whole_blocks_of_the_best_earlier_prompt() -> None:
+    current = list(range(100))
+    earlier = [list(range(40)) + [-1], list(range(70)) + [-1]]
+    assert vllm_blocks(earlier, current, block_size=16) == 64      # 70 shared → 4 whole blocks
+    assert vllm_blocks(earlier[:1], current, block_size=16) == 32
+    assert vllm_blocks([current], current, block_size=16) == 96    # 99 usable (last token computed) → 6 blocks
+    assert vllm_blocks([], current, block_size=16) == 0
+    with pytest.raises(ValueError):
+        vllm_blocks(earlier, current, block_size=0)
+
+
+def test_deepseek_hits_only_whole_units_in_64_token_storage() -> None:
+    a = list(range(200))
+    ab = a + [900 + i for i in range(50)]
+    # an earlier request that is a prefix of this one is a whole unit: 200 tokens → 3 storage units of 64
+    assert deepseek_units([a], ab) == 192
+    # A+B then A+C: A+C does not match the unit A+B …
+    ac = a + [500 + i for i in range(50)]
+    assert deepseek_units([ab], ac) == 0
+    # … but the common prefix A of two earlier requests is a unit of its own, hit by a third one A+D
+    ad = a + [700 + i for i in range(50)]
+    assert deepseek_units([ab, ac], ad) == 192
+    assert deepseek_units([list(range(50))], list(range(80))) == 0  # under one storage unit: not cached
+    # fixed-interval units (when the rules file gives an interval): every multiple inside the shared part
+    assert deepseek_units([ab], ac, interval_tokens=100) == 192
+    assert common_prefix([1, 2], [1, 3]) == 1
+
+
+def test_predict_reads_its_parameters_from_the_rules_file_and_detects_the_endpoint() -> None:
+    p = predict("vllm", [list(range(40))], list(range(50)))
+    assert p.cached == 32 and "16-token blocks" in p.basis and p.caveats
+    assert predict("llama.cpp", [[1, 2, 3]], [1, 2, 4]).cached == 2
+    with pytest.raises(AnalyzerError, match="no prediction rule 'sglang'"):
+        predict("sglang", [], [1])
+    assert detect_rule({"usage": {"prompt_cache_hit_tokens": 3}})[0] == "deepseek"
+    assert detect_rule({"server": {"version": "llama.cpp b1-abc"}})[0] == "llama.cpp"
+    rule, why = detect_rule({"usage": {"prompt_tokens": 3}, "config": {"endpoint": "http://10.0.0.1/v1"}})
+    assert rule == "llama.cpp" and "assumed" in why
+
+
+# -- request structure -------------------------------------------------------------------------------------------
+
+def test_a_system_change_is_located_by_char_offset_with_visible_whitespace() -> None:
+    d = first_difference(body(), body(system=SYSTEM.replace("alpha", "beta")))
+    assert (d.kind, d.part, d.path) == ("changed", "system", "system")
+    assert d.offset == SYSTEM.index("alpha") and d.before.endswith("directory: /work/")
+    assert d.old.startswith("alpha") and d.new.startswith("beta")
+    assert visible(d.before).endswith("directory:·/work/") and visible("a\n\tb") == "a↵→b"
+
+
+def test_tool_order_history_rewrite_and_appended_turn() -> None:
+    d = first_difference(body(), body(tools=TOOLS[::-1]))
+    assert (d.part, d.path, d.index, d.offset, d.old, d.new) == ("tools", "tools[0].function.name", 0, 0, "read",
+                                                                  "bash")
+    history = [{"role": "user", "content": "list the files"}, {"role": "assistant", "content": "a.txt b.txt"},
+               {"role": "user", "content": "open a.txt"}]
+    rewritten = [{"role": "user", "content": "Summary: listed files"}, *history[2:]]
+    d = first_difference(body(messages=history), body(messages=rewritten))
+    assert (d.part, d.path, d.role, d.offset) == ("messages", "messages[1].content", "user", 0)
+    d = first_difference(body(messages=history[:1]), body(messages=history))
+    assert (d.kind, d.path) == ("appended", "messages[2].role")
+    d = first_difference(body(messages=history), body(messages=[history[0], {"role": "tool", "content": "x"}]))
+    assert (d.path, d.old, d.new) == ("messages[2].role", "assistant", "tool")
+    assert first_difference(body(), body()).kind == "identical"
+
+
+# -- attribution -------------------------------------------------------------------------------------------------
+
+def _finding(fid: str, kind: str, part: str) -> dict[str, Any]:
+    return {"id": fid, "category": "value", "kind": kind,
+            "source": {"repo": "app", "path": "src/env.ts", "line": 3, "text": "process.cwd()", "rule": "r"},
+            "sink": {"repo": "app", "path": "src/prompt.ts", "line": 9, "part": part, "rule": "s", "text": ""},
+            "steps": []}
+
+
+def test_a_hazard_matches_by_request_part_and_the_shape_of_the_value() -> None:
+    d = first_difference(body(), body(system=SYSTEM.replace("alpha", "beta")))
+    assert value_at(d.field_text, d.offset or 0) == "/work/beta"
+    findings = [_finding("t1", "time", "system prompt"), _finding("e1", "environment", "system prompt"),
+                _finding("e2", "environment", "tool definitions")]
+    hit, why, others = match_hazard(d, findings)
+    assert hit is not None and hit["id"] == "e1" and "path" in why and others == 0
+    assert match_hazard(d, findings[:1])[0] is None           # a clock cannot have written a path
+    order = first_difference(body(), body(tools=TOOLS[::-1]))
+    assert match_hazard(order, [_finding("o1", "ordering", "tool definitions")])[0]["id"] == "o1"
+    assert match_hazard(order, [_finding("o2", "ordering", "system prompt")])[0] is None
+
+
+@pytest.fixture(scope="module")
+def app_index(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    where = tmp_path_factory.mktemp("app")
+    repo = git.Repo.init(where, initial_branch="main")
+    (where / "src").mkdir()
+    (where / "src" / "prompt.ts").write_text(
+        "export function buildPrompt(cwd: string): string {\n"
+        "  const lines = [\"You are a coding agent.\", \"Read files before editing them.\"];\n"
+        "  lines.push(`Current working directory: ${cwd}`);\n"
+        "  return lines.join(\"\\n\");\n"
+        "}\n"
+        "// Current working directory: mentioned in a comment is not a literal\n")
+    (where / "src" / "tools.ts").write_text("export const read = { name: \"read\", description: \"Read a file\" };\n")
+    repo.index.add(["src/prompt.ts", "src/tools.ts"])
+    actor = git.Actor("Fixture", "fixture@example.invalid")
+    commit = repo.index.commit("app", author=actor, committer=actor).hexsha
+    idx = index_repo(repo, commit, repo_name="app", cache=None, workers=1)
+    yield idx, commit
+    idx.close()
+
+
+def test_the_literal_next_to_a_divergence_is_found_at_its_pinned_line(app_index: Any) -> None:
+    idx, commit = app_index
+    lookup = IndexLiterals([idx])
+    d = first_difference(body(), body(system=SYSTEM.replace("alpha", "beta")))
+    assert [n for _side, n in needles(d)][:2] == ["Current working directory: /work/", "Current working directory: "]
+    a = attribute(d, [_finding("e1", "environment", "system prompt")], lookup)
+    assert a.literal is not None and a.hazard is not None and a.hazard["id"] == "e1"
+    assert (a.literal.repo, a.literal.path, a.literal.line, a.literal.commit) == ("app", "src/prompt.ts", 3, commit)
+    assert a.literal.via == "syntax tree" and a.literal.side == "before"
+    facts = lookup("Read a file")                  # a string property value: straight from the index's facts
+    assert [(h.path, h.line, h.via) for h in facts] == [("src/tools.ts", 1, "index facts")]
+    array = lookup("Read files before editing")    # an array element: not a fact, found on the syntax tree
+    assert [(h.path, h.line, h.via) for h in array] == [("src/prompt.ts", 2, "syntax tree")]
+    assert lookup("mentioned in a comment") == []                # text outside any literal is not an attribution
+
+
+def test_the_report_over_rows_names_part_token_prediction_and_attribution(app_index: Any) -> None:
+    idx, _commit = app_index
+    bodies = [body(), body(system=SYSTEM.replace("alpha", "beta")), body(system=SYSTEM.replace("alpha", "beta"))]
+    renderer = PlainRenderer()
+    rows = []
+    for i, b in enumerate(bodies, 1):
+        n = len(renderer.render(b).tokens)
+        cached = 0 if i == 1 else (n - 1 if i == 3 else 40)
+        rows.append({"series": "pi", "index": i, "request_body": json.dumps(b),
+                     "usage": {"prompt_tokens": n, "prompt_tokens_details": {"cached_tokens": cached}},
+                     "server": {"version": "llama.cpp test"}})
+    rows.insert(1, {"series": "pi", "index": 0, "method": "GET", "usage": None})  # a non-chat exchange
+    rep = analyse(rows, findings=[_finding("e1", "environment", "system prompt")], lookup=IndexLiterals([idx]))
+    assert [r.row for r in rep.requests] == [1, 3, 4] and rep.skipped == ["row 2: no chat request body"]
+    second = rep.requests[1]
+    assert second.structure is not None and second.structure.path == "system"
+    assert second.token_index is not None and second.token_context["new"][0] == "beta"
+    assert second.prediction is not None and second.prediction.cached == second.token_index
+    assert second.difference == 40 - second.token_index
+    assert any("fewer than predicted" in f or "more than predicted" in f for f in second.findings)
+    third = rep.requests[2]
+    assert third.structure is not None and third.structure.kind == "identical" and third.difference == 0
+    text = "\n".join(report_lines(rep))
+    assert f"request 3 lost {second.lost:,} of {second.prompt_tokens:,} tokens at system char" in text
+    assert "written by app src/prompt.ts:3" in text and "hazard e1" in text
+    assert "assumed: a plain template" in text
+    against = analyse(rows, against=1)
+    assert [r.baseline_row for r in against.requests] == [None, 1, 1]
+
+
+def test_prefix_cli_bad_input_is_one_error_line(tmp_path: Path, capsys) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"series": "x", "index": 1, "usage": None}) + "\n")
+    assert main(["prefix", str(log), "--no-source"]) == 3
+    assert "no row carries a chat request body" in capsys.readouterr().err
+    log.write_text(json.dumps({"series": "x", "index": 1, "request_body": json.dumps(body())}) + "\n")
+    assert main(["prefix", str(log), "--no-source", "--against", "first"]) == 2
+    assert "expected a row number" in capsys.readouterr().err
+    assert main(["prefix", str(log), "--no-source", "--against", "5"]) == 3
+    assert "row 5 of the log is not a chat request" in capsys.readouterr().err
+    (tmp_path / "h.json").write_text("{}")
+    assert main(["prefix", str(log), "--no-source", "--hazards", str(tmp_path / "h.json")]) == 3
+    assert "not an `analyze hazards --json` result" in capsys.readouterr().err
+    assert main(["--json", "prefix", str(log), "--no-source"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["schema"] == "analyzer.prefix/1" and out["requests"][0]["predicted"]["cached"] == 0
