@@ -30,7 +30,10 @@ def observe_app(exp: AppExperiment, args: Any, ctx: Any) -> int:
         ctx.err.print(line, markup=False)
 
     app = install_app(ctx, exp.profile, getattr(args, "at", None))
-    result = run_app_experiment(exp, app, upstream=upstream, out_dir=Path(args.out), engine_url=engine_url, say=say)
+    lookup, note = app_lookup(ctx, app)
+    result = run_app_experiment(exp, app, upstream=upstream, out_dir=Path(args.out), engine_url=engine_url, say=say,
+                                lookup=lookup)
+    result.lookup_note = note
     summary = app_summary(exp, app, result)
     if args.record:
         from analyzer.atomic import write_text_atomic
@@ -53,3 +56,23 @@ def observe_app(exp: AppExperiment, args: Any, ctx: Any) -> int:
         if args.record and args.record != "-":
             ctx.out.print(f"record: {args.record}", markup=False)
     return 1 if result.failed else 0
+
+
+def app_lookup(ctx: Any, app: Any) -> tuple[Any, str]:
+    """A literal lookup over the app's own repo at the commit it was installed from (None when not indexable)."""
+    from analyzer.index.build import index_repo
+    from analyzer.index.cache import FactsCache
+    from analyzer.lock import RepoPin
+    from analyzer.prefix.literals import IndexLiterals
+    from analyzer.sources.workspace import open_repo
+
+    if not app.commit:
+        return None, "no commit behind this install (--version): the divergence is not traced to code"
+    try:
+        pin = ctx.lock.get(app.profile.repo)
+        repo = open_repo(ctx, RepoPin(pin.name, pin.url, app.commit, None, pin.aliases), fetch=False)
+        with FactsCache(ctx.cache_dir) as cache:
+            index = index_repo(repo, app.commit, repo_name=pin.name, cache=cache)
+    except AnalyzerError as exc:
+        return None, f"the divergence is not traced to code ({exc})"
+    return IndexLiterals([index]), f"literals looked up in {index.name} @ {index.commit[:12]}"

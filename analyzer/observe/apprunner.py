@@ -38,6 +38,7 @@ class AppRunResult:
     prefix: Any = None
     prefix_path: Path | None = None
     prefix_error: str | None = None
+    lookup_note: str | None = None
 
     @property
     def failed(self) -> int:
@@ -58,7 +59,7 @@ def run_dir_for(out_dir: Path, name: str) -> Path:
 
 
 def run_app_experiment(exp: AppExperiment, app: InstalledApp, *, upstream: str, out_dir: Path,
-                       engine_url: str | None = None, say: Say = print) -> AppRunResult:
+                       engine_url: str | None = None, say: Say = print, lookup: Any = None) -> AppRunResult:
     """Control then treatment through one proxy; rows (with the app's own usage) and the prefix analysis on disk."""
     from analyzer.proxy import start_proxy
 
@@ -87,7 +88,7 @@ def run_app_experiment(exp: AppExperiment, app: InstalledApp, *, upstream: str, 
         for row in rows:
             writer.write(row)
     result = AppRunResult(rows=rows, log=log, proxy_log=proxy_log, run_dir=run_dir, turns=turns)
-    _analyse_prefix(result, engine_url)
+    _analyse_prefix(result, engine_url, lookup)
     return result
 
 
@@ -178,7 +179,7 @@ def attach_reported(rows: list[dict[str, Any]], turns: list[dict[str, Any]]) -> 
                 row[APP_ROW_KEY] = {**entry, "paired_by": "order in the turn"}
 
 
-def _analyse_prefix(result: AppRunResult, engine_url: str | None) -> None:
+def _analyse_prefix(result: AppRunResult, engine_url: str | None, lookup: Any = None) -> None:
     """The prefix analysis of the rows, written beside the log; a missing or failing analysis is said, not hidden."""
     import json
 
@@ -190,7 +191,9 @@ def _analyse_prefix(result: AppRunResult, engine_url: str | None) -> None:
         result.prefix_error = "the prefix analysis (analyzer.prefix) is not available in this build"
         return
     try:
-        report = analyse(result.rows, engine_url=engine_url)
+        # control requests against the one before them in the session; each treatment request against the
+        # control request at the same index (the one-factor comparison)
+        report = analyse(result.rows, against="control", engine_url=engine_url, lookup=lookup, log=str(result.log))
     except Exception as exc:  # the rows are on disk either way; say why the analysis is missing
         result.prefix_error = f"prefix analysis failed: {exc}"
         return

@@ -75,7 +75,8 @@ def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
                                            "values": list(exp.vary.values)},
         "turns": result.turns, "app_requests": per_request, "proxy_log": str(result.proxy_log),
         "run_dir": str(result.run_dir), "prefix_file": str(result.prefix_path) if result.prefix_path else None,
-        "prefix_error": result.prefix_error, "source": dict(exp.source),
+        "prefix_error": result.prefix_error, "source": dict(exp.source), "lookup_note": result.lookup_note,
+        "prefix": result.prefix.as_json() if result.prefix is not None else None,
     })
     return base
 
@@ -114,6 +115,10 @@ def app_summary_lines(s: dict[str, Any]) -> list[str]:
     if s.get("prefix_error"):
         lines.append(f"prefix: {s['prefix_error']}")
     elif s.get("prefix_file"):
-        lines.append(f"prefix analysis: {s['prefix_file']}")
+        p = s.get("prefix") or {}
+        lines.append(f"prefix analysis: {s['prefix_file']} (rule {p.get('rule')}: {p.get('rule_why')}; tokens from "
+                     f"{p.get('tokenizer')}{'' if p.get('exact') else ', estimated'})")
+    if s.get("lookup_note"):
+        lines.append(f"attribution: {s['lookup_note']}")
     lines.append(f"proxy log: {s['proxy_log']}; app outputs and private homes: {s['run_dir']}")
     return lines
