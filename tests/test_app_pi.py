@@ -46,6 +46,12 @@ def test_a_continued_session_reuses_the_prefix_and_pi_reports_what_the_server_di
     body = json.loads(control[-1]["request_body"])
     assert [m["role"] for m in body["messages"]].count("user") == 3  # the continued session carries its history
     assert result.log.is_file() and len(result.log.read_text().splitlines()) == len(result.rows)
+    # the prefix rule (llama.cpp, one slot, the engine's own template and tokenizer) predicts what was reported
+    assert result.prefix is not None and result.prefix.exact and result.prefix.rule == "llama.cpp"
+    assert len(result.prefix.requests) == len(result.rows)
+    for rep in result.prefix.requests:
+        assert rep.prediction is not None and rep.prediction.cached == rep.reported, (rep.series, rep.index)
+    assert result.prefix_path is not None and json.loads(result.prefix_path.read_text())["requests"]
 
 
 def test_another_working_directory_breaks_the_prefix_in_the_system_prompt(

@@ -152,9 +152,13 @@ def test_pi_events_give_one_usage_per_assistant_message(tmp_path: Path) -> None:
 def test_dsh_session_logs_give_their_token_usage(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / "sessions").mkdir(parents=True)
-    event = {"type": "assistant/message", "data": {"turn": 1, "usage": {"inputTokens": 7701, "outputTokens": 3,
-                                                                         "cacheReadTokens": 7700}}}
-    _write(home / "sessions" / "s.jsonl", json.dumps({"event": event}) + "\n")
+    usage = {"inputTokens": 1, "outputTokens": 3, "cacheReadTokens": 7700}
+    events = [{"type": "assistant/chunk", "data": {"turn": 1, "chunk": {"type": "usage", "usage": usage}}},
+              {"type": "assistant/message", "data": {"turn": 1, "step": 1, "usage": usage}}]
+    import zstandard
+
+    text = "".join(json.dumps(e) + "\n" for e in events).encode()
+    (home / "sessions" / "session.jsonl.zstd").write_bytes(zstandard.ZstdCompressor().compress(text))
     got = dsh_session_log(tmp_path / "none", home, 0.0)
-    assert [(g["prompt"], g["cached"], g["output"]) for g in got] == [(7701, 7700, 3)]
-    assert got[0]["source"] == "sessions/s.jsonl:1"
+    assert [(g["prompt"], g["cached"], g["output"]) for g in got] == [(7701, 7700, 3)]  # the chunk is not counted
+    assert got[0]["source"] == "sessions/session.jsonl.zstd:2"

@@ -15,9 +15,22 @@ from typing import Any
 Reader = Callable[[Path, Path, float], list[dict[str, Any]]]
 
 
+def _read_text(path: Path) -> str:
+    """A log's text; dsh compresses its session logs with zstd (`session.jsonl.zstd`)."""
+    try:
+        if path.suffix == ".zstd":
+            import zstandard
+
+            with path.open("rb") as fh:
+                return zstandard.ZstdDecompressor().stream_reader(fh).read().decode("utf-8", "replace")
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (OSError, ImportError, ValueError) as exc:  # zstandard raises ZstdError (a ValueError) on bad frames
+        raise OSError(f"cannot read {path}: {exc}") from exc
+
+
 def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = _read_text(path)
     except OSError:
         return
     for n, line in enumerate(text.splitlines(), 1):
@@ -52,38 +65,31 @@ def pi_json_events(stdout: Path, _home: Path, _since: float) -> list[dict[str, A
     return out
 
 
-def _usages(node: Any) -> Iterator[dict[str, Any]]:
-    """Every `usage` object shaped like dsh's TokenUsage (inputTokens/outputTokens) inside one event."""
-    if isinstance(node, dict):
-        usage = node.get("usage")
-        if isinstance(usage, dict) and "inputTokens" in usage:
-            yield usage
-            return
-        for value in node.values():
-            yield from _usages(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _usages(value)
-
-
 def dsh_session_log(_stdout: Path, home: Path, since: float) -> list[dict[str, Any]]:
-    """dsh's session logs under its home: the `assistant/message` events carry a TokenUsage each.
+    """dsh's session logs under its home: each `assistant/message` event carries the call's TokenUsage.
 
-    dsh's `inputTokens` is the whole prompt (its DeepSeek adapter maps prompt_tokens there) and
-    `cacheReadTokens` the part served from the cache. Only logs written during this turn are read.
+    dsh's `inputTokens` counts the prompt tokens *not* served from the cache and `cacheReadTokens` the ones that
+    were (observed: 7,758 prompt tokens with 7,757 cached came back as inputTokens 1, cacheReadTokens 7,757), so
+    the prompt it saw is their sum. Only logs written during this turn are read; the usage chunks streamed before
+    the message repeat the same figures and are not counted again.
     """
     out: list[dict[str, Any]] = []
-    logs = sorted((p for p in home.rglob("*.jsonl") if p.stat().st_mtime >= since - 1),
-                  key=lambda p: p.stat().st_mtime)
+    logs = sorted((p for p in home.rglob("*.jsonl*") if p.name.endswith((".jsonl", ".jsonl.zstd"))
+                   and p.stat().st_mtime >= since - 1), key=lambda p: p.stat().st_mtime)
     for path in logs:
         for n, event in _json_lines(path):
-            for usage in _usages(event):
-                raw = {k: usage.get(k) for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens",
-                                                 "reasoningTokens")}
-                out.append({"source": f"{path.relative_to(home)}:{n}", "fields": raw,
-                            "prompt": int(usage.get("inputTokens") or 0),
-                            "cached": int(usage.get("cacheReadTokens") or 0),
-                            "output": int(usage.get("outputTokens") or 0)})
+            data = event.get("data") if isinstance(event, dict) and event.get("type") == "assistant/message" else None
+            usage = data.get("usage") if isinstance(data, dict) else None
+            if not isinstance(usage, dict) or "inputTokens" not in usage:
+                continue
+            raw = {k: usage.get(k) for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens",
+                                             "reasoningTokens")}
+            out.append({"source": f"{path.relative_to(home)}:{n}", "fields": raw,
+                        "prompt": sum(int(usage.get(k) or 0) for k in ("inputTokens", "cacheReadTokens",
+                                                                         "cacheWriteTokens")),
+                        "cached": int(usage.get("cacheReadTokens") or 0),
+                        "output": int(usage.get("outputTokens") or 0), "turn": data.get("turn"),
+                        "step": data.get("step")})
     return out
 
 

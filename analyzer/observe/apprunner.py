@@ -23,6 +23,7 @@ from analyzer.apps.install import InstalledApp
 from analyzer.apps.profile import fill
 from analyzer.apps.session import AppSession
 from analyzer.observe.appexperiment import AppExperiment
+from analyzer.observe.usagefields import counts
 
 Say = Callable[[str], None]
 APP_ROW_KEY = "app_reported"
@@ -177,6 +178,13 @@ def attach_reported(rows: list[dict[str, Any]], turns: list[dict[str, Any]]) -> 
         if len(rest) == len(unpaired):
             for row, entry in zip(unpaired, rest, strict=True):
                 row[APP_ROW_KEY] = {**entry, "paired_by": "order in the turn"}
+            continue
+        for entry in rest:  # fewer reports than calls (dsh reports no usage for its side calls): by prompt size
+            same = [row for row in unpaired if counts(row.get("usage"), row.get("timings")).prompt == entry["prompt"]]
+            if len(same) == 1:
+                same[0][APP_ROW_KEY] = {**entry, "paired_by": "prompt tokens (the only call of the turn with "
+                                                             f"{entry['prompt']:,})"}
+                unpaired.remove(same[0])
 
 
 def _analyse_prefix(result: AppRunResult, engine_url: str | None, lookup: Any = None) -> None:

@@ -85,6 +85,8 @@ def _div(d: Any) -> str:
     if not d:
         return "–"
     token = d.get("token")
+    if d.get("kind") == "appended":
+        return f"appended from {d.get('part')} (token {token}): {d.get('new')!r}"
     where = f"{d.get('part')} char {d.get('offset')}" if d.get("offset") is not None else str(d.get("part"))
     return where + (f", token {token}" if token is not None else "") + f": {d.get('new')!r}"
 
