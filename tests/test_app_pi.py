@@ -11,7 +11,9 @@ from appfixtures import pi_app  # noqa: F401 (fixture)
 from enginefixtures import SENTINEL_API_KEY
 
 from analyzer.observe.appexperiment import parse_app_experiment
+from analyzer.observe.apprecord import build_app_record
 from analyzer.observe.apprunner import APP_ROW_KEY, run_app_experiment
+from analyzer.observe.appsummary import app_summary, app_summary_lines
 from analyzer.observe.summary import summarise
 from analyzer.observe.usagefields import counts
 
@@ -52,6 +54,15 @@ def test_a_continued_session_reuses_the_prefix_and_pi_reports_what_the_server_di
     for rep in result.prefix.requests:
         assert rep.prediction is not None and rep.prediction.cached == rep.reported, (rep.series, rep.index)
     assert result.prefix_path is not None and json.loads(result.prefix_path.read_text())["requests"]
+    # the summary and the record carry raw, app-reported and predicted per request, in both languages
+    summary = app_summary(exp, pi_app, result)
+    first = summary["app_requests"][1]
+    assert first["raw_cached"] == first["app_cached"] == first["predicted_cached"] > 0
+    lines = "\n".join(app_summary_lines(summary))
+    assert "predicted" in lines and "appended from messages" in lines
+    for lang, word in (("en", "predicted"), ("zh", "预测")):
+        text = build_app_record(exp, pi_app, summary, lang=lang).to_markdown(lang)
+        assert f"{word} {first['predicted_cached']:,}" in text
 
 
 def test_another_working_directory_breaks_the_prefix_in_the_system_prompt(

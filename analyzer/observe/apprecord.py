@@ -11,6 +11,7 @@ from typing import Any
 
 from analyzer import __version__
 from analyzer.observe.appexperiment import AppExperiment
+from analyzer.observe.appsummary import divergence_text
 from analyzer.records import Record, sentences
 from analyzer.records.provenance import analyzer_git
 
@@ -21,15 +22,6 @@ def _v(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
-
-
-def _div(d: Any) -> str:
-    if not d:
-        return "–"
-    if isinstance(d, dict):
-        bits = [str(d.get(k)) for k in ("part", "where", "text", "token") if d.get(k) is not None]
-        return "; ".join(bits) or "–"
-    return str(d)
 
 
 def build_app_record(exp: AppExperiment, app: Any, summary: dict[str, Any], *, lang: str = "en") -> Record:
@@ -60,7 +52,7 @@ def build_app_record(exp: AppExperiment, app: Any, summary: dict[str, Any], *, l
             "observations.request", series=r["series"], index=r["index"], turn=_v(r["turn"]),
             prompt=_v(r["raw_prompt"]), cached=_v(r["raw_cached"]), app_prompt=_v(r["app_prompt"]),
             app_cached=_v(r["app_cached"]), predicted=_v(r["predicted_cached"]),
-            divergence=_div(r["first_divergence"])))
+            divergence=divergence_text(r["first_divergence"])))
         if r["app_cached"] is not None and r["raw_cached"] is not None and r["app_cached"] != r["raw_cached"]:
             disagree += 1
             observations.append(s.format("observations.disagree", series=r["series"], index=r["index"],
@@ -68,8 +60,14 @@ def build_app_record(exp: AppExperiment, app: Any, summary: dict[str, Any], *, l
         if (r["predicted_cached"] is not None and r["raw_cached"] is not None
                 and r["predicted_cached"] != r["raw_cached"]):
             disagree += 1
-        if r.get("attribution"):
+        if r.get("other_keys"):
+            observations.append(s.format("observations.other_keys", series=r["series"], index=r["index"],
+                                         keys=", ".join(r["other_keys"])))
+        for finding in r.get("findings") or []:
             observations.append(s.format("observations.attribution", series=r["series"], index=r["index"],
+                                         attribution=finding))
+        if r.get("attribution"):
+            observations.append(s.format("observations.written_by", series=r["series"], index=r["index"],
                                          attribution=r["attribution"]))
     for t in summary["turns"]:
         errors = [e["error"] for e in t["reported"] if e.get("error")]

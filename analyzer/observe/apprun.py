@@ -60,6 +60,7 @@ def observe_app(exp: AppExperiment, args: Any, ctx: Any) -> int:
 
 def app_lookup(ctx: Any, app: Any) -> tuple[Any, str]:
     """A literal lookup over the app's own repo at the commit it was installed from (None when not indexable)."""
+    from analyzer.graph.build import is_test_path
     from analyzer.index.build import index_repo
     from analyzer.index.cache import FactsCache
     from analyzer.lock import RepoPin
@@ -75,4 +76,10 @@ def app_lookup(ctx: Any, app: Any) -> tuple[Any, str]:
             index = index_repo(repo, app.commit, repo_name=pin.name, cache=cache)
     except AnalyzerError as exc:
         return None, f"the divergence is not traced to code ({exc})"
-    return IndexLiterals([index]), f"literals looked up in {index.name} @ {index.commit[:12]}"
+    literals = IndexLiterals([index])
+
+    def outside_tests(needle: str) -> list[Any]:
+        # a test that repeats the app's prompt text is not what wrote the request
+        return [site for site in literals(needle) if not is_test_path(site.path)]
+
+    return outside_tests, f"literals looked up in {index.name} @ {index.commit[:12]} (test files left out)"

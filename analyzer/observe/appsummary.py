@@ -35,6 +35,22 @@ def prefix_entries(report: Any) -> dict[tuple[str, int], dict[str, Any]]:
     return out
 
 
+def other_keys(control: dict[str, Any] | None, row: dict[str, Any]) -> list[str]:
+    """Request keys besides system, tools and messages whose values differ from the control request's (e.g. a
+    `thinking` option): they change the request without changing the rendered prompt's parts."""
+    import json
+
+    if control is None:
+        return []
+    try:
+        a, b = json.loads(control.get("request_body") or "{}"), json.loads(row.get("request_body") or "{}")
+    except ValueError:
+        return []
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return []
+    return sorted(k for k in set(a) | set(b) if k not in ("messages", "tools") and a.get(k) != b.get(k))
+
+
 def attribution_line(a: dict[str, Any] | None) -> str | None:
     """Where the first differing text comes from: the hazard finding, else the pinned file and line."""
     if not a:
@@ -52,7 +68,11 @@ def attribution_line(a: dict[str, Any] | None) -> str | None:
 
 def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
     base = summarise(result.rows, log=str(result.log))
+    for req in base["requests"]:  # a config file's text as a value: one line in the table
+        if isinstance(req.get("value"), str):
+            req["value"] = req["value"].replace("\n", "↵")
     prefix = prefix_entries(result.prefix)
+    controls = {r.get("index"): r for r in result.rows if r.get("series") == "control"}
     per_request = []
     for row in result.rows:
         c = counts(row.get("usage"), row.get("timings"))
@@ -67,6 +87,7 @@ def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
             "reported_cached": entry.get("reported_cached", c.cached),
             "first_divergence": entry.get("divergence"), "attribution": entry.get("attribution"),
             "findings": entry.get("findings", []),
+            "other_keys": other_keys(controls.get(row.get("index")), row) if row.get("series") != "control" else [],
         })
     base.update({
         "schema": "analyzer.observe.app-summary/1", "app": {"profile": app.profile.name, "version": app.version,
@@ -81,7 +102,8 @@ def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
     return base
 
 
-def _div(d: Any) -> str:
+def divergence_text(d: Any) -> str:
+    """The first divergence in one phrase: where (path, char, token) and the new text."""
     if not d:
         return "–"
     token = d.get("token")
@@ -103,13 +125,16 @@ def app_summary_lines(s: dict[str, Any]) -> list[str]:
     for r in s["app_requests"]:
         lines.append(f"{r['series']:<10} {r['index']!s:>2} {r['turn']!s:>4} {_num(r['raw_prompt']):>10} "
                      f"{_num(r['raw_cached']):>10} {_num(r['app_prompt']):>10} {_num(r['app_cached']):>10} "
-                     f"{_num(r['predicted_cached']):>9}  {_short(_div(r['first_divergence']), 60)}")
+                     f"{_num(r['predicted_cached']):>9}  {_short(divergence_text(r['first_divergence']), 60)}")
     disagree = [r for r in s["app_requests"] if r["app_cached"] is not None and r["raw_cached"] is not None
                 and r["app_cached"] != r["raw_cached"]]
     for r in disagree:
         lines.append(f"  {r['series']} {r['index']}: the app reported {r['app_cached']:,} cached tokens, the server "
                      f"{r['raw_cached']:,} ({r['app_source']})")
     for r in s["app_requests"]:
+        if r.get("other_keys"):
+            lines.append(f"  {r['series']} {r['index']}: request keys that differ from control {r['index']}: "
+                         f"{', '.join(r['other_keys'])}")
         for finding in r.get("findings") or []:
             lines.append(f"  {r['series']} {r['index']}: {finding}")
         if r.get("attribution"):
