@@ -120,7 +120,10 @@ class AppSession:
                                 f"{profile.name}` again") from None
         seconds = time.monotonic() - started
         stderr = err_path.read_text(encoding="utf-8", errors="replace")
-        reported = read_reported(profile.reported, out_path, self.home, since=started_wall(started))
+        seen = {e["source"] for t in self.turns for e in t.reported}
+        # a later run can touch an earlier session's log (dsh does): what an earlier turn reported is not repeated
+        reported = [e for e in read_reported(profile.reported, out_path, self.home, since=started_wall(started))
+                    if e["source"] not in seen]
         result = TurnResult(n, prompt, args, code, seconds, out_path, _tail(stderr), reported)
         self.turns.append(result)
         return result
