@@ -51,7 +51,10 @@ def test_a_continued_session_reuses_the_prefix_and_pi_reports_what_the_server_di
     # the prefix rule (llama.cpp, one slot, the engine's own template and tokenizer) predicts what was reported
     assert result.prefix is not None and result.prefix.exact and result.prefix.rule == "llama.cpp"
     assert len(result.prefix.requests) == len(result.rows)
-    for rep in result.prefix.requests:
+    first, *rest = result.prefix.requests
+    # the first request may meet a prompt an earlier test left in the slot, which this log cannot show
+    assert first.prediction is not None and first.reported is not None and first.reported >= first.prediction.cached
+    for rep in rest:
         assert rep.prediction is not None and rep.prediction.cached == rep.reported, (rep.series, rep.index)
     assert result.prefix_path is not None and json.loads(result.prefix_path.read_text())["requests"]
     # the summary and the record carry raw, app-reported and predicted per request, in both languages
