@@ -117,11 +117,15 @@ def test_tool_order_history_rewrite_and_appended_turn() -> None:
 
 # -- attribution -------------------------------------------------------------------------------------------------
 
-def _finding(fid: str, kind: str, part: str) -> dict[str, Any]:
+def _finding(fid: str, kind: str, part: str, through: int | None = None) -> dict[str, Any]:
+    """A hazards finding; `through`: a line of src/prompt.ts its chain passes."""
+    steps = [{"repo": "app", "path": "src/env.ts", "line": 3, "why": "source"}]
+    if through is not None:
+        steps.append({"repo": "app", "path": "src/prompt.ts", "line": through, "why": "template literal"})
     return {"id": fid, "category": "value", "kind": kind,
             "source": {"repo": "app", "path": "src/env.ts", "line": 3, "text": "process.cwd()", "rule": "r"},
             "sink": {"repo": "app", "path": "src/prompt.ts", "line": 9, "part": part, "rule": "s", "text": ""},
-            "steps": []}
+            "steps": steps}
 
 
 def test_a_hazard_matches_by_request_part_and_the_shape_of_the_value() -> None:
@@ -163,8 +167,14 @@ def test_the_literal_next_to_a_divergence_is_found_at_its_pinned_line(app_index:
     lookup = IndexLiterals([idx])
     d = first_difference(body(), body(system=SYSTEM.replace("alpha", "beta")))
     assert [n for _side, n in needles(d)][:2] == ["Current working directory: /work/", "Current working directory: "]
-    a = attribute(d, [_finding("e1", "environment", "system prompt")], lookup)
+    # two environment findings reach the system prompt; only one's chain passes the literal that holds the text
+    a = attribute(d, [_finding("e0", "environment", "system prompt", through=2),
+                      _finding("e1", "environment", "system prompt", through=3)], lookup)
     assert a.literal is not None and a.hazard is not None and a.hazard["id"] == "e1"
+    assert "its chain passes src/prompt.ts:3" in a.hazard_why and a.other_hazards == 0
+    elsewhere = attribute(d, [_finding("e0", "environment", "system prompt", through=2)], lookup)
+    assert elsewhere.hazard is None and "none passes src/prompt.ts:3" in elsewhere.hazard_why
+    assert "src/prompt.ts:2" in elsewhere.hazard_why
     assert (a.literal.repo, a.literal.path, a.literal.line, a.literal.commit) == ("app", "src/prompt.ts", 3, commit)
     assert a.literal.via == "syntax tree" and a.literal.side == "before"
     facts = lookup("Read a file")                  # a string property value: straight from the index's facts
@@ -186,7 +196,8 @@ def test_the_report_over_rows_names_part_token_prediction_and_attribution(app_in
                      "usage": {"prompt_tokens": n, "prompt_tokens_details": {"cached_tokens": cached}},
                      "server": {"version": "llama.cpp test"}})
     rows.insert(1, {"series": "pi", "index": 0, "method": "GET", "usage": None})  # a non-chat exchange
-    rep = analyse(rows, findings=[_finding("e1", "environment", "system prompt")], lookup=IndexLiterals([idx]))
+    rep = analyse(rows, findings=[_finding("e1", "environment", "system prompt", through=3)],
+                  lookup=IndexLiterals([idx]))
     assert [r.row for r in rep.requests] == [1, 3, 4] and rep.skipped == ["row 2: no chat request body"]
     second = rep.requests[1]
     assert second.structure is not None and second.structure.path == "system"
@@ -220,3 +231,51 @@ def test_prefix_cli_bad_input_is_one_error_line(tmp_path: Path, capsys) -> None:
     assert main(["--json", "prefix", str(log), "--no-source"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["schema"] == "analyzer.prefix/1" and out["requests"][0]["predicted"]["cached"] == 0
+
+
+class _ExactStandIn:
+    """A renderer that claims to be exact (as a llama.cpp server would) for a log from another endpoint."""
+
+    exact = True
+    describe = "the server's own chat template and tokenizer (stand-in)"
+
+    def render(self, b: dict[str, Any]) -> Any:
+        return PlainRenderer().render(b)
+
+
+def test_a_deepseek_log_through_the_proxy_is_predicted_in_cache_units(tmp_path: Path) -> None:
+    import httpx
+    from observe_server import fake_engine
+
+    from analyzer.observe.jsonl import read_rows
+    from analyzer.proxy import start_proxy
+
+    long_system = SYSTEM + "Rules: " + "keep every answer short and exact. " * 40
+    with fake_engine(usage_style="deepseek") as up, start_proxy(up.base_url, tmp_path) as proxy:
+        for b in (body(long_system), body(long_system, messages=[{"role": "user", "content": "other question"}])):
+            streamed = {**b, "stream": True, "stream_options": {"include_usage": True}}
+            assert httpx.post(proxy.base_url + "/chat/completions", json=streamed).status_code == 200
+    rows = read_rows(proxy.log_path)
+    rep = analyse(rows, renderer=_ExactStandIn())
+    assert rep.rule == "deepseek" and "prompt_cache_hit_tokens" in rep.rule_why
+    assert rep.renderer.startswith("assumed: ") and not rep.exact  # another server's tokenizer is an assumption
+    second = rep.requests[1]
+    # A+B then A+C: the first request's unit (its whole prompt) is not a prefix of the second → nothing predicted
+    assert second.prediction is not None and second.prediction.cached == 0
+    assert second.reported == rows[1]["usage"]["prompt_cache_hit_tokens"]
+    assert second.structure is not None and second.structure.path == "messages[1].content"
+
+
+def test_against_control_pairs_each_treatment_request_with_the_control_at_its_index() -> None:
+    rows = []
+    for series, cwd in (("control", "alpha"), ("treatment", "beta")):
+        for i in (1, 2):
+            b = body(system=SYSTEM.replace("alpha", cwd if i == 2 or series == "control" else "alpha"))
+            rows.append({"series": series, "index": i, "request_body": json.dumps(b)})
+    rep = analyse(rows, against="control")
+    assert [(r.row, r.baseline_row) for r in rep.requests] == [(1, None), (2, 1), (3, 1), (4, 2)]
+    assert rep.requests[2].structure is not None and rep.requests[2].structure.kind == "identical"
+    fourth = rep.requests[3].structure
+    assert fourth is not None and (fourth.part, fourth.new[:4]) == ("system", "beta")
+    # the prediction still follows what the server saw last (row 3), not the chosen baseline
+    assert rep.requests[3].slot_row == 3

@@ -309,3 +309,27 @@ def test_ctrl_c_leaves_only_complete_rows_and_says_so(tmp_path: Path) -> None:
     assert f"stopped: 3 exchange(s) recorded in {log}; 1 exchange(s) still in flight were dropped" in err
     assert "Traceback" not in err
     assert os.path.getsize(log) == len(text.encode())
+
+
+def test_a_chunked_request_body_with_expect_continue_arrives_whole(tmp_path: Path) -> None:
+    """What curl sends for a large body: `Expect: 100-continue`, here with a chunked body as well."""
+    import socket
+
+    payload = json.dumps(chat("x" * 3000)).encode()
+    with fake_engine() as up, start_proxy(up.base_url, tmp_path) as proxy:
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as s:
+            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Expect: 100-continue\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+            assert s.recv(64).startswith(b"HTTP/1.1 100")
+            for i in range(0, len(payload), 1000):
+                part = payload[i:i + 1000]
+                s.sendall(b"%x\r\n%s\r\n" % (len(part), part))
+            s.sendall(b"0\r\n\r\n")
+            answer = b""
+            while chunk := s.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200") and b"data: [DONE]" in answer
+    assert up.received[0]["body"] == json.loads(payload)
+    assert "Expect" not in up.received[0]["headers"]
+    (row,) = read_rows(proxy.log_path)
+    assert row["request_body"] == payload.decode() and row["outcome"] == "ok"

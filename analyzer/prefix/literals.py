@@ -57,23 +57,28 @@ class IndexLiterals:
         self._trees: dict[tuple[str, str], Node] = {}
 
     def __call__(self, needle: str) -> list[LiteralSite]:
-        hits = [LiteralSite(r.name, r.commit, path, line, _short(text), needle, "", "index facts")
+        """Every literal that holds `needle`: the index's facts and the syntax trees, application code first."""
+        hits = [LiteralSite(r.name, r.commit, path, line, _short(text), needle, "", "index facts", full=text,
+                            first_line=line, last_line=line)
                 for r in self._repos for path, line, text in r.facts if needle in text]
-        if hits:
-            return hits
+        seen = {(h.repo, h.path, h.line) for h in hits}
         data = needle.encode("utf-8")
         for r in self._repos:
             for path, content in r.texts.items():
                 at = content.find(data)
                 while at >= 0:
-                    node = self._literal_at(r, path, content, at, at + len(data))
+                    line = content.count(b"\n", 0, at) + 1
+                    node = None if (r.name, path, line) in seen else self._literal_at(r, path, content, at,
+                                                                                      at + len(data))
                     if node is not None:
                         text = content[node.start_byte:node.end_byte].decode("utf-8", "replace")
-                        line = content.count(b"\n", 0, at) + 1
                         hits.append(LiteralSite(r.name, r.commit, path, line, _short(text), needle, "",
-                                                "syntax tree"))
+                                                "syntax tree", full=text[1:-1], first_line=node.start_point[0] + 1,
+                                                last_line=node.end_point[0] + 1))
+                        seen.add((r.name, path, line))
                     at = content.find(data, at + 1)
-        return hits
+        later = tuple(_later_paths())
+        return sorted(hits, key=lambda h: any(m in f"/{h.path}" for m in later))
 
     def _literal_at(self, repo: _Repo, path: str, content: bytes, start: int, end: int) -> Node | None:
         """The string/template literal that holds bytes start..end of the file, if any."""
@@ -87,6 +92,12 @@ class IndexLiterals:
         while node is not None and node.type not in LITERAL_NODES:
             node = node.parent
         return node
+
+
+def _later_paths() -> list[str]:
+    from analyzer.prefix.attribute import literal_settings
+
+    return list(literal_settings().get("later_paths", []))
 
 
 def _short(text: str) -> str:

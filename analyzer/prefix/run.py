@@ -136,7 +136,15 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
     if rule not in rules.params:
         raise AnalyzerError(f"--rule {rule}: unknown; known rules: {', '.join(sorted(rules.params))}")
     findings = list(findings)
-    rendered: dict[int, Rendered] = {n: renderer.render(body) for n, _row, body in chats}
+    describe, exact = renderer.describe, renderer.exact
+    if exact and rule != "llama.cpp":  # a llama.cpp server's template and tokenizer, standing in for another's
+        describe, exact = f"assumed: {describe}, standing in for the {rule} endpoint's own", False
+    rendered: dict[int, Rendered] = {}
+    for n, _row, body in chats:
+        try:
+            rendered[n] = renderer.render(body)
+        except AnalyzerError as exc:
+            raise AnalyzerError(f"row {n}: {exc}") from None
     reports = []
     for pos, (n, row, body) in enumerate(chats):
         base = _baseline(chats, pos, against)
@@ -156,10 +164,10 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
             _compare(rep, by_line[b_row][1], body, rendered[b_row], rendered[n])
             if rep.structure is not None and rep.structure.kind not in ("identical", "appended"):
                 rep.attribution = attribute(rep.structure, findings, lookup)
-        rep.findings = _findings(rep, rule, chats, pos, renderer.exact)
+        rep.findings = _findings(rep, rule, chats, pos, exact)
         reports.append(rep)
     skipped = [f"row {n}: no chat request body" for n in range(1, len(rows) + 1) if n not in by_line]
-    return PrefixReport(log=log, rule=rule, rule_why=why, renderer=renderer.describe, exact=renderer.exact,
+    return PrefixReport(log=log, rule=rule, rule_why=why, renderer=describe, exact=exact,
                         caveats=list(rules.params[rule].get("caveats", [])), requests=reports, skipped=skipped)
 
 

@@ -39,7 +39,7 @@ def summary_line(r: RequestReport) -> str | None:
     written = []
     if a is not None and a.literal is not None:
         lit = a.literal
-        what = "the text before it" if lit.side == "before" else "the new text"
+        what = {"before": "the text before it", "new": "the new text"}.get(lit.side, "the baseline's text")
         written.append(f"{what} written by {lit.repo} {lit.place()} @ {lit.commit[:12]}")
     if a is not None and a.hazard is not None:
         written.append(f"hazard {a.hazard['id']}")
@@ -99,8 +99,11 @@ def _detail(r: RequestReport) -> list[str]:
         if a is not None:
             if a.literal is not None:
                 lit = a.literal
+                among = f", the likeliest of {lit.candidates} literals holding it" if lit.candidates > 1 else ""
+                if lit.first_line and lit.last_line > lit.first_line:
+                    among += f"; the literal spans lines {lit.first_line}–{lit.last_line}"
                 out.append(f"  source:  «{_v(lit.needle.strip())}» is in the literal «{lit.literal}» at {lit.repo} "
-                           f"{lit.place()} @ {lit.commit[:12]} ({lit.via})")
+                           f"{lit.place()} @ {lit.commit[:12]} ({lit.via}{among})")
             else:
                 out.append("  source:  no pinned literal holds the text next to the divergence")
             if a.hazard is not None:

@@ -122,6 +122,7 @@ class RunningProxy:
         with self._idle:
             while self._in_flight and time.monotonic() < deadline:
                 self._idle.wait(timeout=max(0.0, deadline - time.monotonic()))
+            self.dropped += self._in_flight  # still waiting for the upstream's first byte: they never write
             self._stopped = True
             self._writer.close()
         self._server.server_close()
@@ -157,7 +158,9 @@ class RunningProxy:
         """Write the exchange's row (None: dropped) and let `stop()` know one fewer is in flight."""
         with self._idle:
             try:
-                if exchange is None or self._stopped:  # _stopped: it outlived stop()'s wait; the log is closed
+                if self._stopped:  # it outlived stop()'s wait (counted there); the log is closed
+                    return
+                if exchange is None:
                     self.dropped += self.stopping
                     return
                 row = exchange_row(exchange, label, index, log_name=self.log_name, upstream=self.upstream,
@@ -294,7 +297,7 @@ class _Relay(BaseHTTPRequestHandler):
 
     def _upstream_headers(self) -> list[tuple[str, str]]:
         proxy = self.owner
-        drop = HOP_BY_HOP | {"host", "content-length"}
+        drop = HOP_BY_HOP | {"host", "content-length", "expect"}  # 100-continue was answered here already
         if proxy._api_key:
             drop = drop | {"authorization"}
         headers = [(k, v) for k, v in self.headers.items() if k.lower() not in drop]

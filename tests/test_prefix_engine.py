@@ -1,0 +1,122 @@
+"""`analyze prefix` on requests really sent through the proxy to the local engine (llama-server, one slot).
+
+Hand-built pairs change one thing each — the system prompt, the tool order, an earlier message, one more
+turn — and the report must name that part, the first differing token as the server tokenizes it, and a
+predicted cached count equal to the one the engine reported (one slot, requests in sequence).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from analyzer.cli import main
+from analyzer.observe.jsonl import read_rows
+from analyzer.prefix import analyse, report_lines
+from analyzer.prefix.tokens import LlamaServerRenderer
+from analyzer.proxy import start_proxy
+
+pytestmark = pytest.mark.engine
+
+TOOLS = [{"type": "function", "function": {"name": name, "description": f"{name} for the harbour clerk",
+                                           "parameters": {"type": "object", "properties": {}}}}
+         for name in ("tide_table", "berth_list", "crane_status")]
+
+
+def _system(marker: str, cwd: str = "/srv/harbour") -> str:
+    # a marker unique to the test up front: no earlier prompt in the shared engine can share this prefix
+    return (f"Session {marker}. You are the harbour clerk.\n" + "Berths close at dusk. " * 30 +
+            f"\nCurrent working directory: {cwd}\n")
+
+
+def _body(system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"model": "local", "stream": True, "stream_options": {"include_usage": True}, "max_tokens": 4,
+            "temperature": 0, "messages": [{"role": "system", "content": system}, *messages], "tools": tools}
+
+
+def _send(local_engine: Any, tmp_path: Path, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    with start_proxy(local_engine.base_url, tmp_path) as proxy:
+        for b in bodies:
+            with httpx.stream("POST", proxy.base_url + "/chat/completions", json=b, timeout=120) as r:
+                assert r.status_code == 200
+                r.read()
+    rows = read_rows(proxy.log_path)
+    assert [r["outcome"] for r in rows] == ["ok"] * len(bodies)
+    return rows
+
+
+def _second(local_engine: Any, tmp_path: Path, first: dict[str, Any], second: dict[str, Any]) -> Any:
+    rows = _send(local_engine, tmp_path, [first, second])
+    report = analyse(rows, engine_url=local_engine.base_url)
+    assert report.exact and report.rule == "llama.cpp"
+    r = report.requests[1]
+    # the server tokenized what it computed: our count is its count
+    assert r.prompt_tokens == rows[1]["usage"]["prompt_tokens"]
+    assert r.prediction is not None and r.reported == r.prediction.cached, report_lines(report)
+    return r
+
+
+def test_a_system_change_is_named_by_part_offset_and_token(local_engine, tmp_path: Path) -> None:
+    m = uuid.uuid4().hex[:8]
+    user = [{"role": "user", "content": "Which berth is free?"}]
+    r = _second(local_engine, tmp_path, _body(_system(m), TOOLS, user),
+                _body(_system(m, "/srv/other-dir"), TOOLS, user))
+    s = r.structure
+    assert (s.kind, s.part, s.path) == ("changed", "system", "system")
+    assert s.offset == _system(m).index("harbour\n") and s.new.startswith("other-dir")
+    assert r.token_index is not None and 0 < r.token_index < r.prompt_tokens
+    assert "other" in "".join(r.token_context["new"]) and "harbour" in "".join(r.token_context["old"])
+    assert r.lost == r.prompt_tokens - r.token_index
+
+
+def test_tool_order_diverges_after_the_system_prompt(local_engine, tmp_path: Path) -> None:
+    m = uuid.uuid4().hex[:8]
+    user = [{"role": "user", "content": "Tide at noon?"}]
+    r = _second(local_engine, tmp_path, _body(_system(m), TOOLS, user), _body(_system(m), TOOLS[::-1], user))
+    s = r.structure
+    assert (s.part, s.path, s.old, s.new) == ("tools", "tools[0].function.name", "tide_table", "crane_status")
+    renderer = LlamaServerRenderer(local_engine.base_url)
+    system_tokens = len(renderer.render(_body(_system(m), [], [])).tokens)
+    renderer.close()
+    assert r.token_index is not None and r.token_index >= system_tokens - 2  # the system prompt stays shared
+    assert r.prompt_offset is not None and r.prompt_offset > len(_system(m))
+
+
+def test_a_rewritten_earlier_message_is_named_with_its_role(local_engine, tmp_path: Path) -> None:
+    m = uuid.uuid4().hex[:8]
+    history = [{"role": "user", "content": "List the berths."}, {"role": "assistant", "content": "One, two, four."},
+               {"role": "user", "content": "Is four free?"}]
+    rewritten = [{"role": "user", "content": "Summary: the clerk listed berths."}, *history[2:]]
+    r = _second(local_engine, tmp_path, _body(_system(m), TOOLS, history), _body(_system(m), TOOLS, rewritten))
+    s = r.structure
+    assert (s.part, s.path, s.role, s.offset) == ("messages", "messages[1].content", "user", 0)
+    assert "Summary" in "".join(r.token_context["new"]) or "Sum" in "".join(r.token_context["new"])
+
+
+def test_an_appended_turn_keeps_the_whole_previous_prompt(local_engine, tmp_path: Path) -> None:
+    m = uuid.uuid4().hex[:8]
+    turn1 = [{"role": "user", "content": "Crane three status?"}]
+    turn2 = [*turn1, {"role": "assistant", "content": "Idle since noon."}, {"role": "user", "content": "And two?"}]
+    r = _second(local_engine, tmp_path, _body(_system(m), TOOLS, turn1), _body(_system(m), TOOLS, turn2))
+    assert (r.structure.kind, r.structure.path) == ("appended", "messages[2].role")
+    assert r.reported is not None and r.reported >= r.prompt_tokens - r.lost - 2  # nearly all of request 1
+
+
+def test_prefix_cli_on_a_proxy_log_prints_the_sentence_and_json(local_engine, tmp_path: Path, capsys) -> None:
+    m = uuid.uuid4().hex[:8]
+    user = [{"role": "user", "content": "Which berth is free?"}]
+    _send(local_engine, tmp_path, [_body(_system(m), TOOLS, user), _body(_system(m, "/srv/elsewhere"), TOOLS, user)])
+    (log,) = tmp_path.glob("*.jsonl")
+    assert main(["prefix", str(log), "--engine-url", local_engine.base_url, "--no-source"]) == 0
+    out = capsys.readouterr().out
+    assert "request 2 lost " in out and "tokens at system char " in out
+    assert "the server's own chat template and tokenizer" in out
+    assert main(["--json", "prefix", str(log), "--engine-url", local_engine.base_url, "--no-source"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    second = data["requests"][1]
+    assert second["structure"]["part"] == "system" and second["difference"] == 0
