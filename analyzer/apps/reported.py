@@ -79,7 +79,9 @@ def dsh_session_log(_stdout: Path, home: Path, since: float) -> list[dict[str, A
     for path in logs:
         for n, event in _json_lines(path):
             data = event.get("data") if isinstance(event, dict) and event.get("type") == "assistant/message" else None
-            usage = data.get("usage") if isinstance(data, dict) else None
+            if not isinstance(data, dict):
+                continue
+            usage = data.get("usage")
             if not isinstance(usage, dict) or "inputTokens" not in usage:
                 continue
             raw = {k: usage.get(k) for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens",
