@@ -75,6 +75,12 @@ def reconcile(session: Session, options: ReconcileOptions = ReconcileOptions()) 
     locators = {name: locator_for(session, session.lock.get(name), options.at.get(name), dirs.get(name))
                 for name in repos}
     doc = reconcile_routes(scenario, locators, routes)
+    if options.from_log is not None:  # an app experiment's log also holds what the app reported: a third witness
+        from analyzer.usage.fromlog import three_witnesses
+
+        witnesses = three_witnesses(options.from_log, doc)
+        if witnesses is not None:
+            doc["witnesses"] = witnesses
     if not options.record:
         return ReconcileResult(doc, None, notes)
     from analyzer.usage.record import reconcile_record

@@ -112,6 +112,24 @@ def shipped_names() -> list[str]:
 
 def load_experiment(name_or_path: str) -> Experiment:
     """A shipped example by name, or a TOML file by path; one `AnalyzerError` line for anything wrong."""
+    data, path = read_experiment(name_or_path)
+    if "app" in data:
+        raise AnalyzerError(f"experiment {path} names an [app]; run it with `analyze observe {name_or_path}`")
+    return parse_experiment(data, path)
+
+
+def load_any_experiment(name_or_path: str) -> Any:
+    """A raw experiment (`Experiment`) or, when the file names an `[app]`, an `AppExperiment`."""
+    from analyzer.observe.appexperiment import is_app_experiment, parse_app_experiment
+
+    data, path = read_experiment(name_or_path)
+    if is_app_experiment(data):
+        return parse_app_experiment(data, path)
+    return parse_experiment(data, path)
+
+
+def read_experiment(name_or_path: str) -> tuple[dict[str, Any], Path]:
+    """The parsed TOML of a shipped experiment or a file, and its path."""
     if name_or_path.endswith(".toml") or "/" in name_or_path:
         path = Path(name_or_path)
     else:
@@ -127,7 +145,7 @@ def load_experiment(name_or_path: str) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise AnalyzerError(f"experiment {path}: malformed TOML ({exc}); fix the syntax") from None
-    return parse_experiment(data, path)
+    return data, path
 
 
 def parse_experiment(data: dict[str, Any], path: Path) -> Experiment:

@@ -45,10 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read the API key from this environment variable (the NAME, never the key)")
     parser.add_argument("--stop-on-error", action="store_true", help="stop at the first failed request")
     parser.add_argument("--dry-run", action="store_true", help="validate and print the planned requests; send nothing")
+    parser.add_argument("--at", action="append", metavar="NAME=SHA",
+                        help="for an [app] experiment: install the app at NAME's commit SHA (the lock is not edited)")
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
-    from analyzer.observe.experiment import load_experiment, shipped_names
+    from analyzer.observe.appexperiment import AppExperiment
+    from analyzer.observe.experiment import load_any_experiment, shipped_names
 
     if args.list:
         names = shipped_names()
@@ -66,9 +69,13 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     if args.api_key_env is not None and not args.api_key_env.isidentifier():
         raise AnalyzerError("--api-key-env takes the NAME of an environment variable (e.g. DEEPSEEK_API_KEY), "
                             "never the key itself")
-    exp = load_experiment(args.experiment).with_endpoint(
+    exp = load_any_experiment(args.experiment).with_endpoint(
         base_url=args.base_url or os.environ.get(BASE_URL_ENV) or None,
         model=args.model or os.environ.get(MODEL_ENV) or None, api_key_env=args.api_key_env)
+    if isinstance(exp, AppExperiment):  # requests built by a real app, recorded through the proxy
+        from analyzer.observe.apprun import observe_app
+
+        return observe_app(exp, args, ctx)
     if args.dry_run:
         return _dry_run(exp, ctx)
     return _observe(exp, _api_key(exp.endpoint.api_key_env), args, ctx)

