@@ -12,8 +12,8 @@ from analyzer.apps.install import pinned_version
 from analyzer.apps.profile import fill, load_profile, load_profiles
 from analyzer.apps.reported import dsh_session_log, pi_json_events
 from analyzer.errors import AnalyzerError
-from analyzer.observe.appexperiment import AppExperiment, parse_app_experiment
-from analyzer.observe.experiment import load_any_experiment, load_experiment, read_experiment, shipped_names
+from analyzer.observe.appexperiment import AppExperiment, load_any_experiment, parse_app_experiment
+from analyzer.observe.experiment import load_experiment, read_experiment, shipped_names
 
 
 def test_the_shipped_profiles_load_with_what_a_run_needs() -> None:

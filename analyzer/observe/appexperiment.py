@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.errors import AnalyzerError
-from analyzer.observe.experiment import ROUTE_RULE
+from analyzer.observe.experiment import ROUTE_RULE, parse_experiment, read_experiment
 
 APP_FACTORS = ("env", "cwd", "arg", "config-file", "none")
 _TOP_KEYS = {"name", "question", "description", "endpoint", "app", "vary", "source", "run"}
@@ -184,3 +184,11 @@ def _known(t: dict[str, Any], keys: set[str], prefix: str, label: str) -> None:
     if unknown:
         raise AnalyzerError(f"experiment {label}: unknown key {prefix}{unknown[0]}; known here: "
                             f"{', '.join(sorted(keys))}")
+
+
+def load_any_experiment(name_or_path: str) -> Any:
+    """A raw experiment (`Experiment`) or, when the file names an `[app]`, an `AppExperiment`."""
+    data, path = read_experiment(name_or_path)
+    if is_app_experiment(data):
+        return parse_app_experiment(data, path)
+    return parse_experiment(data, path)

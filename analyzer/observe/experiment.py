@@ -118,16 +118,6 @@ def load_experiment(name_or_path: str) -> Experiment:
     return parse_experiment(data, path)
 
 
-def load_any_experiment(name_or_path: str) -> Any:
-    """A raw experiment (`Experiment`) or, when the file names an `[app]`, an `AppExperiment`."""
-    from analyzer.observe.appexperiment import is_app_experiment, parse_app_experiment
-
-    data, path = read_experiment(name_or_path)
-    if is_app_experiment(data):
-        return parse_app_experiment(data, path)
-    return parse_experiment(data, path)
-
-
 def read_experiment(name_or_path: str) -> tuple[dict[str, Any], Path]:
     """The parsed TOML of a shipped experiment or a file, and its path."""
     if name_or_path.endswith(".toml") or "/" in name_or_path:

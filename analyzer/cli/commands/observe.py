@@ -50,8 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
-    from analyzer.observe.appexperiment import AppExperiment
-    from analyzer.observe.experiment import load_any_experiment, shipped_names
+    from analyzer.observe.appexperiment import AppExperiment, load_any_experiment
+    from analyzer.observe.experiment import shipped_names
 
     if args.list:
         names = shipped_names()
