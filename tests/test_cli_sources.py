@@ -218,7 +218,7 @@ def test_pin_failures_leave_lock_unchanged(capsys: pytest.CaptureFixture[str], l
     before = lock.read_bytes()
     for argv, expect in [
         (["pin", "up", "no-such-tag"], "no tag or branch 'no-such-tag'"),
-        (["pin", "up", "f" * 40], "does not have commit"),
+        (["pin", "up", "f" * 40], "is not in"),
         (["--source", f"up={tmp_path / 'nowhere'}", "pin", "up", "v2-light"], "cannot fetch from"),
         (["pin", "nope", "v1"], "repos.nope"),
     ]:

@@ -106,6 +106,17 @@ def test_recheck_bad_from_is_one_line(project: Path, capsys: pytest.CaptureFixtu
     assert capsys.readouterr().err.startswith("error: cannot read repos.lock at git revision 'nope-rev'")
 
 
+def test_missing_files_named_on_the_command_line_are_errors(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gone = project / "old.lock"
+    assert analyze(project, "recheck", "--from", str(gone)) == 3
+    assert capsys.readouterr().err.startswith(f"error: --from {gone}: the file {gone} is missing")
+    notes = project / "no-such-notes.toml"
+    for command in ("report", "recheck"):
+        assert analyze(project, command, "--annotations", str(notes)) == 3
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith(f"error: --annotations {notes}: the file is missing"), line
+
+
 def test_bump_pins_and_rechecks(project: Path, up: Upstreams, capsys: pytest.CaptureFixture[str]) -> None:
     assert analyze(project, "bump", "lib", "v2") == 1
     data = tomllib.loads((project / "repos.lock").read_text())

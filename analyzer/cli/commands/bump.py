@@ -33,7 +33,7 @@ def add_arguments(parser: Any) -> None:
 
 def run(args: Any, ctx: CliContext) -> int:
     from analyzer.analysis import analyze
-    from analyzer.annotations import annotations_path, load_notes
+    from analyzer.annotations import load_notes, locate_notes
     from analyzer.recheck import recheck
     from analyzer.sources import git_progress, pin_ref
     from analyzer.sources.lockedit import rewrite_pin
@@ -41,7 +41,7 @@ def run(args: Any, ctx: CliContext) -> int:
     lock = ctx.lock
     pin = lock.get(args.name)
     spec_from, spec_to = endpoints(args, ctx)
-    notes = load_notes(annotations_path(lock.path, args.annotations))
+    notes = load_notes(locate_notes(lock.path, args.annotations, must_exist=True).path)
     original = lock.path.read_bytes()
     with tempfile.TemporaryDirectory(prefix="analyzer-bump-") as tmp:
         scratch = Path(tmp) / lock.path.name

@@ -55,13 +55,13 @@ def finish(args: Any, ctx: CliContext, result: dict[str, Any], path: Path | None
 
 
 def run(args: Any, ctx: CliContext) -> int:
-    from analyzer.annotations import annotations_path, load_notes
+    from analyzer.annotations import load_notes, locate_notes
     from analyzer.recheck import old_pins, recheck
 
     spec_from, spec_to = endpoints(args, ctx)
     lock = ctx.lock
     before, origin = old_pins(lock, args.from_, args.from_commit)
-    notes = load_notes(annotations_path(lock.path, args.annotations))
+    notes = load_notes(locate_notes(lock.path, args.annotations, must_exist=True).path)
     out = args.out or lock.path.resolve().parent / "reports"
     result, path = recheck(ctx, before, list(lock.repos.values()), spec_from, spec_to, notes=notes,
                            old_origin=origin, new_origin=f"working {lock.path.name}", out_dir=out,

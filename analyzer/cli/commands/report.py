@@ -30,7 +30,7 @@ def run(args: Any, ctx: CliContext) -> int:
     from analyzer.report import build_report, reader_for, report_dirname, write_report
 
     args.all = 1
-    notes_file = locate_notes(ctx.lock.path, args.annotations)
+    notes_file = locate_notes(ctx.lock.path, args.annotations, must_exist=True)
     notes = load_notes(notes_file.path)
     analysis = load_analysis(ctx, args)
     trace = compute_trace(ctx, args, analysis)
