@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analyzer.cachelock import cache_writer
-from analyzer.errors import AnalyzerError
+from analyzer.errors import EXIT_USAGE, AnalyzerError
 from analyzer.graph.store import graph_key, load_view, materialize, save_graph
 from analyzer.lock import Lock, RepoPin
 
@@ -70,9 +70,10 @@ def apply_at(lock: Lock, at: list[str] | None) -> list[RepoPin]:
     for item in at or []:
         name, sep, sha = item.partition("=")
         if not sep or name not in pins:
-            raise AnalyzerError(f"--at {item!r}: expected NAME=SHA with NAME one of {', '.join(pins)}")
+            raise AnalyzerError(f"--at {item!r}: expected NAME=SHA with NAME one of {', '.join(pins)}",
+                                exit_code=EXIT_USAGE)
         if len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha.lower()):
-            raise AnalyzerError(f"--at {item!r}: the commit must be the full 40-hex sha")
+            raise AnalyzerError(f"--at {item!r}: the commit must be the full 40-hex sha", exit_code=EXIT_USAGE)
         old = pins[name]
         pins[name] = RepoPin(name, old.url, sha.lower(), None, old.aliases)
     return list(pins.values())

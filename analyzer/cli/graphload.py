@@ -5,6 +5,7 @@ are imported only when a command actually loads a graph."""
 
 from __future__ import annotations
 
+import argparse
 from typing import TYPE_CHECKING, Any
 
 from analyzer.cli.context import CliContext
@@ -14,11 +15,23 @@ if TYPE_CHECKING:
     from analyzer.analysis import Analysis
 
 
+def depth(text: str) -> int:
+    """argparse type for --max-depth: a path needs at least one call, so 0 or less is a usage error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1 (a path has at least one call)")
+    return value
+
+
 def add_path_arguments(parser: Any, *, include_tests: bool = True) -> None:
     """FROM/TO and the path-search options shared by trace, report and recheck."""
     parser.add_argument("from_symbol", nargs="?", metavar="FROM")
     parser.add_argument("to_symbol", nargs="?", metavar="TO")
-    parser.add_argument("--max-depth", type=int, default=DEFAULT_MAX_DEPTH, metavar="N")
+    parser.add_argument("--max-depth", type=depth, default=DEFAULT_MAX_DEPTH, metavar="N",
+                        help="longest path searched, in calls")
     parser.add_argument("--allow-guesses", action="store_true", help="let `name` (guessed) edges into paths")
     if include_tests:
         parser.add_argument("--include-tests", action="store_true", help="let paths run through test code")

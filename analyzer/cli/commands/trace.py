@@ -19,7 +19,8 @@ DESCRIPTION = (HELP + ". Symbols: a function, Class.method, a class (any of its 
 def add_arguments(parser: Any) -> None:
     add_path_arguments(parser)
     parser.add_argument("--all", nargs="?", type=int, const=5, default=1, metavar="K",
-                        help="also list the K best alternatives (default 5)")
+                        help="also list the K best alternatives (K is 5 when --all has no number; "
+                             "default: only the best path)")
     parser.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart instead of text")
     add_at_option(parser)
 

@@ -1,0 +1,50 @@
+"""Options every command shares: defaults shown in --help, --max-depth below 1 and a malformed --at refused
+as usage errors (exit 2, like argparse's own)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from recheck_fixtures import make_upstreams, write_lock
+
+from analyzer.cli import build_parser, main
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser, _ = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_every_option_help_shows_its_default() -> None:
+    missing = []
+    for name, p in _subparsers().items():
+        formatter = p._get_formatter()
+        for action in p._actions:
+            default = action.default
+            if not action.option_strings or default in (None, False, True, [], argparse.SUPPRESS):
+                continue
+            text = formatter._expand_help(action) if action.help else ""
+            if str(default) not in text and "default" not in text:
+                missing.append(f"{name} {action.option_strings[0]}")
+    assert missing == []
+    assert "(default: 40)" in _subparsers()["trace"].format_help()
+
+
+@pytest.mark.parametrize("command", [name for name, p in _subparsers().items() if "--max-depth" in p.format_help()])
+def test_max_depth_below_one_is_a_usage_error(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [command, *(["lib", "v1"] if command == "bump" else []), "--max-depth", "0"]
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "--max-depth: 0 is below 1" in capsys.readouterr().err
+
+
+def test_malformed_at_is_a_usage_error(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    up = make_upstreams(tmp_path / "up")
+    lock = write_lock(tmp_path / "repos.lock", up, up.l1)
+    for bad, says in (("lib=abc", "full 40-hex sha"), ("nope=" + "a" * 40, "expected NAME=SHA")):
+        assert main(["--lock", str(lock), "trace", "--at", bad]) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith(f"error: --at '{bad}'") and says in line
