@@ -112,6 +112,14 @@ def test_mermaid_output_is_well_formed(world, capsys) -> None:
     assert validate_mermaid(out + "  n99 --> n0\n") != []
 
 
+def test_mermaid_without_a_path_says_so_and_json_mermaid_is_refused(world, capsys) -> None:
+    code, out, err = trace_cli(world, capsys, "trace", "parseChunkUsage", "summarize", "--mermaid")
+    assert code == 1 and out == ""
+    assert err.startswith("no request path from parseChunkUsage to summarize, so no flowchart to draw")
+    code, out, err = trace_cli(world, capsys, "--json", "trace", "--mermaid")
+    assert code == 2 and out == "" and err.startswith("error: --json and --mermaid both choose the output")
+
+
 def test_unknown_name_suggests_close_ones(world, capsys) -> None:
     code, _, err = trace_cli(world, capsys, "trace", "SystemPromptProjection", "parseChunkUsage")
     assert code == 3 and "Traceback" not in err

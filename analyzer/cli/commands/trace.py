@@ -7,7 +7,7 @@ from typing import Any
 
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, add_path_arguments, load_analysis
-from analyzer.errors import AnalyzerError
+from analyzer.errors import EXIT_USAGE, AnalyzerError
 
 NAME = "trace"
 HELP = "print the request path from FROM to TO (lowest common caller when neither calls the other)"
@@ -91,9 +91,14 @@ def compute_trace(ctx: CliContext, args: Any, analysis: Any = None) -> dict[str,
 def run(args: Any, ctx: CliContext) -> int:
     from analyzer.trace.render import render_mermaid, render_text
 
+    if ctx.json and args.mermaid:
+        raise AnalyzerError("--json and --mermaid both choose the output; give one of them", exit_code=EXIT_USAGE)
     result = compute_trace(ctx, args)
     if ctx.json:
         ctx.emit_json(result)
+    elif args.mermaid and not result["found"]:
+        ctx.err.print(f"no request path from {result['from']} to {result['to']}, so no flowchart to draw (try "
+                      "--allow-guesses or a larger --max-depth; plain 'analyze trace' says more)", markup=False)
     elif args.mermaid:
         ctx.out.print(render_mermaid(result), markup=False, end="")
     else:
