@@ -82,7 +82,7 @@ def test_annotate_errors_are_one_line(project: Path, capsys: pytest.CaptureFixtu
 
 def test_recheck_exit_codes_and_report_file(project: Path, up: Upstreams, capsys: pytest.CaptureFixture[str]) -> None:
     assert analyze(project, "recheck") == 0  # working lock == committed lock
-    assert "exit 0 — nothing on the path changed" in capsys.readouterr().out
+    assert "unchanged — exit 0: the same hops in the same order" in capsys.readouterr().out
     write_lock(project / "repos.lock", up, up.l2)
     assert analyze(project, "recheck") == 1
     out = capsys.readouterr().out

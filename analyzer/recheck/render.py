@@ -7,8 +7,38 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-EXIT_MEANING = {0: "nothing on the path changed", 1: "changes need a human look",
-                2: "the path is broken at the new pins"}
+from analyzer.recheck.verdict import counts as verdict_counts
+
+VERDICT_MEANING = {
+    "unchanged": "the same hops in the same order, no body changed",
+    "changed bodies": "the same hops, some bodies changed",
+    "rerouted": "a path still exists, through other hops",
+    "broken": "no path at the new pins",
+}
+
+
+def verdict_line(r: dict[str, Any]) -> str:
+    """`rerouted — exit 1: a path still exists, through other hops`."""
+    return f"{r['path_change']} — exit {r['exit_code']}: {VERDICT_MEANING[r['path_change']]}"
+
+
+def side_by_side_md(r: dict[str, Any]) -> list[str]:
+    """Old and new hops in two columns; the rows where they differ are marked, the seam is said first."""
+    sbs = r.get("side_by_side")
+    if not sbs:
+        return []
+    out = ["## Old and new path side by side", ""]
+    seam = sbs["seam"]
+    if seam:
+        parts = f"after {seam['parts_after']}" if seam["parts_after"] else "from the first hop"
+        rejoin = f" and rejoin at {seam['rejoins_at']}" if seam["rejoins_at"] else " and do not rejoin"
+        out += [f"The paths part {parts}{rejoin}.", ""]
+    out += ["| | old path | new path |", "| --- | --- | --- |"]
+    for row in sbs["rows"]:
+        cells = [f"{h['repo']}:`{h['symbol']}` `{h['path']}:{h['line']}`" if h else "—"
+                 for h in (row["old"], row["new"])]
+        out.append(f"| {'' if row['same'] else '≠'} | {cells[0]} | {cells[1]} |")
+    return out + [""]
 
 
 def _pins_md(side: dict[str, Any]) -> list[str]:
@@ -21,13 +51,18 @@ def _loc(x: dict[str, Any] | None) -> str:
 
 
 def render_recheck_markdown(r: dict[str, Any]) -> str:
-    code = r["exit_code"]
     out = [f"# Re-check `{r['from']}` → `{r['to']}`", "",
-           f"**Verdict: exit {code} — {EXIT_MEANING[code]}.**", "",
+           f"**Verdict: {verdict_line(r)}.**", "",
            f"Old pins ({r['old']['origin']}):", *_pins_md(r["old"]), "",
            f"New pins ({r['new']['origin']}):", *_pins_md(r["new"]), ""]
     if r["broken"]["at_new"]:
         out += [f"**Where the path broke:** {r['broken']['where']}", ""]
+    if r.get("cause"):
+        out += [f"**First cause:** {r['cause']['text']}", ""]
+        if r["cause"].get("aliases_fix"):
+            out += ["Fix in the lock:", "", "```toml", f"[repos.{r['cause']['repo']}]", r["cause"]["aliases_fix"],
+                    "```", ""]
+    out += side_by_side_md(r)
     if r.get("old_break"):
         out += [f"At the old pins the path was already broken: {r['old_break']}", ""]
     out += ["## FROM and TO", ""]
@@ -47,8 +82,8 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
         out.append(f"| {h['repo']}:`{h['symbol']}` | {_loc(h['old'])} | {_loc(h['new'])} | {onp} | {h['status']} |")
     out.append("")
     groups = {
-        "Added to the path": [h for h in r["hops"] if h["on_new_path"] and not h["on_old_path"] and found_old],
-        "Removed from the path": [h for h in r["hops"] if h["on_old_path"] and not h["on_new_path"] and found_new],
+        "Added to the path": [h for h in r["hops"] if h["membership"] == "added"],
+        "Removed from the path": [h for h in r["hops"] if h["membership"] == "removed"],
         "Moved": [h for h in r["hops"] if {"moved-file", "moved-line"} & set(h["changes"])],
         "Bodies changed": [h for h in r["hops"] if "body-changed" in h["changes"]],
     }
@@ -101,8 +136,7 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
 def print_summary(r: dict[str, Any], console: Console, report_path: str | None = None) -> None:
     code = r["exit_code"]
     style = {0: "green", 1: "yellow", 2: "red"}[code]
-    console.print(f"[bold]recheck[/] {escape(r['from'])} → {escape(r['to'])}: "
-                  f"[{style}]exit {code} — {EXIT_MEANING[code]}[/]")
+    console.print(f"[bold]recheck[/] {escape(r['from'])} → {escape(r['to'])}: [{style}]{escape(verdict_line(r))}[/]")
     console.print(f"  old: {escape(r['old']['label'])} ({escape(r['old']['origin'])})")
     console.print(f"  new: {escape(r['new']['label'])} ({escape(r['new']['origin'])})")
     for side in ("from", "to"):
@@ -110,19 +144,19 @@ def print_summary(r: dict[str, Any], console: Console, report_path: str | None =
         console.print(f"  {side.upper()} {escape(ep['spec'])}: {escape(ep['status'])}")
     if r["broken"]["at_new"]:
         console.print(f"  [red]broken:[/] {escape(r['broken']['where'] or '')}")
+    if r.get("cause"):
+        console.print(f"  [bold]cause:[/] {escape(r['cause']['text'])}")
+        if r["cause"].get("aliases_fix"):
+            console.print(f"  fix: in [repos.{escape(r['cause']['repo'])}] of the lock set "
+                          f"{escape(r['cause']['aliases_fix'])}")
+    seam = (r.get("side_by_side") or {}).get("seam")
+    if seam:
+        console.print(f"  seam: the paths part after {escape(seam['parts_after'] or 'the start')}; old "
+                      f"{escape(', '.join(seam['old']) or '—')} / new {escape(', '.join(seam['new']) or '—')}"
+                      + (f"; rejoin at {escape(seam['rejoins_at'])}" if seam["rejoins_at"] else ""))
     if r.get("old_break"):
         console.print(f"  old pins: {escape(r['old_break'])}")
-    found_old, found_new = r["old_path"]["found"], r["new_path"]["found"]
-    counts = {
-        "added": sum(1 for h in r["hops"] if h["on_new_path"] and not h["on_old_path"] and found_old),
-        "removed": sum(1 for h in r["hops"] if h["on_old_path"] and not h["on_new_path"] and found_new),
-        "moved": sum(1 for h in r["hops"] if {"moved-file", "moved-line"} & set(h["changes"])),
-        "bodies changed": sum(1 for h in r["hops"] if "body-changed" in h["changes"]),
-        "rules stopped": len(r["rules_stopped"]),
-        "notes stale/orphaned": sum(1 for a in r["annotations"] if a["status"] in ("stale", "orphaned")),
-        "hazards new/gone": "{}/{}".format(len((r.get("hazards") or {}).get("new", [])),
-                                           len((r.get("hazards") or {}).get("gone", []))),
-    }
+    counts = verdict_counts(r)
     console.print("  " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
     for reason in r["reasons"][:12]:
         console.print(f"  - {escape(reason)}")

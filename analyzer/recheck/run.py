@@ -38,7 +38,8 @@ def recheck(ctx: Any, old_pins: list[RepoPin], new_pins: list[RepoPin], spec_fro
     new = new_analysis or analyze(ctx, pins=new_pins)
     reader = reader_for(ctx, new_pins)
     result = compare(old.graph, new.graph, old.pins_json(), new.pins_json(), spec_from, spec_to, reader, notes,
-                     max_depth=max_depth, allow_guesses=allow_guesses)
+                     max_depth=max_depth, allow_guesses=allow_guesses,
+                     aliases={p.name: list(p.aliases) for p in new_pins})
     result["old"] = {"pins": old.pins_json(), "origin": old_origin, "label": pins_label(old_pins)}
     result["new"] = {"pins": new.pins_json(), "origin": new_origin, "label": pins_label(new_pins)}
     # what the per-blob index cache saved: the second pin set re-parses only blobs that changed
