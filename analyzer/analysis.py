@@ -1,5 +1,9 @@
 """The pipeline every graph command shares: sources → index → program → graph, cached.
 
+`analyze(workspace, pins=…)` takes anything that says where things are (`Workspace`: the lock, the
+cache dir, per-run source URLs, a warning and a notice sink) — the library's `analyzer.api.Session`, or
+the command line's context — never parsed arguments.
+
 A warm run (same pins, same rules, same analyzer) only loads the stored graph, without any lock and
 without importing the indexer or GitPython; the per-file index cache means a pin bump re-parses only
 blobs that changed. Building takes the cache's writer lock, then looks for the stored graph again: the
@@ -12,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from analyzer.cachelock import cache_writer
 from analyzer.errors import EXIT_USAGE, AnalyzerError
@@ -23,13 +27,41 @@ if TYPE_CHECKING:
     import git
     import networkx as nx
 
+    from analyzer.graph.protocol import CallGraph
+    from analyzer.graph.view import LazyGraph
     from analyzer.resolve.program import Program
+
+Progress = Callable[[str, int, "int | None"], None]
+"""`progress(what, done, total)`: `what` names a stage ("indexing dsh"), `total` is None until known."""
+
+
+class Workspace(Protocol):
+    """Where an analysis reads from and reports to (`analyzer.api.Session`, or the CLI's context)."""
+
+    @property
+    def lock(self) -> Lock: ...
+
+    @property
+    def cache_dir(self) -> Path: ...
+
+    def source_for(self, name: str, default_url: str) -> str:
+        """The URL or path `name` is fetched from in this run."""
+        ...
+
+    def warn(self, message: str) -> None:
+        """A problem the run survives (a damaged cache file discarded)."""
+        ...
+
+    def notify(self, message: str) -> None:
+        """A line of progress worth showing (waiting for another process's cache lock)."""
+        ...
 
 
 @dataclass
 class Analysis:
-    """One pin set's graph. From the cache, `view` is the lazily-loaded `LazyGraph` that warm queries use
-    and `graph` (the full networkx graph) is built from the view only when something asks for it."""
+    """One pin set's graph. `view` is what queries read (`CallGraph`: the lazily-loaded `LazyGraph` when
+    it came from the cache); `materialise()` (also `graph`) is the full networkx graph, built from the view
+    only when a caller asks for it by name."""
 
     lock: Lock
     pins: list[RepoPin]
@@ -39,26 +71,31 @@ class Analysis:
     seconds: dict[str, float] = field(default_factory=dict)
     index_stats: dict[str, Any] = field(default_factory=dict)
     from_cache: bool = False
-    _view: Any = None
+    _view: LazyGraph | None = None
     _load_full: Callable[[], nx.MultiDiGraph] | None = None
 
-    @property
-    def graph(self) -> nx.MultiDiGraph:
+    def materialise(self) -> nx.MultiDiGraph:
+        """The full networkx graph (decodes every adjacency list of a stored view, once)."""
         if self._graph is None:
             assert self._load_full is not None
             self._graph = self._load_full()
         return self._graph
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """= `materialise()`."""
+        return self.materialise()
 
     @graph.setter
     def graph(self, g: nx.MultiDiGraph) -> None:
         self._graph = g
 
     @property
-    def view(self) -> Any:
-        """The graph for read-only queries (nodes, `g[u][v]`, in/out edges, predecessors/successors)."""
+    def view(self) -> CallGraph:
+        """The graph for read-only queries (see `analyzer.graph.protocol`)."""
         if self._view is not None:
             return self._view
-        return self.graph
+        return self.materialise()
 
     def pins_json(self) -> dict[str, dict[str, Any]]:
         return {p.name: {"commit": p.commit, "ref": p.ref, "url": p.url} for p in self.pins}
@@ -79,27 +116,22 @@ def apply_at(lock: Lock, at: list[str] | None) -> list[RepoPin]:
     return list(pins.values())
 
 
-ProgressFactory = Callable[[str, int], Callable[[int], None]]
-
-
-def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool = False,
-            rebuild: bool = False, progress: Any = None) -> Analysis:
+def analyze(ctx: Workspace, *, pins: list[RepoPin] | None = None, need_program: bool = False,
+            rebuild: bool = False, progress: Progress | None = None) -> Analysis:
     """Load (or build and store) the graph for `pins` (default: the lock's).
 
-    `ctx` provides `lock`, `cache_dir` and `source_for` (a `CliContext`). `progress` is a rich Progress or
-    None. `need_program` forces the per-file facts into memory (reports, usage replay)."""
+    `progress` hears about indexing (a bar on a terminal). `need_program` forces the per-file facts
+    into memory (reports, usage replay)."""
     lock: Lock = ctx.lock
     pins = pins or list(lock.repos.values())
     key = graph_key(pins)  # covers the rule files and the extractor's code (see graph.store)
     cache_dir: Path = ctx.cache_dir
-    warn = getattr(ctx, "warn", None)
+    warn = ctx.warn
     if not need_program and not rebuild:
         found = _load_stored(ctx, lock, pins, cache_dir, key, warn)
         if found is not None:
             return found
-    err = getattr(ctx, "err", None)
-    notify = (lambda line: err.print(line, markup=False)) if err is not None else None
-    with cache_writer(cache_dir, notify=notify):
+    with cache_writer(cache_dir, notify=ctx.notify):
         if not need_program and not rebuild:
             found = _load_stored(ctx, lock, pins, cache_dir, key, warn)  # built by the run we waited for
             if found is not None:
@@ -107,8 +139,8 @@ def analyze(ctx: Any, *, pins: list[RepoPin] | None = None, need_program: bool =
         return _build(ctx, lock, pins, key, cache_dir, progress)
 
 
-def _load_stored(ctx: Any, lock: Lock, pins: list[RepoPin], cache_dir: Path, key: str,
-                 warn: Any) -> Analysis | None:
+def _load_stored(ctx: Workspace, lock: Lock, pins: list[RepoPin], cache_dir: Path, key: str,
+                 warn: Callable[[str], None]) -> Analysis | None:
     """The stored graph, opened lazily: a view for queries, the full networkx graph only on demand."""
     t = time.perf_counter()
 
@@ -122,7 +154,8 @@ def _load_stored(ctx: Any, lock: Lock, pins: list[RepoPin], cache_dir: Path, key
                     _view=view, _load_full=lambda: materialize(view))
 
 
-def _build(ctx: Any, lock: Lock, pins: list[RepoPin], key: str, cache_dir: Path, progress: Any) -> Analysis:
+def _build(ctx: Workspace, lock: Lock, pins: list[RepoPin], key: str, cache_dir: Path,
+           progress: Progress | None) -> Analysis:
     """Sources → index → program → graph, stored; the caller holds the cache's writer lock."""
     from analyzer.gcpause import gc_paused
     from analyzer.graph.build import build_graph
@@ -147,16 +180,15 @@ def _build(ctx: Any, lock: Lock, pins: list[RepoPin], key: str, cache_dir: Path,
     checks = {pin.name: DeepCheck(checkout_dir(cache_dir, pin.name), pin.name) for pin in pins}
     started = time.perf_counter() - t
     try:
-        with FactsCache(cache_dir, warn=getattr(ctx, "warn", None)) as cache:
+        with FactsCache(cache_dir, warn=ctx.warn) as cache:
             for pin in pins:
                 t = time.perf_counter()
-                checks[pin.name].finish(warn=getattr(ctx, "warn", None))
+                checks[pin.name].finish(warn=ctx.warn)
                 repo = open_repo(ctx, pin)
                 repos[pin.name] = repo
                 seconds[f"sources:{pin.name}"] = time.perf_counter() - t + started / len(pins)
-                task = progress.add_task(f"indexing {pin.name}", total=None) if progress is not None else None
                 idx = index_repo(repo, pin.commit, repo_name=pin.name, cache=cache,
-                                 progress=_progress_callback(progress, task))
+                                 progress=_stage(progress, f"indexing {pin.name}"))
                 configs = read_configs(repo, pin.commit)
                 seconds[f"index:{pin.name}"] = idx.stats.seconds
                 index_stats[pin.name] = asdict(idx.stats)
@@ -182,13 +214,10 @@ def _build(ctx: Any, lock: Lock, pins: list[RepoPin], key: str, cache_dir: Path,
     return Analysis(lock, pins, g, program, repos, seconds, index_stats)
 
 
-
-
-def _progress_callback(progress: Any, task: Any) -> Callable[[int, int], None] | None:
-    if progress is None or task is None:
+def _stage(progress: Progress | None, what: str) -> Callable[[int, int], None] | None:
+    """The indexer's `(done, total)` callback for one stage, announced before its first file."""
+    if progress is None:
         return None
-
-    def update(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
-
-    return update
+    tell = progress
+    tell(what, 0, None)
+    return lambda done, total: tell(what, done, total)

@@ -38,6 +38,10 @@ def test_help_version_and_usage_errors_import_nothing_heavy(argv: list[str]) -> 
     assert _heavy_after(body) == []
 
 
+def test_importing_the_library_face_is_light() -> None:
+    assert _heavy_after("import analyzer.api\nfrom analyzer.api import *  # noqa: F403") == []
+
+
 def test_attention_dtype_choices_match_the_model_config() -> None:
     from analyzer.attention.config import DTYPES
     from analyzer.cli.commands.attention import DTYPE_NAMES
@@ -75,13 +79,8 @@ def test_a_warm_graph_load_imports_neither_the_indexer_nor_git_nor_networkx(tmp_
     g.graph.update(format=2, analyzer_version=analyzer.__version__)
     save_graph(tmp_path / "cache", graph_key(list(load_lock(lock_path).repos.values())), g)
     body = f"""
-from pathlib import Path
-from analyzer.analysis import analyze
-from analyzer.lock import load_lock
-class Ctx:
-    lock = load_lock(Path({str(lock_path)!r}))
-    cache_dir = Path({str(tmp_path / 'cache')!r})
-a = analyze(Ctx())
+from analyzer.api import open_analysis, open_session
+a = open_analysis(open_session({str(lock_path)!r}, cache_dir={str(tmp_path / 'cache')!r}))
 assert a.from_cache and list(a.view.predecessors("x:b.ts:g")) == ["x:a.ts:f"]
 assert [d["line"] for _, _, d in a.view.in_edges("x:b.ts:g", data=True)] == [3]
 """

@@ -72,8 +72,41 @@ def test_the_view_matches_networkx_node_for_node(world, built) -> None:
             assert view.has_edge(n, v) == full.has_edge(n, v)
     assert not view.has_edge("no:such:node", next(iter(full)))
     assert "no:such:node" not in view
-    assert view.number_of_edges() == full.number_of_edges()  # not in the subset: asks the full graph
-    assert view._full is not None
+    assert view.materialise().number_of_edges() == full.number_of_edges()  # not in the subset: asked by name
+
+
+def test_an_undeclared_attribute_raises_instead_of_loading_the_full_graph(world, monkeypatch) -> None:
+    """Only `CallGraph` is answered from the view; anything else of networkx must be asked for with
+    `materialise()`, never built behind the caller's back (it decodes every adjacency list)."""
+    view = analyze(world.ctx).view
+    assert isinstance(view, LazyGraph)
+    built: list[bool] = []
+    real = LazyGraph.to_networkx
+    monkeypatch.setattr(LazyGraph, "to_networkx", lambda self: built.append(True) or real(self))
+    for name in ("number_of_edges", "edges", "out_degree", "subgraph", "copy"):
+        with pytest.raises(AttributeError):
+            getattr(view, name)
+    assert built == [] and view._full is None and view._lists == {}
+    full = view.materialise()
+    assert built == [True] and full.number_of_edges() > 0 and view.materialise() is full
+
+
+def test_both_graph_forms_satisfy_the_protocol(world, built) -> None:
+    """Every member `CallGraph` declares exists on the stored view and on the built networkx graph."""
+    from analyzer.graph.protocol import CallGraph, NodeTable
+
+    view = analyze(world.ctx).view
+    members = {m for m in vars(CallGraph) if not m.startswith("_") or m in ("__getitem__", "__contains__",
+                                                                             "__iter__", "__len__")}
+    members -= {"__dict__", "__weakref__", "__module__", "__doc__", "__annotations__", "__protocol_attrs__",
+                "__parameters__", "__abstractmethods__", "__non_callable_proto_members__", "__orig_bases__",
+                "__subclasshook__", "__init__", "__slots__"}
+    assert {"graph", "nodes", "has_edge", "predecessors", "in_edges", "out_edges"} <= members
+    for g in (view, built):
+        for m in members:
+            assert hasattr(g, m), (type(g).__name__, m)
+        for m in ("__call__", "__getitem__", "__iter__", "__contains__", "__len__"):
+            assert hasattr(g.nodes, m) and m in vars(NodeTable)
 
 
 def _cli(world, *args: str) -> tuple[int, str, str]:

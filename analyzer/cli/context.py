@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -12,11 +11,10 @@ from typing import Any
 
 from rich.console import Console
 
-from analyzer.errors import AnalyzerError
+from analyzer.api.session import Progress, Session, source_key
+from analyzer.api.session import source_overrides as parse_source_overrides
 from analyzer.lock import Lock, load_lock
 from analyzer.paths import default_cache_dir, default_lock_path
-
-SOURCE_ENV_PREFIX = "ANALYZER_SOURCE_"
 
 
 @dataclass
@@ -42,20 +40,15 @@ class CliContext:
 
     def source_overrides(self) -> dict[str, str]:
         """Per-run URL replacements: `--source NAME=URL` beats `ANALYZER_SOURCE_<NAME>`."""
-        overrides: dict[str, str] = {}
-        for key, value in os.environ.items():
-            if key.startswith(SOURCE_ENV_PREFIX) and value:
-                overrides[key[len(SOURCE_ENV_PREFIX):].lower().replace("-", "_")] = value
-        for item in self.source_options:
-            name, sep, url = item.partition("=")
-            if not sep or not name or not url:
-                raise AnalyzerError(f"--source {item!r}: expected NAME=URL_OR_PATH, e.g. --source dsh=/srv/mirror/dsh")
-            overrides[name.lower().replace("-", "_")] = url
-        return overrides
+        return parse_source_overrides(self.source_options)
 
     def source_for(self, name: str, default_url: str) -> str:
         """The URL to fetch `name` from in this run."""
-        return self.source_overrides().get(name.lower().replace("-", "_"), default_url)
+        return self.source_overrides().get(source_key(name), default_url)
+
+    def session(self, progress: Progress | None = None) -> Session:
+        """What the library needs from this run: lock, cache, sources, and where warnings go."""
+        return Session(self.lock, self.cache_dir, self.source_overrides(), self.warn, self.notify, progress)
 
     def emit_json(self, payload: Any) -> None:
         """Print machine-readable output on stdout (no colour, no wrapping)."""
@@ -64,6 +57,10 @@ class CliContext:
     def warn(self, message: str) -> None:
         """A one-line warning on stderr (the run goes on)."""
         self.err.print(f"warning: {message}", markup=False)
+
+    def notify(self, message: str) -> None:
+        """A notice on stderr (waiting for another run's cache lock)."""
+        self.err.print(message, markup=False)
 
     @property
     def interactive(self) -> bool:

@@ -1,4 +1,4 @@
-"""Shared by graph commands: build/load the analysis with a progress bar on a terminal only.
+"""Shared by graph commands: the library session for this run, with a progress bar on a terminal only.
 
 Imported by command modules at start-up, so the analysis (networkx, GitPython) and rich's progress bar
 are imported only when a command actually loads a graph."""
@@ -6,6 +6,8 @@ are imported only when a command actually loads a graph."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from analyzer.cli.context import CliContext
@@ -13,6 +15,7 @@ from analyzer.trace.defaults import DEFAULT_MAX_DEPTH
 
 if TYPE_CHECKING:
     from analyzer.analysis import Analysis
+    from analyzer.api.session import Session
 
 
 def depth(text: str) -> int:
@@ -42,15 +45,31 @@ def add_at_option(parser: Any) -> None:
                         help="analyse NAME at another commit for this run (the lock is not edited)")
 
 
-def load_analysis(ctx: CliContext, args: Any, *, need_program: bool = False, rebuild: bool = False) -> Analysis:
-    from analyzer.analysis import analyze, apply_at
-
-    pins = apply_at(ctx.lock, getattr(args, "at", None))
+@contextmanager
+def session_for(ctx: CliContext) -> Iterator[Session]:
+    """The run's session; on a terminal its progress drives a (transient) bar on stderr while the block
+    runs — keep rendering outside the block."""
     if not ctx.interactive:
-        return analyze(ctx, pins=pins, need_program=need_program, rebuild=rebuild)
+        yield ctx.session()
+        return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
-    with Progress(*columns, console=ctx.err, transient=True) as progress:
-        return analyze(ctx, pins=pins, need_program=need_program, rebuild=rebuild, progress=progress)
+    with Progress(*columns, console=ctx.err, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(what: str, done: int, total: int | None) -> None:
+            if what not in tasks:
+                tasks[what] = bar.add_task(what, total=total)
+            bar.update(tasks[what], completed=done, total=total)
+
+        yield ctx.session(progress)
+
+
+def load_analysis(ctx: CliContext, args: Any, *, need_program: bool = False, rebuild: bool = False) -> Analysis:
+    """The analysis at the lock's pins moved by `--at` (when the command has it)."""
+    from analyzer.api import open_analysis
+
+    with session_for(ctx) as session:
+        return open_analysis(session, at=getattr(args, "at", None), need_program=need_program, rebuild=rebuild)

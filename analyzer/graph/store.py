@@ -11,7 +11,6 @@ and rebuilt, never unpickled. Loading imports nothing of the indexer, resolver, 
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import pickle
@@ -149,14 +148,8 @@ def load_view(cache_dir: Path, key: str, warn: Warn | None = None,
 
 
 def materialize(view: LazyGraph) -> nx.MultiDiGraph:
-    """The full networkx graph of a view, built with the cyclic GC paused (it only slows building down)."""
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return view.to_networkx()
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    """The full networkx graph of a view (`LazyGraph.materialise`)."""
+    return view.materialise()
 
 
 def load_graph(cache_dir: Path, key: str, warn: Warn | None = None) -> nx.MultiDiGraph | None:

@@ -14,9 +14,10 @@ pairs, so each edge is stored once and in- and out-views share the same attribut
 caught at open (sizes), corruption of the head or table at open (CRC), of one blob when it is read
 (CRC): the view then warns once, drops the file and answers from a rebuilt graph instead.
 
-`LazyGraph` offers the read-only subset of the `nx.MultiDiGraph` API that queries use (`nodes`, `in`,
-`g[u][v]`, `predecessors`, `successors`, `in_edges`, `out_edges`, `graph`); anything else transparently
-builds the full graph and asks it.
+`LazyGraph` offers the read-only subset of the `nx.MultiDiGraph` API that queries use, the
+`analyzer.graph.protocol.CallGraph` protocol (`nodes`, `in`, `g[u][v]`, `predecessors`, `successors`,
+`in_edges`, `out_edges`, `graph`). Anything else raises `AttributeError`: a caller that needs networkx
+asks for it with `materialise()`, so a query never decodes every adjacency list without saying so.
 """
 
 from __future__ import annotations
@@ -222,6 +223,14 @@ class LazyGraph:
             raise ViewDamaged(why)
         self._full = self._rebuild()
 
+    def materialise(self) -> nx.MultiDiGraph:
+        """The full networkx graph, for the callers that need more than `CallGraph` (built once, with
+        the cyclic GC paused: hundreds of thousands of small dicts only slow it down)."""
+        from analyzer.gcpause import gc_paused
+
+        with gc_paused():
+            return self.to_networkx()
+
     def to_networkx(self) -> nx.MultiDiGraph:
         """The full networkx graph, built once from the view: same node, edge and predecessor order as
         the graph that was stored, and one attribute dict per edge shared by `_succ` and `_pred`."""
@@ -314,11 +323,6 @@ class LazyGraph:
 
     def in_edges(self, node: str, data: bool = False, keys: bool = False) -> list[tuple[Any, ...]]:
         return _edges(node, self._adjacency(node, 1), data, keys, outgoing=False)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.to_networkx(), name)  # any other networkx API: ask the full graph
 
 
 def _edges(node: str, adj: dict[str, dict[int, dict[str, Any]]], data: bool, keys: bool,

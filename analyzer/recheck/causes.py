@@ -21,15 +21,14 @@ import posixpath
 import re
 from typing import Any
 
-import networkx as nx
-
+from analyzer.graph.protocol import CallGraph
 from analyzer.report.source import SourceReader
 
 # `src/agent.ts:2: import {send} from '@fx/lib' (package of locked repo lib … → src/index.ts)`
 IMPORT_EVIDENCE_RE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): import .* from '(?P<spec>[^']+)' \((?P<how>.*)\)$")
 
 
-def first_cause(check: dict[str, Any], g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, reader: SourceReader,
+def first_cause(check: dict[str, Any], g_old: CallGraph, g_new: CallGraph, reader: SourceReader,
                 old_pins: dict[str, Any], new_pins: dict[str, Any], aliases: dict[str, list[str]],
                 rules_stopped: list[dict[str, Any]]) -> dict[str, Any]:
     """The cause of one failed edge check (see `compare._edge_checks`), never raising."""
@@ -51,7 +50,7 @@ def first_cause(check: dict[str, Any], g_old: nx.MultiDiGraph, g_new: nx.MultiDi
     return call_site(check, g_new, reader, new_pins)
 
 
-def symbol_removed(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, node: str) -> dict[str, Any]:
+def symbol_removed(g_old: CallGraph, g_new: CallGraph, node: str) -> dict[str, Any]:
     a = g_old.nodes[node]
     was = f"{a['repo']}:{a['path']}:{a['line']}"
     candidate = closest_candidate(g_new, a)
@@ -68,7 +67,7 @@ def symbol_removed(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, node: str) ->
     return out
 
 
-def closest_candidate(g: nx.MultiDiGraph, old: dict[str, Any]) -> dict[str, Any] | None:
+def closest_candidate(g: CallGraph, old: dict[str, Any]) -> dict[str, Any] | None:
     """A definition in the same repo with the same body (a rename), else the most similar name of the same
     kind (ties: same file first)."""
     same_repo = [(n, d) for n, d in g.nodes(data=True) if d.get("repo") == old["repo"]]
@@ -91,13 +90,13 @@ def _words(name: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", name) if len(w) >= 3}
 
 
-def _candidate(g: nx.MultiDiGraph, node: str, *, same_body: bool) -> dict[str, Any]:
+def _candidate(g: CallGraph, node: str, *, same_body: bool) -> dict[str, Any]:
     d = g.nodes[node]
     return {"node": node, "symbol": d["qualname"], "where": f"{d['repo']}:{d['path']}:{d['line']}",
             "same_body": same_body}
 
 
-def import_unresolved(edge: dict[str, Any], g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, source: str,
+def import_unresolved(edge: dict[str, Any], g_old: CallGraph, g_new: CallGraph, source: str,
                       target: str, reader: SourceReader, old_pins: dict[str, Any], new_pins: dict[str, Any],
                       aliases: dict[str, list[str]]) -> dict[str, Any] | None:
     """The old edge's import, when it no longer resolves into the callee's repo at the new pins."""
@@ -159,7 +158,7 @@ def _manifest_name(text: str | None) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def call_site(check: dict[str, Any], g_new: nx.MultiDiGraph, reader: SourceReader,
+def call_site(check: dict[str, Any], g_new: CallGraph, reader: SourceReader,
               new_pins: dict[str, Any]) -> dict[str, Any]:
     """Is the call still written in the caller at the new pins? If not, the call site was removed."""
     call_text = (check["attrs"].get("call_text") or "").rpartition(".")[2]

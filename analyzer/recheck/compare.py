@@ -17,29 +17,30 @@ reroute, not a break):
   "old_break": str|None,   # where the path was already broken at the old pins (if it was)
   "rules_stopped": [...], "annotations": [...], "reconciliation": {...},
   "hazards": {"available", "reason", "old_count", "new_count", "new": [finding…], "gone": [finding…]},
+  "notes": [str…],         # FROM/TO names with several definitions, and which one is compared
   "exit_code", "reasons": [str…] }
+
+FROM and TO are resolved and traced by `analyzer.trace.search.trace_graph`, as `analyze trace` does: a
+name with several definitions is compared as the definition the path uses (noted, not an error).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import networkx as nx
-
 from analyzer.annotations import Note, anchor_note, body_diff, find_symbol, note_body_diff
-from analyzer.errors import AnalyzerError
-from analyzer.graph.queries import resolve_one
+from analyzer.graph.protocol import CallGraph
 from analyzer.recheck.causes import first_cause, symbol_removed
 from analyzer.recheck.verdict import VERDICT_EXIT, membership, path_change, side_by_side
 from analyzer.report.source import SourceReader
-from analyzer.trace.paths import DEFAULT_MAX_DEPTH, find_paths
-from analyzer.trace.result import trace_result
+from analyzer.trace.defaults import DEFAULT_MAX_DEPTH
+from analyzer.trace.search import SIDES, PathOptions, ambiguity_note, trace_graph
 
 SCHEMA = "analyzer.recheck/1"
 EXIT_OK, EXIT_CHANGED, EXIT_BROKEN = 0, 1, 2
 
 
-def _loc(g: nx.MultiDiGraph, node: str | None) -> dict[str, Any] | None:
+def _loc(g: CallGraph, node: str | None) -> dict[str, Any] | None:
     if node is None or node not in g:
         return None
     a = g.nodes[node]
@@ -48,22 +49,17 @@ def _loc(g: nx.MultiDiGraph, node: str | None) -> dict[str, Any] | None:
             "signature": a.get("signature") or ""}
 
 
-def trace_at(g: nx.MultiDiGraph, spec_from: str, spec_to: str, pins: dict[str, Any], *,
+def trace_at(g: CallGraph, spec_from: str, spec_to: str, pins: dict[str, Any], *,
              max_depth: int = DEFAULT_MAX_DEPTH, allow_guesses: bool = False) -> dict[str, Any]:
-    """Resolve FROM/TO and trace at one pin set, never raising for a symbol that is missing there."""
-    out: dict[str, Any] = {"from_node": None, "to_node": None, "from_error": None, "to_error": None, "trace": None}
-    matches = {}
-    for side, spec in (("from", spec_from), ("to", spec_to)):
-        try:
-            m = resolve_one(g, spec)
-            matches[side] = m
-            out[f"{side}_node"] = m.node
-        except AnalyzerError as exc:
-            out[f"{side}_error"] = str(exc)
-    if len(matches) == 2:
-        paths = find_paths(g, matches["from"].endpoints, matches["to"].endpoints, allow_guesses=allow_guesses,
-                           max_depth=max_depth, k=1)
-        out["trace"] = trace_result(g, spec_from, spec_to, paths, pins)
+    """The trace at one pin set (`trace_graph`, the function `analyze trace` calls), never raising for a
+    symbol that is missing there. A name with several definitions stands for the one the path uses."""
+    run = trace_graph(g, spec_from, spec_to, pins, PathOptions(max_depth=max_depth, allow_guesses=allow_guesses),
+                      strict=False)
+    out: dict[str, Any] = {"trace": run.document}
+    for side in SIDES:
+        out[f"{side}_node"] = run.used(side)
+        out[f"{side}_error"] = run.errors.get(side)
+        out[f"{side}_candidates"] = [m.node for m in run.matches.get(side, [])]
     return out
 
 
@@ -107,7 +103,7 @@ def _body_diff(reader: SourceReader, old: dict[str, Any], new: dict[str, Any], o
                      f"{new['repo']}@{new_commit[:10]}:{new['path']}:{new['line']}")
 
 
-def _counterpart(g_other: nx.MultiDiGraph, loc: dict[str, Any]) -> str | None:
+def _counterpart(g_other: CallGraph, loc: dict[str, Any]) -> str | None:
     return find_symbol(g_other, loc["repo"], loc["symbol"], loc["path"], loc["body_hash"], loc["signature"] or None)
 
 
@@ -120,7 +116,7 @@ def _symbol_report(reader: SourceReader, old: dict | None, new: dict | None, old
     return out
 
 
-def _endpoint(side: str, spec: str, at_old: dict, at_new: dict, g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph,
+def _endpoint(side: str, spec: str, at_old: dict, at_new: dict, g_old: CallGraph, g_new: CallGraph,
               reader: SourceReader, old_pins: dict, new_pins: dict) -> dict[str, Any]:
     old = _loc(g_old, at_old[f"{side}_node"])
     new = _loc(g_new, at_new[f"{side}_node"])
@@ -143,7 +139,7 @@ def _path_summary(at: dict) -> dict[str, Any]:
             "hop_list": [{k: h[k] for k in keep} for h in t["hops"]], "confidence": t["confidence"]}
 
 
-def _edge_checks(trace: dict | None, g_here: nx.MultiDiGraph, g_there: nx.MultiDiGraph) -> list[dict[str, Any]]:
+def _edge_checks(trace: dict | None, g_here: CallGraph, g_there: CallGraph) -> list[dict[str, Any]]:
     """Does every edge of `trace` (at these pins) still exist between the same symbols at the other pins?"""
     if not trace or not trace["found"]:
         return []
@@ -188,7 +184,7 @@ def _first_break(checks: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next((c for c in checks if not c["ok"]), None)
 
 
-def compare(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, old_pins: dict[str, Any], new_pins: dict[str, Any],
+def compare(g_old: CallGraph, g_new: CallGraph, old_pins: dict[str, Any], new_pins: dict[str, Any],
             spec_from: str, spec_to: str, reader: SourceReader, notes: list[Note] | None = None, *,
             max_depth: int = DEFAULT_MAX_DEPTH, allow_guesses: bool = False,
             aliases: dict[str, list[str]] | None = None) -> dict[str, Any]:
@@ -233,12 +229,14 @@ def compare(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, old_pins: dict[str, 
         else:
             old_break = "no path at the old pins"
 
+    ambiguity = _ambiguity_notes(at_old, at_new, {"from": spec_from, "to": spec_to})
+    rules = _rules_stopped(g_old, g_new, at_old["trace"])
     annotations = _annotations(g_old, g_new, notes or [], reader, new_pins)
     result: dict[str, Any] = {
         "schema": SCHEMA, "from": spec_from, "to": spec_to,
         "endpoints": endpoints, "old_path": old_path, "new_path": new_path, "hops": hops, "edges": checks,
         "broken": broken, "old_break": old_break, "rules_stopped": rules, "annotations": annotations,
-        "reconciliation": {"available": False, "deltas": [], "reason": "not computed"},
+        "reconciliation": {"available": False, "deltas": [], "reason": "not computed"}, "notes": ambiguity,
     }
     result["path_change"] = path_change(result)
     result["side_by_side"] = side_by_side(old_path["hop_list"], new_path["hop_list"]) \
@@ -248,7 +246,7 @@ def compare(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, old_pins: dict[str, 
     return result
 
 
-def _hops(old_path: dict[str, Any], new_path: dict[str, Any], g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph,
+def _hops(old_path: dict[str, Any], new_path: dict[str, Any], g_old: CallGraph, g_new: CallGraph,
           reader: SourceReader, old_pins: dict[str, Any], new_pins: dict[str, Any]) -> list[dict[str, Any]]:
     """Every hop of either path, old path order first; `membership` (kept/added/removed) and the status
     text come from the same two flags, so the summary counts and the list agree."""
@@ -279,7 +277,7 @@ def _hops(old_path: dict[str, Any], new_path: dict[str, Any], g_old: nx.MultiDiG
     return hops
 
 
-def _cause(r: dict[str, Any], at_old: dict[str, Any], g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph,
+def _cause(r: dict[str, Any], at_old: dict[str, Any], g_old: CallGraph, g_new: CallGraph,
            reader: SourceReader, old_pins: dict[str, Any], new_pins: dict[str, Any],
            aliases: dict[str, list[str]]) -> dict[str, Any] | None:
     """The first cause the graphs prove, for a broken or rerouted path (None otherwise)."""
@@ -305,7 +303,19 @@ def _cause(r: dict[str, Any], at_old: dict[str, Any], g_old: nx.MultiDiGraph, g_
                                        "both pin sets to compare"}
 
 
-def _rules_stopped(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, trace: dict | None) -> list[dict[str, Any]]:
+def _ambiguity_notes(at_old: dict[str, Any], at_new: dict[str, Any], specs: dict[str, str]) -> list[str]:
+    """The trace's ambiguity note at each pin set (once when both say the same)."""
+    said: dict[str, list[str]] = {}
+    for label, at in (("old", at_old), ("new", at_new)):
+        on_path = bool(at["trace"] and at["trace"]["found"])
+        said[label] = [ambiguity_note(specs[side], at[f"{side}_candidates"], at[f"{side}_node"], on_path=on_path)
+                       for side in SIDES if len(at[f"{side}_candidates"]) > 1]
+    if said["old"] == said["new"]:
+        return [f"at both pin sets: {x}" for x in said["new"]]
+    return [f"at the {label} pins: {x}" for label in ("old", "new") for x in said[label]]
+
+
+def _rules_stopped(g_old: CallGraph, g_new: CallGraph, trace: dict | None) -> list[dict[str, Any]]:
     old = (g_old.graph.get("stats") or {}).get("rule_matches") or {}
     new = (g_new.graph.get("stats") or {}).get("rule_matches") or {}
     on_path = {e.get("rule") for e in (trace or {}).get("edges", []) if e.get("rule")}
@@ -313,7 +323,7 @@ def _rules_stopped(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, trace: dict |
             for r, n in sorted(old.items()) if n and not new.get(r)]
 
 
-def _annotations(g_old: nx.MultiDiGraph, g_new: nx.MultiDiGraph, notes: list[Note], reader: SourceReader,
+def _annotations(g_old: CallGraph, g_new: CallGraph, notes: list[Note], reader: SourceReader,
                  new_pins: dict) -> list[dict[str, Any]]:
     out = []
     for note in notes:

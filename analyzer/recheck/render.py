@@ -69,6 +69,7 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
     for side in ("from", "to"):
         ep = r["endpoints"][side]
         out += [f"- **{side.upper()}** `{ep['spec']}`: {ep['status']} (old {_loc(ep['old'])}, new {_loc(ep['new'])})"]
+    out += [f"- note: {note}" for note in r.get("notes", [])]
     out.append("")
     for side in ("from", "to"):
         ep = r["endpoints"][side]
@@ -142,6 +143,8 @@ def print_summary(r: dict[str, Any], console: Console, report_path: str | None =
     for side in ("from", "to"):
         ep = r["endpoints"][side]
         console.print(f"  {side.upper()} {escape(ep['spec'])}: {escape(ep['status'])}")
+    for note in r.get("notes", []):
+        console.print(f"  [yellow]note:[/] {escape(note)}")
     if r["broken"]["at_new"]:
         console.print(f"  [red]broken:[/] {escape(r['broken']['where'] or '')}")
     if r.get("cause"):

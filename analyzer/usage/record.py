@@ -6,9 +6,8 @@ Wording is in `analyzer/records/sentences/reconcile.<lang>.toml`.
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer import __version__
 from analyzer.errors import AnalyzerError
@@ -16,36 +15,26 @@ from analyzer.records import Record, render_markdown, sentences
 from analyzer.records.provenance import analyzer_git
 from analyzer.usage.wording import FEATURE, comparison_lines, comparison_summary, missing_line, value_text, why
 
+if TYPE_CHECKING:
+    from analyzer.api.session import Session
 
-def request_path(ctx: Any, commits: dict[str, str], repo_dirs: dict[str, str]) -> dict[str, Any]:
+
+def request_path(session: Session, commits: dict[str, str], repo_dirs: dict[str, str]) -> dict[str, Any]:
     """The trace (lock `[trace]` from/to) at the replayed commits, or why it could not be computed.
 
     Repos given with `--repo-dir` are also the sources the graph is synced from, so the trace reads the same
     objects as the replay (and needs no network)."""
-    from dataclasses import replace
-
-    from analyzer.analysis import analyze, apply_at
-    from analyzer.cli.commands.trace import compute_trace
+    from analyzer.api import TraceOptions, open_analysis, trace
 
     try:
-        if not (ctx.lock.trace_from and ctx.lock.trace_to):
+        if not (session.lock.trace_from and session.lock.trace_to):
             raise AnalyzerError("trace needs FROM and TO: add a [trace] table with from/to to repos.lock")
         if repo_dirs:
-            ctx = replace(ctx, source_options=[*ctx.source_options, *(f"{n}={d}" for n, d in repo_dirs.items())])
-        pins = apply_at(ctx.lock, [f"{name}={sha}" for name, sha in commits.items()
-                                   if ctx.lock.get(name).commit != sha])
-        analysis = analyze(ctx, pins=pins)
-        args = argparse.Namespace(from_symbol=None, to_symbol=None, all=1, max_depth=_max_depth(),
-                                  allow_guesses=False, include_tests=False)
-        return compute_trace(ctx, args, analysis)
+            session = session.with_sources(repo_dirs)
+        at = [f"{name}={sha}" for name, sha in commits.items() if session.lock.get(name).commit != sha]
+        return trace(open_analysis(session, at=at), TraceOptions()).document
     except (AnalyzerError, OSError) as exc:
         return {"found": False, "error": str(exc)}
-
-
-def _max_depth() -> int:
-    from analyzer.trace.paths import DEFAULT_MAX_DEPTH
-
-    return DEFAULT_MAX_DEPTH
 
 
 def _node_name(node: str) -> str:

@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from analyzer.cli.commands.recheck import add_common, endpoints, finish
+from analyzer.cli.commands.recheck import add_common, finish, options
 from analyzer.cli.context import CliContext
-from analyzer.cli.graphload import add_path_arguments
+from analyzer.cli.graphload import add_path_arguments, session_for
 from analyzer.errors import AnalyzerError
 from analyzer.lock import load_lock
 
@@ -32,15 +32,16 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
-    from analyzer.analysis import analyze
     from analyzer.annotations import load_notes, locate_notes
-    from analyzer.recheck import recheck
+    from analyzer.api import open_analysis
+    from analyzer.api.recheck import recheck
+    from analyzer.api.trace import endpoints
     from analyzer.sources import git_progress, pin_ref
     from analyzer.sources.lockedit import rewrite_pin
 
     lock = ctx.lock
     pin = lock.get(args.name)
-    spec_from, spec_to = endpoints(args, ctx)
+    endpoints(lock, args.from_symbol, args.to_symbol, "recheck")  # before anything is fetched
     notes = load_notes(locate_notes(lock.path, args.annotations, must_exist=True).path)
     original = lock.path.read_bytes()
     with tempfile.TemporaryDirectory(prefix="analyzer-bump-") as tmp:
@@ -55,7 +56,8 @@ def run(args: Any, ctx: CliContext) -> int:
             return 0
         new_pins = list(load_lock(scratch).repos.values())
     try:
-        new_analysis = analyze(ctx, pins=new_pins)
+        with session_for(ctx) as session:
+            new_analysis = open_analysis(session, pins=new_pins)
     except AnalyzerError as exc:
         raise AnalyzerError(f"{pin.name} at {change.commit[:12]} could not be indexed ({exc}); "
                             f"{lock.path} unchanged") from None
@@ -67,10 +69,8 @@ def run(args: Any, ctx: CliContext) -> int:
     rewrite_pin(lock.path, pin.name, change.ref, change.commit)
     ctx.out.print(f"{pin.name}: {change.old_ref or '-'} {change.old_commit[:12]} -> {change.ref or '-'} "
                   f"{change.commit[:12]} in {lock.path}", markup=False)
-    before = list(lock.repos.values())
-    out = args.out or lock.path.resolve().parent / "reports"
-    result, path = recheck(ctx, before, new_pins, spec_from, spec_to, notes=notes,
-                           old_origin=f"{lock.path.name} before the bump",
-                           new_origin=f"{lock.path.name} after the bump", out_dir=out, max_depth=args.max_depth,
-                           allow_guesses=args.allow_guesses, new_analysis=new_analysis)
-    return finish(args, ctx, result, path)
+    with session_for(ctx) as session:
+        done = recheck(session, options(args), old_pins=list(lock.repos.values()), new_pins=new_pins,
+                       old_origin=f"{lock.path.name} before the bump", new_origin=f"{lock.path.name} after the bump",
+                       new_analysis=new_analysis, notes=notes)
+    return finish(args, ctx, done.document, done.report_path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from analyzer.cli.context import CliContext
-from analyzer.cli.graphload import add_at_option
+from analyzer.cli.graphload import add_at_option, session_for
 
 NAME = "callers"
 HELP = "who calls SYMBOL (edge kind, call site, evidence); several symbols share one graph load"
@@ -25,24 +25,14 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext, direction: str = DIRECTION) -> int:
-    from analyzer.cli.graphload import load_analysis
-    from analyzer.errors import AnalyzerError
-    from analyzer.graph.neighbours import neighbours
+    from analyzer.api.neighbours import NeighbourOptions, callees, callers
 
-    g = load_analysis(ctx, args).view
-    results: list[dict[str, Any]] = []
-    failed = False
-    for spec in args.symbol:
-        try:
-            results.append(neighbours(g, spec, direction, allow_guesses=args.allow_guesses,
-                                      include_tests=args.include_tests))
-        except AnalyzerError as exc:
-            if len(args.symbol) == 1:
-                raise
-            failed = True
-            results.append({"symbol": spec, "error": str(exc)})
+    step = callers if direction == "in" else callees
+    with session_for(ctx) as session:
+        done = step(session, args.symbol, NeighbourOptions(args.allow_guesses, args.include_tests), at=args.at)
+    results = done.results
     if ctx.json:
-        payload: dict[str, Any] = {"direction": "callers" if direction == "in" else "callees"}
+        payload: dict[str, Any] = {"direction": done.direction}
         if len(results) == 1:
             payload.update(results[0])
         else:
@@ -53,7 +43,7 @@ def run(args: Any, ctx: CliContext, direction: str = DIRECTION) -> int:
             if i:
                 ctx.out.print()
             _print_text(ctx, r, direction)
-    return 3 if failed else 0
+    return 3 if done.failed else 0
 
 
 def _print_text(ctx: CliContext, r: dict[str, Any], direction: str) -> None:

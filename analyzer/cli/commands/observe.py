@@ -120,34 +120,23 @@ def _dry_run(exp: Any, ctx: CliContext) -> int:
 
 
 def _observe(exp: Any, api_key: str | None, args: argparse.Namespace, ctx: CliContext) -> int:
-    from analyzer.atomic import write_text_atomic
-    from analyzer.observe.jsonl import RowWriter, log_path, scrub
-    from analyzer.observe.record import build_record
-    from analyzer.observe.runner import run_experiment
-    from analyzer.observe.summary import summarise, summary_lines
+    from analyzer.api.observe import ObserveOptions, observe
+    from analyzer.observe.jsonl import scrub
+    from analyzer.observe.summary import summary_lines
 
     secrets = [api_key] if api_key else []
-    path = log_path(args.out, exp.name)
-    with RowWriter(path, secrets) as writer, _progress(ctx) as progress:
-        result = run_experiment(exp, writer, api_key=api_key, stop_on_error=args.stop_on_error, on_row=progress)
-    summary = summarise(result.rows, log=str(path))
-    summary.update({"planned": result.planned, "written": len(result.rows), "interrupted": result.interrupted,
-                    "stopped_on_error": result.stopped_on_error})
+    to_file = args.record not in (None, "-")
+    with _progress(ctx) as progress:
+        done = observe(exp, ObserveOptions(args.out, api_key, args.stop_on_error, record=bool(args.record),
+                                           record_file=Path(args.record) if to_file else None, lang=args.lang,
+                                           on_row=progress))
+    summary, result, path = done.summary, done.run, done.log
     if args.record:
-        record = build_record(exp, summary, result.rows, lang=args.lang, planned=result.planned,
-                              interrupted=result.interrupted)
-        text = scrub(record.to_markdown(args.lang), secrets)
         if args.record == "-":
             if ctx.json:
-                summary["record_markdown"] = text
+                summary["record_markdown"] = done.record
             else:
-                ctx.out.print(text, markup=False)
-        else:
-            try:
-                write_text_atomic(args.record, text)
-            except OSError as exc:
-                raise AnalyzerError(f"cannot write the record {args.record} ({exc.strerror}); the observations are "
-                                    f"in {path}; choose a writable path") from None
+                ctx.out.print(done.record, markup=False)
         summary["record"] = args.record
     if ctx.json:
         ctx.emit_json(_scrubbed(summary, secrets))
@@ -159,12 +148,10 @@ def _observe(exp: Any, api_key: str | None, args: argparse.Namespace, ctx: CliCo
     if result.interrupted:
         ctx.err.print(f"interrupted: {len(result.rows)} of {result.planned} requests finished and are in {path}",
                       markup=False)
-        return EXIT_INTERRUPTED
-    if result.stopped_on_error:
+    elif result.stopped_on_error:
         ctx.err.print(f"error: stopped at the first failed request ({len(result.rows)} of {result.planned} "
                       f"written to {path}); rerun without --stop-on-error to send the rest", markup=False)
-        return 1
-    return 1 if result.failed else 0
+    return done.exit_code
 
 
 def _scrubbed(payload: Any, secrets: list[str]) -> Any:

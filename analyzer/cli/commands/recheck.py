@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer.cli.context import CliContext
-from analyzer.cli.graphload import add_path_arguments
-from analyzer.errors import AnalyzerError
+from analyzer.cli.graphload import add_path_arguments, session_for
+
+if TYPE_CHECKING:
+    from analyzer.api.recheck import RecheckOptions
 
 NAME = "recheck"
 HELP = "compare the request path at two pin sets (default: repos.lock at git HEAD vs the working file)"
@@ -36,12 +38,14 @@ def add_common(parser: Any) -> None:
                         help="notes file (default reports/annotations.toml beside the lock)")
 
 
-def endpoints(args: Any, ctx: CliContext) -> tuple[str, str]:
-    spec_from = args.from_symbol or ctx.lock.trace_from
-    spec_to = args.to_symbol or ctx.lock.trace_to
-    if not spec_from or not spec_to:
-        raise AnalyzerError("recheck needs FROM and TO (or a [trace] table with from/to in repos.lock)")
-    return spec_from, spec_to
+def options(args: Any) -> RecheckOptions:
+    """The re-check options as parsed (shared with `analyze bump`)."""
+    from analyzer.api.recheck import RecheckOptions
+
+    return RecheckOptions(args.from_symbol, args.to_symbol, max_depth=args.max_depth,
+                          allow_guesses=args.allow_guesses, old_from=getattr(args, "from_", None),
+                          old_commits=getattr(args, "from_commit", None), out=args.out,
+                          annotations=args.annotations)
 
 
 def finish(args: Any, ctx: CliContext, result: dict[str, Any], path: Path | None) -> int:
@@ -55,15 +59,8 @@ def finish(args: Any, ctx: CliContext, result: dict[str, Any], path: Path | None
 
 
 def run(args: Any, ctx: CliContext) -> int:
-    from analyzer.annotations import load_notes, locate_notes
-    from analyzer.recheck import old_pins, recheck
+    from analyzer.api.recheck import recheck
 
-    spec_from, spec_to = endpoints(args, ctx)
-    lock = ctx.lock
-    before, origin = old_pins(lock, args.from_, args.from_commit)
-    notes = load_notes(locate_notes(lock.path, args.annotations, must_exist=True).path)
-    out = args.out or lock.path.resolve().parent / "reports"
-    result, path = recheck(ctx, before, list(lock.repos.values()), spec_from, spec_to, notes=notes,
-                           old_origin=origin, new_origin=f"working {lock.path.name}", out_dir=out,
-                           max_depth=args.max_depth, allow_guesses=args.allow_guesses)
-    return finish(args, ctx, result, path)
+    with session_for(ctx) as session:
+        done = recheck(session, options(args))
+    return finish(args, ctx, done.document, done.report_path)

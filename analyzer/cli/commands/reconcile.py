@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from analyzer.cli.context import CliContext
-from analyzer.errors import AnalyzerError
 from analyzer.records.i18n import DEFAULT_LANG, LANGS
 
 NAME = "reconcile"
@@ -41,39 +39,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
-    from analyzer.usage.ledger import reconcile_routes, routes_for
-    from analyzer.usage.pins import locator_for
+    from pathlib import Path
+
+    from analyzer.api.reconcile import ReconcileOptions, reconcile, shipped_scenarios
     from analyzer.usage.render import render_document
     from analyzer.usage.repos import parse_assignments
-    from analyzer.usage.scenarios import load_scenario, shipped_names
 
     if args.list:
-        names = shipped_names()
+        names = shipped_scenarios()
         if ctx.json:
             ctx.emit_json({"scenarios": names})
         else:
             for name in names:
                 ctx.out.print(name, markup=False)
         return 0
-    scenario = _from_log(args, ctx) if args.from_log else load_scenario(args.scenario)
-    routes = routes_for(args.route)
-    repos = sorted({name for r in routes for name in r.repos})
     at = parse_assignments(args.at, "--at", "pi=b4f293684bba718d59cc1157679bcf6157b3a7f5")
     dirs = parse_assignments(args.repo_dir, "--repo-dir", "pi=/srv/mirrors/pi.git")
-    for name in [*at, *dirs]:
-        if name not in ("pi", "dsh"):
-            raise AnalyzerError(f"unknown upstream {name!r} in --at/--repo-dir; reconcile reads pi, dsh")
-    locators = {name: locator_for(ctx, ctx.lock.get(name), at.get(name), dirs.get(name)) for name in repos}
-    doc = reconcile_routes(scenario, locators, routes)
-    record = _record(args, ctx, doc, locators, dirs) if args.record else None
-    if record is not None and args.record != "-":
-        from analyzer.atomic import write_text_atomic
-
-        try:
-            write_text_atomic(args.record, record)
-        except OSError as exc:
-            raise AnalyzerError(f"cannot write {exc.filename or args.record}: {exc.strerror or exc}; "
-                                "choose a writable path") from exc
+    to_file = args.record not in (None, "-")
+    options = ReconcileOptions(args.scenario, Path(args.from_log) if args.from_log else None, args.route, at, dirs,
+                               record=args.record is not None, record_file=Path(args.record) if to_file else None,
+                               lang=args.lang)
+    done = reconcile(ctx.session(), options)
+    doc, record = done.document, done.record
+    if to_file:
         doc["record_file"] = args.record
     if ctx.json:
         if record is not None and args.record == "-":
@@ -87,27 +75,3 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         elif record is not None:
             ctx.out.print(f"wrote {args.record}", markup=False)
     return 0 if doc["ok"] else 1
-
-
-def _from_log(args: argparse.Namespace, ctx: CliContext) -> Any:
-    from pathlib import Path
-
-    from analyzer.usage.fromlog import scenario_from_log
-
-    if args.scenario:
-        raise AnalyzerError("give a SCENARIO or --from-log FILE.jsonl, not both")
-    scenario, notes = scenario_from_log(Path(args.from_log))
-    for note in notes:
-        ctx.warn(note)
-    return scenario
-
-
-def _record(args: argparse.Namespace, ctx: CliContext, doc: dict[str, Any], locators: dict[str, Any],
-            dirs: dict[str, str]) -> str:
-    """The Round 2 record; the request path comes from the trace at the same commits when it can be computed."""
-    from analyzer.usage.record import reconcile_record, request_path
-
-    path = request_path(ctx, {name: loc.commit for name, loc in locators.items()}, dirs)
-    target = args.scenario or (f"--from-log {args.from_log}" if args.from_log else "")
-    command = " ".join(a for a in ("--route " + args.route, target) if a)
-    return reconcile_record(doc, locators, ctx, path, args.lang, command)

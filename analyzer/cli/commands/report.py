@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analyzer.cli.commands.trace import compute_trace
+from analyzer.cli.commands.trace import trace_options
 from analyzer.cli.context import CliContext
-from analyzer.cli.graphload import add_at_option, add_path_arguments, load_analysis
+from analyzer.cli.graphload import add_at_option, add_path_arguments, session_for
 
 NAME = "report"
 HELP = "write the request path as a Markdown, HTML and JSON report with source excerpts and notes"
@@ -26,31 +26,22 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
-    from analyzer.annotations import load_notes, locate_notes
-    from analyzer.report import build_report, reader_for, report_dirname, write_report
+    from analyzer.api.report import ReportOptions, report
 
-    args.all = 1
-    notes_file = locate_notes(ctx.lock.path, args.annotations, must_exist=True)
-    notes = load_notes(notes_file.path)
-    analysis = load_analysis(ctx, args)
-    trace = compute_trace(ctx, args, analysis)
-    report = build_report(trace, analysis.graph, reader_for(ctx, analysis.pins), notes,
-                          notes_file.as_json(len(notes)))
-    if not args.no_hazards:
-        from analyzer.hazards.report import mark_hazards
-
-        mark_hazards(ctx, analysis, report)
-    out = args.out or ctx.lock.path.resolve().parent / "reports" / report_dirname(trace["pins"])
-    files = write_report(report, out)
+    options = ReportOptions(trace_options(args), out=args.out, annotations=args.annotations,
+                            hazards=not args.no_hazards)
+    with session_for(ctx) as session:
+        done = report(session, options, at=args.at)
+    model, files = done.report, done.files
     if ctx.json:
-        ctx.emit_json({"found": report["found"], "files": [str(f) for f in files], "hops": len(report["hops"]),
-                       "notes": {h["symbol"]: h["note"]["status"] for h in report["hops"] if h["note"]},
-                       "notes_file": report["notes_file"]})
+        ctx.emit_json({"found": model["found"], "files": [str(f) for f in files], "hops": len(model["hops"]),
+                       "notes": {h["symbol"]: h["note"]["status"] for h in model["hops"] if h["note"]},
+                       "notes_file": model["notes_file"]})
     else:
-        status = f"{len(report['hops'])} hops" if report["found"] else "no path found"
+        status = f"{len(model['hops'])} hops" if model["found"] else "no path found"
         ctx.out.print(f"report ({status}): " + ", ".join(str(f) for f in files), markup=False)
-        ctx.out.print(notes_file.describe(len(notes)), markup=False)
-        stale = [h for h in report["hops"] if h["note"] and h["note"]["status"] != "ok"]
+        ctx.out.print(done.notes_file.describe(done.notes_read), markup=False)
+        stale = [h for h in model["hops"] if h["note"] and h["note"]["status"] != "ok"]
         for h in stale:
             ctx.out.print(f"  note on {h['symbol']}: {h['note']['status']}", markup=False)
-    return 0 if report["found"] else 1
+    return 0 if model["found"] else 1
