@@ -200,9 +200,12 @@ def _build(ctx: Workspace, lock: Lock, pins: list[RepoPin], key: str, cache_dir:
         for check in checks.values():
             check.cancel()
     t, cpu = time.perf_counter(), time.process_time()
+    resolving = _stage(progress, "resolving calls")  # after parsing reaches 100%: a stage of its own
     with gc_paused(freeze=True):  # hundreds of thousands of small records: the cyclic GC only slows this down
         program = Program(inputs)
         g = build_graph(program, rules)
+    if resolving is not None:
+        resolving(g.number_of_edges(), g.number_of_edges())
     g.graph["index_stats"] = index_stats
     seconds["graph"] = time.perf_counter() - t
     seconds["graph:cpu"] = time.process_time() - cpu  # CPU next to wall: the machine may be shared

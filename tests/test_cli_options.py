@@ -48,3 +48,18 @@ def test_malformed_at_is_a_usage_error(tmp_path, capsys: pytest.CaptureFixture[s
         assert main(["--lock", str(lock), "trace", "--at", bad]) == 2
         (line,) = capsys.readouterr().err.splitlines()
         assert line.startswith(f"error: --at '{bad}'") and says in line
+
+
+def test_a_cold_build_without_a_terminal_prints_a_line_per_stage(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    up = make_upstreams(tmp_path / "up")
+    lock = write_lock(tmp_path / "repos.lock", up, up.l1)
+    cache = tmp_path / "cache"
+    assert main(["--lock", str(lock), "--cache-dir", str(cache), "trace"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    stages = [line for line in err if re.fullmatch(r"(indexing \w+|resolving calls): [\d,]+ (files|edges) in [\d.]+ s",
+                                                   line)]
+    assert [s.split(":")[0] for s in stages] == ["indexing app", "indexing lib", "resolving calls"]
+    assert main(["--lock", str(lock), "--cache-dir", str(cache), "trace"]) == 0
+    assert "indexing" not in capsys.readouterr().err  # warm: the stored graph, nothing to report

@@ -50,7 +50,7 @@ def session_for(ctx: CliContext) -> Iterator[Session]:
     """The run's session; on a terminal its progress drives a (transient) bar on stderr while the block
     runs — keep rendering outside the block."""
     if not ctx.interactive:
-        yield ctx.session()
+        yield ctx.session(StageLines(ctx.err))
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -65,6 +65,27 @@ def session_for(ctx: CliContext) -> Iterator[Session]:
             bar.update(tasks[what], completed=done, total=total)
 
         yield ctx.session(progress)
+
+
+class StageLines:
+    """Progress without a terminal (a log, CI, a pipe): one line per finished stage, with its count and
+    seconds — `indexing dsh: 2,775 files in 41.3 s` — so a cold build is never silent for minutes."""
+
+    def __init__(self, console: Any) -> None:
+        self.console = console
+        self.started: dict[str, float] = {}
+        self.finished: set[str] = set()
+
+    def __call__(self, what: str, done: int, total: int | None) -> None:
+        import time
+
+        now = time.perf_counter()
+        self.started.setdefault(what, now)
+        if total is None or done < total or what in self.finished:
+            return
+        self.finished.add(what)
+        unit = "edges" if what.startswith("resolving") else "files"
+        self.console.print(f"{what}: {total:,} {unit} in {now - self.started[what]:.1f} s", markup=False)
 
 
 def load_analysis(ctx: CliContext, args: Any, *, need_program: bool = False, rebuild: bool = False) -> Analysis:
