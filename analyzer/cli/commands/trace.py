@@ -38,10 +38,17 @@ def trace_options(args: Any) -> TraceOptions:
 
 def run(args: Any, ctx: CliContext) -> int:
     from analyzer.api import trace
+    from analyzer.sources.refcheck import ref_mismatch
     from analyzer.trace.render import render_mermaid, render_text
 
     if ctx.json and args.mermaid:
         raise AnalyzerError("--json and --mermaid both choose the output; give one of them", exit_code=EXIT_USAGE)
+
+    moved = {at.partition("=")[0] for at in args.at or []}  # --at pins a bare commit: no ref to disagree with
+    for pin in ctx.lock.repos.values():
+        said = ref_mismatch(pin, ctx.cache_dir) if pin.name not in moved else None
+        if said:
+            ctx.warn(said)
     with session_for(ctx) as session:
         result = trace(session, trace_options(args), at=args.at).document
     if ctx.json:
