@@ -151,3 +151,14 @@ def test_recheck_parses_only_changed_blobs(project: Path, up: Upstreams, capsys:
     assert index["old"]["lib"]["parsed"] == index["old"]["lib"]["files"] == 5  # cold cache: everything at L1
     assert index["new"]["app"]["parsed"] == 0  # app did not move
     assert (index["new"]["lib"]["files"], index["new"]["lib"]["parsed"]) == (5, 3)  # usage, send, encode changed
+
+
+def test_pin_warns_when_the_trace_ends_no_longer_exist(project: Path, up: Upstreams,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert analyze(project, "pin", "lib", "v2") == 0
+    assert "warning" not in capsys.readouterr().err  # parseUsage moved but still exists
+    assert analyze(project, "pin", "lib", "v3") == 0
+    err = capsys.readouterr().err
+    assert f"warning: [trace] to = 'parseUsage' no longer exists at lib {up.l3[:12]}: unknown symbol 'parseUsage'" \
+        in err and "readUsage" in err
+    assert tomllib.loads((project / "repos.lock").read_text())["repos"]["lib"]["commit"] == up.l3  # still pinned
