@@ -63,3 +63,15 @@ def test_a_cold_build_without_a_terminal_prints_a_line_per_stage(tmp_path, capsy
     assert [s.split(":")[0] for s in stages] == ["indexing app", "indexing lib", "resolving calls"]
     assert main(["--lock", str(lock), "--cache-dir", str(cache), "trace"]) == 0
     assert "indexing" not in capsys.readouterr().err  # warm: the stored graph, nothing to report
+
+
+RECORDERS = [name for name, p in _subparsers().items() if "--record" in p.format_help()]
+
+
+def test_record_option_is_the_same_everywhere() -> None:
+    assert {"observe", "reconcile", "attention"} <= set(RECORDERS)
+    for name in RECORDERS:
+        p = _subparsers()[name]
+        action = next(a for a in p._actions if "--record" in a.option_strings)
+        assert (action.nargs, action.const, action.default, action.metavar) == ("?", "-", None, "FILE"), name
+        assert "'-' or no FILE: stdout" in (action.help or ""), name
