@@ -162,3 +162,13 @@ def test_pin_warns_when_the_trace_ends_no_longer_exist(project: Path, up: Upstre
     assert f"warning: [trace] to = 'parseUsage' no longer exists at lib {up.l3[:12]}: unknown symbol 'parseUsage'" \
         in err and "readUsage" in err
     assert tomllib.loads((project / "repos.lock").read_text())["repos"]["lib"]["commit"] == up.l3  # still pinned
+
+
+def test_summary_names_the_cause_and_the_lock_fix(project: Path, up: Upstreams,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    write_lock(project / "repos.lock", up, up.l7)
+    assert analyze(project, "recheck") == 2
+    out = capsys.readouterr().out
+    assert "broken — exit 2: no path at the new pins" in out
+    assert "cause: the import of '@fx/lib' at app:src/agent.ts:2 no longer resolves to lib" in out
+    assert 'fix: in [repos.lib] of the lock set aliases = ["@fx/lib"]' in out

@@ -150,8 +150,8 @@ def print_summary(r: dict[str, Any], console: Console, report_path: str | None =
     if r.get("cause"):
         console.print(f"  [bold]cause:[/] {escape(r['cause']['text'])}")
         if r["cause"].get("aliases_fix"):
-            console.print(f"  fix: in [repos.{escape(r['cause']['repo'])}] of the lock set "
-                          f"{escape(r['cause']['aliases_fix'])}")
+            console.print("  fix: " + escape(f"in [repos.{r['cause']['repo']}] of the lock set "
+                                             f"{r['cause']['aliases_fix']}"))
     seam = (r.get("side_by_side") or {}).get("seam")
     if seam:
         console.print(f"  seam: the paths part after {escape(seam['parts_after'] or 'the start')}; old "
