@@ -161,6 +161,20 @@ def test_reconciliation_hook(monkeypatch: pytest.MonkeyPatch) -> None:
     assert out == {"available": True, "deltas": [{"key": "x", "old": 0, "new": 1}], "reason": None}
 
 
+def test_changed_values_read_as_a_person_writes_them(up: Upstreams) -> None:
+    r = run_compare(up, up.l1, up.l1)
+    r["reconciliation"] = {"available": True, "reason": None, "deltas": [
+        {"key": "usage.cached_tokens", "old": None, "new": 200},
+        {"key": "usage.cache_hit", "old": False, "new": True},
+        {"key": "usage.input_tokens", "old": 12000, "new": 12500},
+        {"key": "cost.usd", "old": 0.0123, "new": 0.01}]}
+    md = render_recheck_markdown(r)
+    assert "- `usage.cached_tokens`: absent → 200" in md and "None" not in md
+    assert "- `usage.cache_hit`: no → yes" in md and "False" not in md
+    assert "- `usage.input_tokens`: 12,000 → 12,500" in md
+    assert "- `cost.usd`: 0.0123 → 0.01" in md
+
+
 # --- verdicts and causes ----------------------------------------------------------------------------------
 
 

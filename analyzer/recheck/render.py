@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from analyzer.numbers import count, value
 from analyzer.recheck.verdict import counts as verdict_counts
 
 VERDICT_MEANING = {
@@ -124,7 +125,8 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
     if not rec["available"]:
         out.append(f"- not available: {rec['reason']}")
     else:
-        out += [f"- `{d['key']}`: {d['old']} → {d['new']}" for d in rec["deltas"]] or ["- no value changed"]
+        out += [f"- `{d['key']}`: {value(d['old'])} → {value(d['new'])}" for d in rec["deltas"]] \
+            or ["- no value changed"]
     out += hazards_md(r.get("hazards"))
     if _parsed(r):
         out += ["", f"Index at the new pins: {_parsed(r)} (the rest came from the per-blob cache; a graph "
@@ -193,4 +195,5 @@ def hazards_md(h: dict[str, Any] | None) -> list[str]:
 def _parsed(r: dict[str, Any]) -> str:
     """`dsh 0/5120 parsed, pi 37/2210 parsed` for the new pins (files not parsed came from the blob cache)."""
     stats = (r.get("index") or {}).get("new") or {}
-    return ", ".join(f"{name} {s.get('parsed', 0)}/{s.get('files', 0)} files parsed" for name, s in stats.items())
+    return ", ".join(f"{name} {count(s.get('parsed', 0))}/{count(s.get('files', 0))} files parsed"
+                     for name, s in stats.items())
