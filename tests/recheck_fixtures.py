@@ -11,6 +11,7 @@
   L5  (from L1) only parseUsage's body changes: the same hops ("changed bodies")
   L6  (from L1) handleSend no longer calls encode (encode still defined): a call site removed
   L7  (from L1) the package is published as @fx2/lib: app's import of '@fx/lib' stops resolving
+  L8  (from L1) the handler listens to another event name: send still emits, the dispatch rule lets go
 """
 
 from __future__ import annotations
@@ -162,6 +163,11 @@ LIB_L7_CHANGES: dict[str, str | None] = {
 }
 
 
+LIB_L8_CHANGES: dict[str, str | None] = {
+    "src/handlers.ts": LIB_L1["src/handlers.ts"].replace('"lib/send"', '"lib/sent"'),
+}
+
+
 @dataclass
 class Upstreams:
     app: Path
@@ -174,6 +180,7 @@ class Upstreams:
     l5: str = ""
     l6: str = ""
     l7: str = ""
+    l8: str = ""
 
     def path(self, name: str) -> Path:
         return {"app": self.app, "lib": self.lib}[name]
@@ -205,7 +212,8 @@ def make_upstreams(where: Path) -> Upstreams:
     lib.git.checkout("-q", "-b", "l4", l1)
     l4 = _commit(lib, lib_dir, LIB_L4_CHANGES, "L4: drop encode")
     side = {}
-    for name, changes in (("l5", LIB_L5_CHANGES), ("l6", LIB_L6_CHANGES), ("l7", LIB_L7_CHANGES)):
+    for name, changes in (("l5", LIB_L5_CHANGES), ("l6", LIB_L6_CHANGES), ("l7", LIB_L7_CHANGES),
+                            ("l8", LIB_L8_CHANGES)):
         lib.git.checkout("-q", "-B", name, l1)
         side[name] = _commit(lib, lib_dir, changes, name.upper())
     lib.git.checkout("-q", "main")

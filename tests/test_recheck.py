@@ -189,7 +189,7 @@ def test_verdict_changed_bodies_keeps_the_hops(up: Upstreams) -> None:
     assert [h["symbol"] for h in r["old_path"]["hop_list"]] == [h["symbol"] for h in r["new_path"]["hop_list"]]
 
 
-def test_verdict_rerouted_side_by_side_with_the_seam_and_the_rule_that_stopped(up: Upstreams) -> None:
+def test_verdict_rerouted_side_by_side_with_the_seam_and_the_call_that_went(up: Upstreams) -> None:
     r = run_compare(up, up.l1, up.l2)
     assert (r["path_change"], r["exit_code"]) == ("rerouted", EXIT_CHANGED) and not r["broken"]["at_new"]
     seam = r["side_by_side"]["seam"]
@@ -199,10 +199,9 @@ def test_verdict_rerouted_side_by_side_with_the_seam_and_the_rule_that_stopped(u
     rows = r["side_by_side"]["rows"]
     assert [(x["old"]["symbol"] if x["old"] else None, x["new"]["symbol"] if x["new"] else None) for x in rows
             if not x["same"]] == [("handleSend", None), ("encode", None)]
-    cause = r["cause"]
-    assert cause["kind"] == "dispatch-rule" and cause["rule"] == "named-events"
-    assert cause["text"] == ("dispatch rule named-events no longer connects send to handleSend (1 matches → 0); "
-                             "the call was at lib:src/send.ts:4")
+    cause = r["cause"]  # send no longer emits the event at all: the call site went, not the rule
+    assert cause["kind"] == "call-removed" and cause["call"] == "lib:src/send.ts:4"
+    assert cause["text"].startswith("the call bus.emit(…) at lib:src/send.ts:4 is gone: send")
     # the summary counts are the hop list's
     removed = [h["symbol"] for h in r["hops"] if h["membership"] == "removed"]
     assert removed == ["handleSend", "encode"] and r["hops"] and all("no longer on the path" in h["status"]
@@ -212,6 +211,15 @@ def test_verdict_rerouted_side_by_side_with_the_seam_and_the_rule_that_stopped(u
     assert (counts(r)["removed"], counts(r)["added"]) == (2, 0)
     md = render_recheck_markdown(r)
     assert "**Verdict: rerouted — exit 1" in md and "| old path | new path |" in md
+
+
+def test_cause_dispatch_rule_that_stopped_matching(up: Upstreams) -> None:
+    r = run_compare(up, up.l1, up.l8)
+    assert (r["path_change"], r["exit_code"]) == ("broken", EXIT_BROKEN)
+    cause = r["cause"]
+    assert cause["kind"] == "dispatch-rule" and cause["rule"] == "named-events"
+    assert cause["text"] == ("dispatch rule named-events no longer connects send to handleSend (1 matches → 0); "
+                             "the call at lib:src/send.ts:4 is still written")
 
 
 def test_cause_symbol_renamed_names_the_closest_candidate(up: Upstreams) -> None:

@@ -8,8 +8,9 @@ import specifier, a rule name, a commit). The checks run from the most specific 
 - `import-unresolved`: a cross-repo call whose import (named in the old edge's evidence) now resolves to
   no locked repo; says what it resolved to before, what the package folder is published as now, and — when
   the package was renamed — the `aliases` line of the lock that maps the old name back.
-- `dispatch-rule`: a dispatch edge whose rule no longer produces that edge (or matches nothing at all).
 - `call-removed`: the caller no longer contains the call text of the old call site.
+- `dispatch-rule`: the call is still written, but the dispatch rule that made the edge no longer does
+  (with its match counts when it now matches nothing at all).
 - `call-unresolved`: the call is still written there, but resolution gives it no target (with the reason).
 """
 
@@ -41,13 +42,16 @@ def first_cause(check: dict[str, Any], g_old: CallGraph, g_new: CallGraph, reade
         found = import_unresolved(edge, g_old, g_new, source, target, reader, old_pins, new_pins, aliases)
         if found is not None:
             return found
-    if edge.get("kind") == "dispatch" and edge.get("rule"):
+    site = call_site(check, g_new, reader, new_pins)
+    if site["kind"] == "call-removed":
+        return site
+    if edge.get("kind") == "dispatch" and edge.get("rule"):  # the call is still written: the rule let go of it
         stopped = next((r for r in rules_stopped if r["rule"] == edge["rule"]), None)
         matches = f" ({stopped['old_matches']} matches → 0)" if stopped else ""
         return {"kind": "dispatch-rule", "rule": edge["rule"], "call": check["call"],
                 "text": f"dispatch rule {edge['rule']} no longer connects {check['source_symbol']} to "
-                        f"{check['target_symbol']}{matches}; the call was at {check['call']}"}
-    return call_site(check, g_new, reader, new_pins)
+                        f"{check['target_symbol']}{matches}; the call at {check['call']} is still written"}
+    return site
 
 
 def symbol_removed(g_old: CallGraph, g_new: CallGraph, node: str) -> dict[str, Any]:
