@@ -21,7 +21,8 @@ from analyzer.lock import load_lock
 NAME = "bump"
 HELP = "pin NAME to REF and re-check the request path (lock untouched if REF cannot be fetched or indexed)"
 ORDER = 33
-DESCRIPTION = HELP + ". Exit codes as for 'analyze recheck' (0 unchanged, 1 look, 2 broken, 3 could not run)."
+DESCRIPTION = HELP + (". Verdict and exit codes as for 'analyze recheck' (0 unchanged, 1 changed bodies or "
+                      "rerouted or worth a look, 2 broken, 3 could not run).")
 
 
 def add_arguments(parser: Any) -> None:
