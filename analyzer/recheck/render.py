@@ -20,7 +20,12 @@ VERDICT_MEANING = {
 
 def verdict_line(r: dict[str, Any]) -> str:
     """`rerouted — exit 1: a path still exists, through other hops`."""
-    return f"{r['path_change']} — exit {r['exit_code']}: {VERDICT_MEANING[r['path_change']]}"
+    meaning = VERDICT_MEANING[r["path_change"]]
+    if r["path_change"] == "rerouted" and not r["old_path"]["found"]:
+        meaning = "a path exists at the new pins, and there was none at the old pins"
+    elif r["path_change"] == "broken" and not r["old_path"]["found"]:
+        meaning = "no path at either pin set"
+    return f"{r['path_change']} — exit {r['exit_code']}: {meaning}"
 
 
 def side_by_side_md(r: dict[str, Any]) -> list[str]:
