@@ -203,3 +203,17 @@ def test_view_parts_are_the_view_bytes_and_write_without_a_join(tmp_path) -> Non
     save_view(path, g, {"format": 2})
     assert path.read_bytes() == encode_view(g, {"format": 2})
     assert list(open_view(path).out_edges("a", data=True)) == [("a", "b", {"kind": "direct", "line": 3})]
+
+
+def test_a_warm_library_trace_decodes_only_the_adjacency_lists_it_walks(world) -> None:
+    """`api.trace` on a stored graph reads the view: a few out-lists near the path, never all of them."""
+    from analyzer import api
+
+    analysis = api.open_analysis(api.open_session(world.lock_path, cache_dir=world.ctx.cache_dir))
+    view = analysis.view
+    assert analysis.from_cache and isinstance(view, LazyGraph) and view._lists == {}
+    result = api.trace(analysis)
+    assert result.found and result.document["hops"]
+    decoded = len(view._lists)
+    assert view._full is None and analysis._graph is None
+    assert 0 < decoded and decoded * 10 < len(view), (decoded, len(view))

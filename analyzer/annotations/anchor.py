@@ -6,15 +6,14 @@ import difflib
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-import networkx as nx
-
 from analyzer.annotations.model import Note
+from analyzer.graph.protocol import CallGraph
 
 SKIP_KINDS = ("module", "unknown")
 SIGNATURE_SIMILARITY = 0.75  # declaration-text similarity for "the same symbol, moved to another file and edited"
 
 
-def find_symbol(g: nx.MultiDiGraph, repo: str, qualname: str, path_hint: str | None = None,
+def find_symbol(g: CallGraph, repo: str, qualname: str, path_hint: str | None = None,
                 body_hash: str | None = None, signature: str | None = None) -> str | None:
     """The node that is `repo`'s `qualname` in `g`, or None.
 
@@ -49,7 +48,7 @@ def _similarity(a: str, b: str) -> float:
     return min(difflib.SequenceMatcher(None, a, b).ratio(), difflib.SequenceMatcher(None, b, a).ratio())
 
 
-def symbol_candidates(g: nx.MultiDiGraph, repo: str, qualname: str) -> list[str]:
+def symbol_candidates(g: CallGraph, repo: str, qualname: str) -> list[str]:
     """Every definition of `qualname` in `repo` (several files may define the same name)."""
     return sorted(n for n, a in g.nodes(data=True)
                   if a.get("repo") == repo and a.get("qualname") == qualname and a.get("kind") not in SKIP_KINDS)
@@ -80,7 +79,7 @@ class Anchored:
                 "moved": self.moved, "diff": self.diff, "diff_error": self.diff_error, "candidates": self.candidates}
 
 
-def anchor_note(g: nx.MultiDiGraph, note: Note) -> Anchored:
+def anchor_note(g: CallGraph, note: Note) -> Anchored:
     pins = g.graph.get("pins")
     if pins and note.repo not in pins:
         return Anchored(note, "not-pinned")
@@ -94,5 +93,5 @@ def anchor_note(g: nx.MultiDiGraph, note: Note) -> Anchored:
                     moved=note.path is not None and a["path"] != note.path)
 
 
-def anchor_all(g: nx.MultiDiGraph, notes: list[Note]) -> list[Anchored]:
+def anchor_all(g: CallGraph, notes: list[Note]) -> list[Anchored]:
     return [anchor_note(g, n) for n in notes]

@@ -12,19 +12,19 @@ from typing import TYPE_CHECKING, Any
 from analyzer.graph.queries import edges_in, edges_out, production_first, resolve_symbol
 
 if TYPE_CHECKING:
-    import networkx as nx
+    from analyzer.graph.protocol import CallGraph  # the stored view and networkx graphs alike
 
 CONFIDENT_KINDS = frozenset({"direct", "method", "interface", "dispatch"})
 
 
-def definition_row(g: nx.MultiDiGraph, node: str) -> dict[str, Any]:
+def definition_row(g: CallGraph, node: str) -> dict[str, Any]:
     a = g.nodes[node]
     return {"node": node, "repo": a.get("repo"), "path": a.get("path"), "line": a.get("line"),
             "symbol": a.get("qualname"), "kind": a.get("kind"), "has_body": a.get("has_body", True),
             "test": bool(a.get("test", False))}
 
 
-def neighbours(g: nx.MultiDiGraph, spec: str, direction: str, *, allow_guesses: bool = False,
+def neighbours(g: CallGraph, spec: str, direction: str, *, allow_guesses: bool = False,
                include_tests: bool = False) -> dict[str, Any]:
     """Edges into (`direction="in"`) or out of every definition `spec` names. Raises AnalyzerError (with
     the closest names) for an unknown symbol."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from analyzer.errors import AnalyzerError
 
 if TYPE_CHECKING:
-    import networkx as nx  # annotations only: queries run on networkx graphs and LazyGraph views
+    from analyzer.graph.protocol import CallGraph  # the stored view and networkx graphs alike
 
 CONTAINER_KINDS = ("class", "interface", "type_alias")
 MEMBER_KINDS = ("method", "getter", "setter", "object_method")
@@ -32,12 +32,12 @@ class SymbolMatch:
         return self.members or [self.node]
 
 
-def node_label(g: nx.MultiDiGraph, node: str) -> str:
+def node_label(g: CallGraph, node: str) -> str:
     a = g.nodes[node]
     return f"{a['repo']}:{a['path']}:{a['line']} {a['qualname']}"
 
 
-def find_symbols(g: nx.MultiDiGraph, pattern: str, kinds: Iterable[str] | None = None) -> list[str]:
+def find_symbols(g: CallGraph, pattern: str, kinds: Iterable[str] | None = None) -> list[str]:
     """Nodes whose qualified name matches a glob (`*Usage*`), or contains the text (case-insensitive)."""
     wanted = set(kinds) if kinds else None
     glob = any(ch in pattern for ch in "*?[")
@@ -53,7 +53,7 @@ def find_symbols(g: nx.MultiDiGraph, pattern: str, kinds: Iterable[str] | None =
     return sorted(out, key=lambda n: (g.nodes[n]["qualname"], n))
 
 
-def resolve_symbol(g: nx.MultiDiGraph, spec: str,
+def resolve_symbol(g: CallGraph, spec: str,
                    connected: Callable[[str], float | None] | None = None) -> list[SymbolMatch]:
     """All definitions a spec may mean. Forms: `name`, `Class.method`, `Class`, `repo:path:Qualified.name`.
 
@@ -82,7 +82,7 @@ def resolve_symbol(g: nx.MultiDiGraph, spec: str,
     return matches
 
 
-def production_first(g: nx.MultiDiGraph, matches: list[SymbolMatch], include_tests: bool) -> list[SymbolMatch]:
+def production_first(g: CallGraph, matches: list[SymbolMatch], include_tests: bool) -> list[SymbolMatch]:
     """Production definitions before test ones; without `include_tests` the test ones are dropped when a
     production definition exists (a name defined only in test code still resolves, marked as test)."""
     def is_test(m: SymbolMatch) -> bool:
@@ -94,7 +94,7 @@ def production_first(g: nx.MultiDiGraph, matches: list[SymbolMatch], include_tes
     return ordered
 
 
-def resolve_one(g: nx.MultiDiGraph, spec: str, *, include_tests: bool = True) -> SymbolMatch:
+def resolve_one(g: CallGraph, spec: str, *, include_tests: bool = True) -> SymbolMatch:
     """Like `resolve_symbol`, but an ambiguous name is an error listing the candidates and their places
     (production definitions first, test ones marked `[test]`)."""
     matches = production_first(g, resolve_symbol(g, spec), include_tests)
@@ -110,7 +110,7 @@ def words(name: str) -> set[str]:
     return {w.lower() for w in _WORD_RE.findall(name)}
 
 
-def suggest(g: nx.MultiDiGraph, spec: str, limit: int = 6,
+def suggest(g: CallGraph, spec: str, limit: int = 6,
             connected: Callable[[str], float | None] | None = None) -> list[str]:
     """Closest existing names to an unknown one.
 
@@ -179,11 +179,11 @@ def _head_word(name: str) -> str:
     return found[-1].lower() if found else ""
 
 
-def edges_out(g: nx.MultiDiGraph, node: str, allow: set[str] | None = None) -> list[tuple[str, dict]]:
+def edges_out(g: CallGraph, node: str, allow: set[str] | None = None) -> list[tuple[str, dict]]:
     return sorted(((v, d) for _, v, d in g.out_edges(node, data=True) if allow is None or d["kind"] in allow),
                   key=lambda t: (t[1]["line"], t[1].get("column", 0), t[0]))
 
 
-def edges_in(g: nx.MultiDiGraph, node: str, allow: set[str] | None = None) -> list[tuple[str, dict]]:
+def edges_in(g: CallGraph, node: str, allow: set[str] | None = None) -> list[tuple[str, dict]]:
     return sorted(((u, d) for u, _, d in g.in_edges(node, data=True) if allow is None or d["kind"] in allow),
                   key=lambda t: (t[0], t[1]["line"]))

@@ -63,6 +63,22 @@ def trace_at(g: CallGraph, spec_from: str, spec_to: str, pins: dict[str, Any], *
     return out
 
 
+def _align_definitions(at_old: dict[str, Any], g_old: CallGraph, at_new: dict[str, Any], g_new: CallGraph) -> None:
+    """A name with several definitions and a path at one pin set only: at the other, compare the
+    counterpart of the definition the path uses, not whichever candidate comes first."""
+    for here, g_here, there, g_there in ((at_new, g_new, at_old, g_old), (at_old, g_old, at_new, g_new)):
+        if not (here["trace"] and here["trace"]["found"]) or (there["trace"] and there["trace"]["found"]):
+            continue
+        for side in SIDES:
+            loc = _loc(g_here, here[f"{side}_node"])
+            if loc is None or len(there[f"{side}_candidates"]) < 2:
+                continue
+            twin = _counterpart(g_there, loc)
+            if twin in there[f"{side}_candidates"]:
+                there[f"{side}_node"] = twin
+        return
+
+
 def _diff_hashes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[str]:
     if old is None or new is None:
         return []
@@ -192,6 +208,7 @@ def compare(g_old: CallGraph, g_new: CallGraph, old_pins: dict[str, Any], new_pi
     `aliases` the lock's package aliases per repo (for the fix an unresolved import names)."""
     at_old = trace_at(g_old, spec_from, spec_to, old_pins, max_depth=max_depth, allow_guesses=allow_guesses)
     at_new = trace_at(g_new, spec_from, spec_to, new_pins, max_depth=max_depth, allow_guesses=allow_guesses)
+    _align_definitions(at_old, g_old, at_new, g_new)
     endpoints = {side: _endpoint(side, spec, at_old, at_new, g_old, g_new, reader, old_pins, new_pins)
                  for side, spec in (("from", spec_from), ("to", spec_to))}
     old_path, new_path = _path_summary(at_old), _path_summary(at_new)

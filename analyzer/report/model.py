@@ -20,9 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import networkx as nx
-
 from analyzer.annotations import Anchored, Note, anchor_note, note_body_diff
+from analyzer.graph.protocol import CallGraph
 from analyzer.report.source import SourceReader, permalink
 from analyzer.trace.render import render_mermaid
 
@@ -72,7 +71,7 @@ def _excerpt(reader: SourceReader, hop: dict[str, Any], commit: str, marks: list
     return out, None
 
 
-def build_report(trace: dict[str, Any], g: nx.MultiDiGraph, reader: SourceReader,
+def build_report(trace: dict[str, Any], g: CallGraph, reader: SourceReader,
                  notes: list[Note] | None = None, notes_file: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything the three report files show, from a trace result at the pins of `g`."""
     pins = trace["pins"]

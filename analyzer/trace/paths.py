@@ -28,7 +28,7 @@ from analyzer.resolve.edges import EDGE_KINDS, KIND_CONFIDENCE
 from analyzer.trace.defaults import DEFAULT_MAX_DEPTH
 
 if TYPE_CHECKING:
-    import networkx as nx  # annotations only: queries run on networkx graphs and LazyGraph views
+    from analyzer.graph.protocol import CallGraph  # the stored view and networkx graphs alike
 
 HOP_COST = 0.001
 LOCALITY_STEP = 0.0001
@@ -77,7 +77,7 @@ def _edge_cost(attrs: dict) -> float:
 class EdgePicker:
     """The cheapest allowed call site between two nodes, looked up lazily (a trace touches few nodes)."""
 
-    def __init__(self, g: nx.MultiDiGraph, kinds: set[str], include_tests: bool) -> None:
+    def __init__(self, g: CallGraph, kinds: set[str], include_tests: bool) -> None:
         self.g = g
         self.kinds = kinds
         self.include_tests = include_tests
@@ -137,7 +137,7 @@ class Reach:
         return self.dist[state][1]
 
 
-def _dijkstra_to(g: nx.MultiDiGraph, targets: Iterable[str], pick: EdgePicker, max_depth: int) -> Reach:
+def _dijkstra_to(g: CallGraph, targets: Iterable[str], pick: EdgePicker, max_depth: int) -> Reach:
     """For every state that reaches a target: (cost, hops, first step of the best path, the next state)."""
     dist: dict[State, tuple[float, int, Step | None, State | None]] = {}
     counter = itertools.count()
@@ -181,7 +181,7 @@ def _walk(start: State, reach: Reach) -> list[Step]:
     return path
 
 
-def find_paths(g: nx.MultiDiGraph, sources: list[str], targets: list[str], *, allow_guesses: bool = False,
+def find_paths(g: CallGraph, sources: list[str], targets: list[str], *, allow_guesses: bool = False,
                max_depth: int = DEFAULT_MAX_DEPTH, k: int = 1, include_tests: bool = False) -> list[TracePath]:
     """Up to `k` best paths, direct reach first; empty when no valid path exists. Test code (marked on
     the nodes) is not traversed unless `include_tests`."""
@@ -208,7 +208,7 @@ def find_paths(g: nx.MultiDiGraph, sources: list[str], targets: list[str], *, al
     return results[:k]
 
 
-def _anchored(g: nx.MultiDiGraph, anchor: str, pick: EdgePicker,
+def _anchored(g: CallGraph, anchor: str, pick: EdgePicker,
               to_source: Reach, to_target: Reach, max_depth: int) -> TracePath | None:
     """Best (FROM-branch call site, later TO-branch call site) pair in the anchor's own body."""
     outs: list[Step] = []
@@ -246,7 +246,7 @@ def _anchored(g: nx.MultiDiGraph, anchor: str, pick: EdgePicker,
                      [s_to, *_walk(to_state, to_target)], total)
 
 
-def seam_alternatives(g: nx.MultiDiGraph, step: Step, include_tests: bool = True) -> list[str]:
+def seam_alternatives(g: CallGraph, step: Step, include_tests: bool = True) -> list[str]:
     """Other live targets of the dynamic seam a step goes through (same call site or same seam id)."""
     kind = step.attrs.get("kind")
     if kind not in ("interface", "dispatch"):
@@ -265,13 +265,13 @@ def seam_alternatives(g: nx.MultiDiGraph, step: Step, include_tests: bool = True
     return sorted(out)
 
 
-def reaching_set(g: nx.MultiDiGraph, endpoints: list[str], *, include_tests: bool = False,
+def reaching_set(g: CallGraph, endpoints: list[str], *, include_tests: bool = False,
                  max_depth: int = DEFAULT_MAX_DEPTH) -> set[str]:
     """Every node with a call path to one of `endpoints` (guessed edges excluded)."""
     return set(_dijkstra_to(g, endpoints, EdgePicker(g, allowed_kinds(False), include_tests), max_depth).by_node)
 
 
-def anchor_level(g: nx.MultiDiGraph, nodes: list[str], reach: set[str], levels: int = 2) -> float | None:
+def anchor_level(g: CallGraph, nodes: list[str], reach: set[str], levels: int = 2) -> float | None:
     """How many caller levels above `nodes` the nearest valid anchor is: a caller that calls towards
     `nodes` at one line and, at a later line, calls a node of `reach`. None when there is none that near."""
     frontier = {n: n for n in nodes}  # node → the entry into `nodes` it leads to (for the order check)

@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from analyzer.trace.search import ambiguity_notes
+
 KIND_STYLE = {"direct": "green", "method": "green", "interface": "yellow", "dispatch": "magenta", "name": "red"}
 
 
@@ -19,13 +21,8 @@ def render_text(result: dict[str, Any], console: Console, *, verbose: int = 0) -
         console.print("no request path found (try --allow-guesses, a larger --max-depth, or check the symbols "
                       "with 'analyze callers'/'analyze callees')")
         return
-    for role in ("from", "to"):
-        cands = result.get("candidates", {}).get(role, [])
-        if len(cands) > 1:
-            used = _endpoint(result, role)
-            listed = "; ".join(c.split(":", 1)[1] for c in cands)
-            console.print(f"[yellow]note:[/] {escape(result[role])} is ambiguous ({len(cands)} definitions: "
-                          f"{escape(listed)})" + (f"; the path uses {escape(used)}" if used else ""))
+    for note in ambiguity_notes(result):  # the same note recheck and the library give
+        console.print(f"[yellow]note:[/] {escape(note)}")
     mode = result["mode"]
     if mode == "common-caller":
         console.print(f"neither calls the other; anchored at the lowest common caller "
@@ -83,17 +80,6 @@ def render_alternative(console: Console, i: int, alt: dict[str, Any]) -> None:
     console.print(f"    anchor  [bold]{escape(_short(anchor))}[/] [dim]{escape(anchor.rsplit(':', 1)[0])}[/]")
     for label, key in (("FROM", "from_branch"), ("TO", "to_branch")):
         console.print(f"    {label:<7} " + escape(" → ".join(_short(n) for n in [anchor, *alt.get(key, [])])))
-
-
-def _endpoint(result: dict[str, Any], role: str) -> str | None:
-    """Which candidate definition the found path starts (FROM) or ends (TO) at."""
-    hops = result["hops"]
-    if not hops:
-        return None
-    if role == "to":
-        return hops[-1]["node"]
-    from_hops = [h for h in hops if h["branch"] == "from"]
-    return (from_hops[-1] if from_hops else hops[0])["node"]
 
 
 def _mermaid_id(node: str, ids: dict[str, str]) -> str:

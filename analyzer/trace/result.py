@@ -31,18 +31,18 @@ from typing import TYPE_CHECKING, Any
 from analyzer.trace.paths import Step, TracePath, seam_alternatives
 
 if TYPE_CHECKING:
-    import networkx as nx  # annotations only: queries run on networkx graphs and LazyGraph views
+    from analyzer.graph.protocol import CallGraph  # the stored view and networkx graphs alike
 
 SCHEMA = "analyzer.trace/1"
 
 
-def _hop(g: nx.MultiDiGraph, node: str, branch: str, via: int | None) -> dict[str, Any]:
+def _hop(g: CallGraph, node: str, branch: str, via: int | None) -> dict[str, Any]:
     a = g.nodes[node]
     return {"node": node, "repo": a["repo"], "path": a["path"], "line": a["line"], "end_line": a["end_line"],
             "symbol": a["qualname"], "kind": a["kind"], "branch": branch, "via": via}
 
 
-def _edge(g: nx.MultiDiGraph, step: Step) -> dict[str, Any]:
+def _edge(g: CallGraph, step: Step) -> dict[str, Any]:
     d = step.attrs
     every = seam_alternatives(g, step)
     tests = [n for n in every if g.nodes[n].get("test", False)]
@@ -53,7 +53,7 @@ def _edge(g: nx.MultiDiGraph, step: Step) -> dict[str, Any]:
             "test_alternatives": tests}
 
 
-def trace_result(g: nx.MultiDiGraph, spec_from: str, spec_to: str, paths: list[TracePath],
+def trace_result(g: CallGraph, spec_from: str, spec_to: str, paths: list[TracePath],
                  pins: dict[str, dict[str, Any]], candidates: dict[str, list[str]] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"schema": SCHEMA, "from": spec_from, "to": spec_to, "pins": pins,
                            "candidates": candidates or {"from": [], "to": []},

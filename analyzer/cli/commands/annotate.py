@@ -43,7 +43,7 @@ def run(args: Any, ctx: CliContext) -> int:
     if args.text is None and not args.remove:
         raise AnalyzerError("annotate needs TEXT (or --remove, or no SYMBOL to list the notes)")
     analysis = load_analysis(ctx, args)
-    g = analysis.graph
+    g = analysis.view
     node = resolve_one(g, args.symbol, include_tests=args.include_tests).node
     a = g.nodes[node]
     if args.remove:
@@ -86,7 +86,7 @@ def _list(args: Any, ctx: CliContext, notes: list[Note], source: str) -> int:
             ctx.out.print("no notes yet; add one with: analyze annotate SYMBOL \"text\"", markup=False)
         return 0
     analysis = load_analysis(ctx, args)
-    anchored = anchor_all(analysis.graph, notes)
+    anchored = anchor_all(analysis.view, notes)
     if ctx.json:
         ctx.emit_json([x.as_json() for x in anchored])
         return 0

@@ -24,23 +24,22 @@ def add_arguments(parser: Any) -> None:
 def run(args: Any, ctx: CliContext) -> int:
     from rich.markup import escape
 
-    from analyzer.cli.graphload import load_analysis
-    from analyzer.graph.neighbours import definition_row
-    from analyzer.graph.queries import find_symbols
+    from analyzer.api.symbols import symbols
+    from analyzer.cli.graphload import session_for
 
-    g = load_analysis(ctx, args).view
-    nodes = find_symbols(g, args.pattern, args.kind)
-    rows = [definition_row(g, n) for n in nodes[: args.limit]]  # has_body: False for signatures
+    with session_for(ctx) as session:
+        found = symbols(session, args.pattern, kinds=args.kind, limit=args.limit, at=args.at)
+    rows, count = found.rows, found.count  # has_body: False for signatures
     if ctx.json:
-        ctx.emit_json({"pattern": args.pattern, "count": len(nodes), "symbols": rows})
+        ctx.emit_json({"pattern": args.pattern, "count": count, "symbols": rows})
         return 0
     for r in rows:
         where = escape(f"{r['repo']}:{r['path']}:{r['line']}")
         kind = r["kind"] + ("" if r["has_body"] else ", no body") + (", test" if r["test"] else "")
         ctx.out.print(f"{escape(r['symbol'])}  [dim]{escape(kind)}  {where}[/]")
-    if len(nodes) > args.limit:
-        ctx.out.print(f"… {len(nodes) - args.limit} more (use --limit)")
-    if not nodes:
+    if count > args.limit:
+        ctx.out.print(f"… {count - args.limit} more (use --limit)")
+    if not count:
         ctx.err.print(f"no symbol matches {args.pattern!r}")
         return 1
     return 0
