@@ -75,3 +75,12 @@ def test_record_option_is_the_same_everywhere() -> None:
         action = next(a for a in p._actions if "--record" in a.option_strings)
         assert (action.nargs, action.const, action.default, action.metavar) == ("?", "-", None, "FILE"), name
         assert "'-' or no FILE: stdout" in (action.help or ""), name
+
+
+def test_the_exit_code_table_lists_every_command() -> None:
+    from pathlib import Path
+
+    table = (Path(__file__).resolve().parents[1] / "docs" / "exit-codes.md").read_text()
+    listed = {name.strip("` ") for row in table.splitlines() if row.startswith("| `")
+              for name in row.split("|")[1].split(",")}
+    assert listed == set(_subparsers())
