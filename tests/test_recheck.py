@@ -265,3 +265,15 @@ def test_cause_import_stopped_resolving_after_a_package_rename(up: Upstreams) ->
     again = compare(graph_at(up, old), fixed, pins_json(up, old), pins_json(up, new), "renderPrompt", "parseUsage",
                     reader(up), None)
     assert again["path_change"] == "unchanged"
+
+
+def test_cause_with_no_path_at_either_pin_set_names_the_import_of_a_renamed_package(up: Upstreams) -> None:
+    r = run_compare(up, up.l7, up.l7)
+    assert (r["path_change"], r["exit_code"]) == ("broken", EXIT_BROKEN) and not r["old_path"]["found"]
+    cause = r["cause"]
+    assert cause["kind"] == "import-unresolved" and cause["pins"] == "new"
+    assert cause["text"] == ("at the new pins the import of '@fx/lib' at app:src/agent.ts:2 resolves to no locked "
+                             "repo, while lib publishes its root as @fx2/lib: add the name to [repos.lib] in the "
+                             'lock: aliases = ["@fx/lib"]')
+    appeared = run_compare(up, up.l7, up.l1)  # the path appears once the name is published again
+    assert appeared["path_change"] == "rerouted" and appeared["cause"]["pins"] == "old"

@@ -182,3 +182,31 @@ def call_site(check: dict[str, Any], g_new: CallGraph, reader: SourceReader,
             "text": f"the call {check['attrs'].get('call_text') or check['target_symbol']}(…) is {still} in "
                     f"{d['qualname']} ({d['repo']}:{d['path']}) but no longer resolves to "
                     f"{check['target_symbol']}{why}"}
+
+
+def unresolved_package_import(g: CallGraph, reader: SourceReader, pins: dict[str, Any], to_repo: str,
+                              to_path: str, aliases: dict[str, list[str]], where: str) -> dict[str, Any] | None:
+    """With no path at all to compare edge by edge: an import elsewhere that names TO's package under another
+    scope (`@old/pi-ai` while the folder is published as `@new/pi-ai`) and so resolves to no locked repo.
+    `where` says which pins `g` is ("new", "old")."""
+    package = _package_of(reader, to_repo, to_path, pins, pins)
+    if not package or not package["new_name"]:
+        return None
+    published = package["new_name"]
+    bare = published.rpartition("/")[2]
+    hits = sorted((str(u.get("file", "")), str(u["specifier"])) for u in g.graph.get("unresolved_imports", [])
+                  if u.get("specifier") and not str(u.get("file", "")).startswith(f"{to_repo}:")
+                  and _package_name(str(u["specifier"])) != published
+                  and _package_name(str(u["specifier"])).rpartition("/")[2] == bare)
+    if not hits:
+        return None
+    first_file, spec = hits[0]
+    named = _package_name(spec)
+    files = sorted({f.rsplit(":", 1)[0] for f, s in hits if _package_name(s) == named})
+    fix = f"aliases = {json.dumps([*aliases.get(to_repo, []), named])}"
+    more = f" (and {len(files) - 1} more file(s))" if len(files) > 1 else ""
+    return {"kind": "import-unresolved", "specifier": spec, "import": first_file, "before": None,
+            "now": "third-party package", "repo": to_repo, "package": package, "aliases_fix": fix, "pins": where,
+            "text": f"at the {where} pins the import of '{spec}' at {first_file}{more} resolves to no locked repo, "
+                    f"while {to_repo} publishes {package['folder'] or 'its root'} as {published}: add the name to "
+                    f"[repos.{to_repo}] in the lock: {fix}"}

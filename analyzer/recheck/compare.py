@@ -30,7 +30,7 @@ from typing import Any
 
 from analyzer.annotations import Note, anchor_note, body_diff, find_symbol, note_body_diff
 from analyzer.graph.protocol import CallGraph
-from analyzer.recheck.causes import first_cause, symbol_removed
+from analyzer.recheck.causes import first_cause, symbol_removed, unresolved_package_import
 from analyzer.recheck.verdict import VERDICT_EXIT, membership, path_change, side_by_side
 from analyzer.report.source import SourceReader
 from analyzer.trace.defaults import DEFAULT_MAX_DEPTH
@@ -308,6 +308,12 @@ def _cause(r: dict[str, Any], at_old: dict[str, Any], g_old: CallGraph, g_new: C
     if brk is not None:
         return dict(first_cause(brk, g_old, g_new, reader, old_pins, new_pins, aliases, r["rules_stopped"]),
                     edge=brk["index"])
+    for label, path, g, pins in (("new", r["new_path"], g_new, new_pins), ("old", r["old_path"], g_old, old_pins)):
+        to = r["endpoints"]["to"][label]
+        if not path["found"] and to is not None:
+            found = unresolved_package_import(g, reader, pins, to["repo"], to["path"], aliases, label)
+            if found is not None:
+                return found
     if not r["old_path"]["found"]:
         return {"kind": "no-old-path", "text": f"there was no path at the old pins ({r['old_break']})"}
     if r["path_change"] == "rerouted":
