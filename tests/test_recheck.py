@@ -94,7 +94,7 @@ def test_path_missing_at_old_pins_is_explained(up: Upstreams) -> None:
     r = run_compare(up, up.l4, up.l1)  # the reverse: broken before, whole now
     assert r["exit_code"] == EXIT_CHANGED and not r["old_path"]["found"] and r["new_path"]["found"]
     assert "handleSend → encode" in r["old_break"] and "the callee encode is gone" in r["old_break"]
-    assert r["path_change"] == "rerouted" and r["cause"]["kind"] == "no-old-path"
+    assert r["path_change"] == "rerouted" and r["cause"]["kind"] == "no-old-path" and r["side_by_side"] is None
     assert "rerouted — exit 1: a path exists at the new pins, and there was none at the old pins" in \
         render_recheck_markdown(r)
 

@@ -257,7 +257,7 @@ def compare(g_old: CallGraph, g_new: CallGraph, old_pins: dict[str, Any], new_pi
     }
     result["path_change"] = path_change(result)
     result["side_by_side"] = side_by_side(old_path["hop_list"], new_path["hop_list"]) \
-        if result["path_change"] == "rerouted" else None
+        if result["path_change"] == "rerouted" and old_path["found"] else None  # nothing to set beside a path
     result["cause"] = _cause(result, at_old, g_old, g_new, reader, old_pins, new_pins, aliases or {})
     result["reasons"], result["exit_code"] = _verdict(result)
     return result
