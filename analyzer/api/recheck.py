@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 class RecheckOptions:
     """FROM/TO (default the lock's `[trace]`) and the path options, as for `trace`; the old pins: a lock
     file or a git revision of the lock (`old_from`, default HEAD) moved by `old_commits` NAME=SHA items;
-    the report folder (default reports/ beside the lock; None in `out` and `write_report=False`: none)."""
+    the report folder (`out`, default reports/ beside the lock; `write_report=False` writes no report)."""
 
     from_symbol: str | None = None
     to_symbol: str | None = None
