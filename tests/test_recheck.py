@@ -277,3 +277,5 @@ def test_cause_with_no_path_at_either_pin_set_names_the_import_of_a_renamed_pack
                              'lock: aliases = ["@fx/lib"]')
     appeared = run_compare(up, up.l7, up.l1)  # the path appears once the name is published again
     assert appeared["path_change"] == "rerouted" and appeared["cause"]["pins"] == "old"
+    assert "Fix in the lock:" in render_recheck_markdown(r) and "Fix in the lock:" not in \
+        render_recheck_markdown(dict(appeared, old=r["old"], new=r["new"]))  # the old pins need no fix now

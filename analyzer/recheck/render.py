@@ -65,7 +65,7 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
         out += [f"**Where the path broke:** {r['broken']['where']}", ""]
     if r.get("cause"):
         out += [f"**First cause:** {r['cause']['text']}", ""]
-        if r["cause"].get("aliases_fix"):
+        if r["cause"].get("aliases_fix") and r["cause"].get("pins", "new") == "new":
             out += ["Fix in the lock:", "", "```toml", f"[repos.{r['cause']['repo']}]", r["cause"]["aliases_fix"],
                     "```", ""]
     out += side_by_side_md(r)
@@ -156,7 +156,7 @@ def print_summary(r: dict[str, Any], console: Console, report_path: str | None =
         console.print(f"  [red]broken:[/] {escape(r['broken']['where'] or '')}")
     if r.get("cause"):
         console.print(f"  [bold]cause:[/] {escape(r['cause']['text'])}")
-        if r["cause"].get("aliases_fix"):
+        if r["cause"].get("aliases_fix") and r["cause"].get("pins", "new") == "new":  # not for the old pins
             console.print("  fix: " + escape(f"in [repos.{r['cause']['repo']}] of the lock set "
                                              f"{r['cause']['aliases_fix']}"))
     seam = (r.get("side_by_side") or {}).get("seam")
