@@ -118,7 +118,8 @@ def import_unresolved(edge: dict[str, Any], g_old: CallGraph, g_new: CallGraph, 
     out: dict[str, Any] = {"kind": "import-unresolved", "specifier": spec,
                            "import": f"{repo}:{path}:{imported['line']}",
                            "before": imported["how"], "now": now.get("how") or "unresolved",
-                           "repo": target_repo, "package": package, "aliases_fix": None}
+                           "repo": target_repo, "package": package, "aliases_fix": None,
+                           "fix_restores_edge": True}
     text = (f"the import of '{spec}' at {repo}:{path}:{imported['line']} no longer resolves to {target_repo} "
             f"(before: {imported['how']}; now: {out['now']})")
     named = _package_name(spec)
@@ -207,6 +208,7 @@ def unresolved_package_import(g: CallGraph, reader: SourceReader, pins: dict[str
     more = f" (and {len(files) - 1} more file(s))" if len(files) > 1 else ""
     return {"kind": "import-unresolved", "specifier": spec, "import": first_file, "before": None,
             "now": "third-party package", "repo": to_repo, "package": package, "aliases_fix": fix, "pins": where,
+            "fix_restores_edge": False,
             "text": f"at the {where} pins the import of '{spec}' at {first_file}{more} resolves to no locked repo, "
-                    f"while {to_repo} publishes {package['folder'] or 'its root'} as {published}: add the name to "
-                    f"[repos.{to_repo}] in the lock: {fix}"}
+                    f"while {to_repo} publishes {package['folder'] or 'its root'} as {published}; {fix} in "
+                    f"[repos.{to_repo}] lets it resolve (whether a path then exists is not proven: re-check)"}

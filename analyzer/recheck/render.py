@@ -66,8 +66,8 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
     if r.get("cause"):
         out += [f"**First cause:** {r['cause']['text']}", ""]
         if r["cause"].get("aliases_fix") and r["cause"].get("pins", "new") == "new":
-            out += ["Fix in the lock:", "", "```toml", f"[repos.{r['cause']['repo']}]", r["cause"]["aliases_fix"],
-                    "```", ""]
+            title = "Fix in the lock:" if r["cause"].get("fix_restores_edge") else "To try in the lock:"
+            out += [title, "", "```toml", f"[repos.{r['cause']['repo']}]", r["cause"]["aliases_fix"], "```", ""]
     out += side_by_side_md(r)
     if r.get("old_break"):
         out += [f"At the old pins the path was already broken: {r['old_break']}", ""]
@@ -157,7 +157,8 @@ def print_summary(r: dict[str, Any], console: Console, report_path: str | None =
     if r.get("cause"):
         console.print(f"  [bold]cause:[/] {escape(r['cause']['text'])}")
         if r["cause"].get("aliases_fix") and r["cause"].get("pins", "new") == "new":  # not for the old pins
-            console.print("  fix: " + escape(f"in [repos.{r['cause']['repo']}] of the lock set "
+            label = "fix" if r["cause"].get("fix_restores_edge") else "try"
+            console.print(f"  {label}: " + escape(f"in [repos.{r['cause']['repo']}] of the lock set "
                                              f"{r['cause']['aliases_fix']}"))
     seam = (r.get("side_by_side") or {}).get("seam")
     if seam:
