@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from analyzer.cachelock import cache_writer
-from analyzer.errors import AnalyzerError
+from analyzer.errors import EXIT_USAGE, AnalyzerError
 from analyzer.graph.store import graph_key, load_view, materialize, save_graph
 from analyzer.lock import Lock, RepoPin
 
@@ -107,9 +107,10 @@ def apply_at(lock: Lock, at: list[str] | None) -> list[RepoPin]:
     for item in at or []:
         name, sep, sha = item.partition("=")
         if not sep or name not in pins:
-            raise AnalyzerError(f"--at {item!r}: expected NAME=SHA with NAME one of {', '.join(pins)}")
+            raise AnalyzerError(f"--at {item!r}: expected NAME=SHA with NAME one of {', '.join(pins)}",
+                                exit_code=EXIT_USAGE)
         if len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha.lower()):
-            raise AnalyzerError(f"--at {item!r}: the commit must be the full 40-hex sha")
+            raise AnalyzerError(f"--at {item!r}: the commit must be the full 40-hex sha", exit_code=EXIT_USAGE)
         old = pins[name]
         pins[name] = RepoPin(name, old.url, sha.lower(), None, old.aliases)
     return list(pins.values())
@@ -199,9 +200,12 @@ def _build(ctx: Workspace, lock: Lock, pins: list[RepoPin], key: str, cache_dir:
         for check in checks.values():
             check.cancel()
     t, cpu = time.perf_counter(), time.process_time()
+    resolving = _stage(progress, "resolving calls")  # after parsing reaches 100%: a stage of its own
     with gc_paused(freeze=True):  # hundreds of thousands of small records: the cyclic GC only slows this down
         program = Program(inputs)
         g = build_graph(program, rules)
+    if resolving is not None:
+        resolving(g.number_of_edges(), g.number_of_edges())
     g.graph["index_stats"] = index_stats
     seconds["graph"] = time.perf_counter() - t
     seconds["graph:cpu"] = time.process_time() - cpu  # CPU next to wall: the machine may be shared

@@ -6,6 +6,8 @@ traceback, so library code raises it with a message that already says what to do
 
 from __future__ import annotations
 
+EXIT_USAGE = 2  # what argparse exits with for a malformed option: the same for options checked later
+
 
 class AnalyzerError(Exception):
     """A problem with the user's input or environment, explained in one line."""

@@ -8,6 +8,10 @@
       moved down one line; renderPrompt etc. unchanged
   L3  (from L2) parseUsage renamed to readUsage: TO is gone
   L4  (from L1) encode deleted; handleSend no longer calls anything: a hop vanished, the path breaks there
+  L5  (from L1) only parseUsage's body changes: the same hops ("changed bodies")
+  L6  (from L1) handleSend no longer calls encode (encode still defined): a call site removed
+  L7  (from L1) the package is published as @fx2/lib: app's import of '@fx/lib' stops resolving
+  L8  (from L1) the handler listens to another event name: send still emits, the dispatch rule lets go
 """
 
 from __future__ import annotations
@@ -136,6 +140,34 @@ LIB_L4_CHANGES: dict[str, str | None] = {
 }
 
 
+LIB_L5_CHANGES: dict[str, str | None] = {
+    "src/old/usage.ts": "export function parseUsage(x: string) {\n  return x.trim().length;\n}\n",
+}
+
+LIB_L6_CHANGES: dict[str, str | None] = {
+    "src/handlers.ts": (
+        'import { bus } from "nodebus";\n'
+        'import { encode } from "./encode.ts";\n'
+        "\n"
+        "export function handleSend(p: string) {\n"
+        "  return p;\n"
+        "}\n"
+        "\n"
+        'bus.on("lib/send", handleSend);\n'
+        "export const unused = encode;\n"
+    ),
+}
+
+LIB_L7_CHANGES: dict[str, str | None] = {
+    "package.json": '{"name": "@fx2/lib", "exports": {".": "./src/index.ts"}}\n',
+}
+
+
+LIB_L8_CHANGES: dict[str, str | None] = {
+    "src/handlers.ts": LIB_L1["src/handlers.ts"].replace('"lib/send"', '"lib/sent"'),
+}
+
+
 @dataclass
 class Upstreams:
     app: Path
@@ -145,6 +177,10 @@ class Upstreams:
     l2: str
     l3: str
     l4: str
+    l5: str = ""
+    l6: str = ""
+    l7: str = ""
+    l8: str = ""
 
     def path(self, name: str) -> Path:
         return {"app": self.app, "lib": self.lib}[name]
@@ -175,14 +211,21 @@ def make_upstreams(where: Path) -> Upstreams:
     lib.create_tag("v3", ref=l3)
     lib.git.checkout("-q", "-b", "l4", l1)
     l4 = _commit(lib, lib_dir, LIB_L4_CHANGES, "L4: drop encode")
+    side = {}
+    for name, changes in (("l5", LIB_L5_CHANGES), ("l6", LIB_L6_CHANGES), ("l7", LIB_L7_CHANGES),
+                            ("l8", LIB_L8_CHANGES)):
+        lib.git.checkout("-q", "-B", name, l1)
+        side[name] = _commit(lib, lib_dir, changes, name.upper())
     lib.git.checkout("-q", "main")
     app.close()
     lib.close()
-    return Upstreams(app_dir, lib_dir, a1, l1, l2, l3, l4)
+    return Upstreams(app_dir, lib_dir, a1, l1, l2, l3, l4, **side)
 
 
-def graph_at(up: Upstreams, commits: dict[str, str]) -> nx.MultiDiGraph:
-    """The call graph at these commits, built straight from extraction (no sources/index cache involved)."""
+def graph_at(up: Upstreams, commits: dict[str, str],
+             aliases: dict[str, tuple[str, ...]] | None = None) -> nx.MultiDiGraph:
+    """The call graph at these commits, built straight from extraction (no sources/index cache involved);
+    `aliases` are the lock's package aliases per repo."""
     inputs = []
     for name, commit in commits.items():
         repo = git.Repo(up.path(name))
@@ -190,7 +233,8 @@ def graph_at(up: Upstreams, commits: dict[str, str]) -> nx.MultiDiGraph:
         facts = [extract_facts(b.data_stream.read(), b.path) for b in tree.traverse()
                  if b.type == "blob" and b.path.endswith(".ts")]
         inputs.append(RepoInput(name, commit, facts,
-                                RepoModules(name, {f.path for f in facts}, read_configs(repo, commit), ())))
+                                RepoModules(name, {f.path for f in facts}, read_configs(repo, commit),
+                                            (aliases or {}).get(name, ()))))
         repo.close()
     return build_graph(Program(inputs), load_rules())
 

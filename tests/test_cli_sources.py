@@ -62,6 +62,21 @@ def test_status_before_and_after_sync(capsys: pytest.CaptureFixture[str], lock: 
     assert by_name["other"]["present"] is False and by_name["other"]["subject"] is None
 
 
+def test_status_and_trace_say_when_the_ref_does_not_name_the_commit(capsys: pytest.CaptureFixture[str], lock: Path,
+                                                                    cache_dir: Path, up: Upstream) -> None:
+    assert run(capsys, "--lock", str(lock), "sync", "up")[0] == 0
+    code, out, _ = run(capsys, "--lock", str(lock), "status", "up")
+    assert code == 0 and "warning" not in out
+    write_lock(lock, str(up.path), "v1", up.c0)  # a hand-edited commit: v1 is c1
+    code, out, _ = run(capsys, "--lock", str(lock), "status", "up")
+    said = f"up: ref v1 points to {up.c1[:12]} in the cache, but the lock pins {up.c0[:12]}"
+    assert code == 0 and f"  warning  {said}" in out
+    code, out, _ = run(capsys, "--lock", str(lock), "--json", "status", "up")
+    assert json.loads(out)["repos"][0]["ref_mismatch"].startswith(said)
+    _, _, err = run(capsys, "--lock", str(lock), "trace", "A", "B")
+    assert f"warning: {said}" in err
+
+
 def test_sync_twice_second_run_offline(capsys: pytest.CaptureFixture[str], lock: Path, cache_dir: Path,
                                        up: Upstream, tmp_path: Path) -> None:
     assert run(capsys, "--lock", str(lock), "sync", "up")[0] == 0
@@ -218,7 +233,7 @@ def test_pin_failures_leave_lock_unchanged(capsys: pytest.CaptureFixture[str], l
     before = lock.read_bytes()
     for argv, expect in [
         (["pin", "up", "no-such-tag"], "no tag or branch 'no-such-tag'"),
-        (["pin", "up", "f" * 40], "does not have commit"),
+        (["pin", "up", "f" * 40], "is not in"),
         (["--source", f"up={tmp_path / 'nowhere'}", "pin", "up", "v2-light"], "cannot fetch from"),
         (["pin", "nope", "v1"], "repos.nope"),
     ]:

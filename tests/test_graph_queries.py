@@ -119,3 +119,29 @@ def test_merged_halves_name_each_other(world) -> None:
     assert g.nodes[H + "merged.ts:CallId"]["kind"] == "function"
     assert g.nodes[H + "merged.ts:CallId#type"]["kind"] == "type_alias"
     assert g.in_degree(H + "merged.ts:CallId#type") == 0
+
+
+def test_test_definitions_are_left_out_unless_asked_and_listed_last(world, capsys) -> None:
+    double = "harness:packages/dynamic/test/doubles.test.ts:lookupKey"
+    _, out, _ = cli(world, capsys, "--json", "callers", "lookupKey")
+    data = json.loads(out)
+    assert double not in [d["node"] for d in data["definitions"]] and data["hidden"]["test_definitions"] == 1
+    assert data["ambiguous"] is False
+    _, out, _ = cli(world, capsys, "callers", "lookupKey")
+    assert "1 definition(s) in test code hidden; --include-tests shows them" in out
+    _, out, _ = cli(world, capsys, "--json", "callees", "lookupKey", "--include-tests")
+    data = json.loads(out)
+    assert [(d["node"], d["test"]) for d in data["definitions"]][-1] == (double, True)  # production first
+    _, out, _ = cli(world, capsys, "callees", "lookupKey", "--include-tests")
+    assert "callees of lookupKey (function) harness:packages/dynamic/test/doubles.test.ts:2 [test]" in out
+
+
+def test_annotate_resolves_past_test_definitions_and_lists_production_first(world, capsys, tmp_path) -> None:
+    notes = tmp_path / "notes.toml"
+    code, out, err = cli(world, capsys, "annotate", "lookupKey", "looks the key up", "--annotations", str(notes))
+    assert code == 0 and "wire.ts" in notes.read_text() and "doubles.test.ts" not in notes.read_text()
+    code, _, err = cli(world, capsys, "annotate", "lookupKey", "x", "--include-tests", "--annotations", str(notes))
+    assert code == 3
+    listed = err.split(": ", 2)[2]
+    assert listed.index("wire.ts") < listed.index("doubles.test.ts")
+    assert "doubles.test.ts:lookupKey (line 2) [test]" in err

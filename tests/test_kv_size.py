@@ -72,7 +72,12 @@ def test_cli_custom_model(capsys) -> None:
 
 
 @pytest.mark.parametrize("argv", [["--kv-heads", "2"], ["--layers", "2"], ["--preset", "nope"], ["--bits", "0"],
-                                  ["--context", "-1"]])
+                                  ["--context", "-1"],
+                                  ["--layers", "2", "--kv-heads", "2", "--head-dim", "8", "--latent-dim", "8"],
+                                  ["--layers", "2", "--kv-heads", "2", "--head-dim", "8", "--rope-dim", "4"],
+                                  ["--layers", "2", "--heads", "4", "--kv-heads", "8", "--head-dim", "8"],
+                                  ["--layers", "2", "--heads", "6", "--kv-heads", "4", "--head-dim", "8"],
+                                  ["--layers", "0", "--kv-heads", "2", "--head-dim", "8"]])
 def test_cli_bad_input_is_one_error_line(argv: list[str], capsys) -> None:
     assert main(["kv-size", *argv]) == 3
     err = capsys.readouterr().err

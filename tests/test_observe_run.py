@@ -276,7 +276,7 @@ def test_record_to_stdout_with_json_stays_valid_json(tmp_path: Path, capsys) -> 
     with fake_engine() as engine:
         _, summary, _, _ = _run(tmp_path, capsys, experiment("none", endpoint={"base_url": engine.base_url}),
                                 "--record", "-", "--lang", "zh")
-    assert summary["record"] == "-" and "**问题" in summary["record_markdown"]
+    assert "record_file" not in summary and "**问题" in summary["record"]
 
 
 def test_unwritable_record_path_is_one_error_and_the_log_is_kept(tmp_path: Path, capsys) -> None:

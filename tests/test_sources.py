@@ -133,6 +133,26 @@ def test_commit_the_source_lacks(up: Upstream, cache_dir: Path) -> None:
     assert not checkout_dir(cache_dir, "up").exists()
 
 
+def test_null_commit_is_not_in_the_source_without_a_fetch(up: Upstream, cache_dir: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import analyzer.sources.sync as sync_module
+
+    fetches: list[list[str]] = []
+    real = sync_module.run_git
+
+    def counting(repo: git.Repo, args: list[str], **kw: object) -> str:
+        if args and args[0] == "fetch":
+            fetches.append(list(args))
+        return real(repo, args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sync_module, "run_git", counting)
+    null = "0" * 40
+    with pytest.raises(MissingCommit) as info:
+        sync_pin(pin(up, null), cache_dir)
+    assert f"up: commit {null} is not in {up.path}" in str(info.value)
+    assert fetches == []
+
+
 def test_ref_the_source_lacks(up: Upstream, cache_dir: Path) -> None:
     with pytest.raises(RefNotFound) as info:
         sync_pin(pin(up, up.c1, "v9"), cache_dir)

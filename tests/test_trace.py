@@ -112,6 +112,14 @@ def test_mermaid_output_is_well_formed(world, capsys) -> None:
     assert validate_mermaid(out + "  n99 --> n0\n") != []
 
 
+def test_mermaid_without_a_path_says_so_and_json_mermaid_is_refused(world, capsys) -> None:
+    code, out, err = trace_cli(world, capsys, "trace", "parseChunkUsage", "summarize", "--mermaid")
+    assert code == 1 and out == ""
+    assert err.startswith("no request path from parseChunkUsage to summarize, so no flowchart to draw")
+    code, out, err = trace_cli(world, capsys, "--json", "trace", "--mermaid")
+    assert code == 2 and out == "" and err.startswith("error: --json and --mermaid both choose the output")
+
+
 def test_unknown_name_suggests_close_ones(world, capsys) -> None:
     code, _, err = trace_cli(world, capsys, "trace", "SystemPromptProjection", "parseChunkUsage")
     assert code == 3 and "Traceback" not in err
@@ -136,3 +144,36 @@ def test_no_path_exits_one(world, capsys) -> None:
 def test_trace_result_without_paths_is_valid(graph) -> None:
     assert validate_trace_json(trace_result(graph, "a", "b", [], {})) == []
     assert render_mermaid(trace_result(graph, "a", "b", [], {})) == "flowchart TD\n"
+
+
+def test_all_lists_each_alternative_as_its_own_branch(world, capsys) -> None:
+    code, out, _ = trace_cli(world, capsys, "--json", "trace", "--all", "4")
+    data = json.loads(out)
+    alts = data["alternatives"]
+    assert code == 0 and alts
+    for alt in alts:
+        assert alt["anchor"] not in alt["from_branch"] + alt["to_branch"]  # never through its own anchor twice
+        if alt["mode"] == "common-caller":
+            assert alt["from_branch"][-1].startswith(tuple(data["candidates"]["from"]))  # a class: one of its methods
+            assert alt["hops"] == [alt["anchor"], *alt["from_branch"], *alt["to_branch"]]
+        assert alt["to_branch"][-1].startswith(tuple(data["candidates"]["to"]))
+    _, text, _ = trace_cli(world, capsys, "trace", "--all", "4")
+    block = text.split("alternative 1 ", 1)[1].split("alternative 2 ", 1)[0]
+    first = alts[0]
+    if first["mode"] == "common-caller":
+        anchor = first["anchor"].split(":", 2)[2]
+        assert f"anchor  {anchor}" in block
+        assert f"FROM    {anchor} → " in block and f"TO      {anchor} → " in block
+
+
+def test_a_path_back_through_its_own_anchor_is_no_alternative() -> None:
+    import networkx as nx
+
+    g = nx.MultiDiGraph()
+    for n in "XSFPT":
+        g.add_node(n, path="a.ts", test=False)
+    # X calls S (line 1), which calls X back; X reaches TO through P (line 2) and FROM only at line 3, after
+    # it: the one "anchored" pair is X → S → X → F before X → P → T, through X twice
+    for u, v, line in (("X", "S", 1), ("S", "X", 1), ("X", "P", 2), ("X", "F", 3), ("P", "T", 1)):
+        g.add_edge(u, v, kind="direct", line=line, path="a.ts", confidence=1.0)
+    assert find_paths(g, ["F"], ["T"], k=5) == []

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.annotations.store import annotations_path
+from analyzer.errors import AnalyzerError
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,12 @@ class NotesFile:
                 "message": self.describe(count)}
 
 
-def locate_notes(lock_path: Path, override: Path | None = None) -> NotesFile:
+def locate_notes(lock_path: Path, override: Path | None = None, *, must_exist: bool = False) -> NotesFile:
+    """Where the notes are read from. With `must_exist` (commands that only read notes) a file named with
+    --annotations must exist: a typo must not read as "no notes"; only the default file may be absent."""
     path = annotations_path(lock_path, override)
+    if must_exist and override is not None and not path.is_file():
+        raise AnalyzerError(f"--annotations {override}: the file is missing; check the path, or leave the option "
+                            f"out to use {annotations_path(lock_path)}")
     why = "from --annotations" if override is not None else f"beside the lock file {lock_path.resolve()}"
     return NotesFile(path, why, path.is_file())

@@ -56,7 +56,7 @@ def recheck(session: Session, options: RecheckOptions = RecheckOptions(), *, com
     `new_pins`, already analysed as `new_analysis` when given). FROM/TO are resolved and traced exactly
     as `api.trace` does; reconciliation deltas and hazards at both pin sets are added. `notes` (default:
     read from `options.annotations` or the lock's reports/annotations.toml) are re-anchored at both."""
-    from analyzer.annotations import annotations_path, load_notes
+    from analyzer.annotations import load_notes, locate_notes
     from analyzer.api.trace import endpoints
     from analyzer.recheck import old_pins as pins_before
     from analyzer.recheck import recheck as compare_pin_sets
@@ -67,7 +67,7 @@ def recheck(session: Session, options: RecheckOptions = RecheckOptions(), *, com
         old_pins, origin = pins_before(lock, options.old_from, options.old_commits)
         old_origin = old_origin or origin
     if notes is None:
-        notes = load_notes(annotations_path(lock.path, options.annotations))
+        notes = load_notes(locate_notes(lock.path, options.annotations, must_exist=True).path)
     out = (options.out or lock.path.resolve().parent / "reports") if options.write_report else None
     document, path = compare_pin_sets(
         session, old_pins, new_pins or list(lock.repos.values()), spec_from, spec_to, notes=notes,

@@ -48,7 +48,7 @@ def report(session: Session, options: ReportOptions = ReportOptions(), *, at: li
     from analyzer.api.trace import trace
     from analyzer.report import build_report, reader_for, report_dirname, write_report
 
-    notes_file = locate_notes(session.lock.path, options.annotations)
+    notes_file = locate_notes(session.lock.path, options.annotations, must_exist=True)
     notes = load_notes(notes_file.path)
     analysis = open_analysis(session, at=at)
     found = trace(analysis, replace(options.trace, alternatives=1)).document

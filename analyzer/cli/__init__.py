@@ -37,6 +37,22 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     parser.add_argument("-v", "--verbose", action="count", default=d(0), help="more detail (repeatable)")
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the text already says it (argparse's own
+    ArgumentDefaultsHelpFormatter also prints `(default: None)` and repeats defaults already written)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (default in (None, False, True, [], argparse.SUPPRESS) or not action.option_strings
+                or text == argparse.SUPPRESS):
+            return text
+        shown = str(default)
+        if "default" in text.lower() or shown in text or "%(default)" in text:
+            return text
+        return f"{text} (default: {shown.replace('%', '%%')})".lstrip()
+
+
 def discover_commands() -> list[ModuleType]:
     mods = [importlib.import_module(f"{commands_pkg.__name__}.{info.name}")
             for info in pkgutil.iter_modules(commands_pkg.__path__) if not info.name.startswith("_")]
@@ -54,7 +70,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     by_name: dict[str, ModuleType] = {}
     for mod in discover_commands():
-        p = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
+        p = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP),
+                           formatter_class=DefaultsHelpFormatter)
         _global_options(p, suppress=True)
         if hasattr(mod, "add_arguments"):
             mod.add_arguments(p)

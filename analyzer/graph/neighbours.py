@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from analyzer.graph.queries import edges_in, edges_out, resolve_symbol
+from analyzer.graph.queries import edges_in, edges_out, production_first, resolve_symbol
 
 if TYPE_CHECKING:
     from analyzer.graph.protocol import CallGraph  # the stored view and networkx graphs alike
@@ -28,8 +28,9 @@ def neighbours(g: CallGraph, spec: str, direction: str, *, allow_guesses: bool =
                include_tests: bool = False) -> dict[str, Any]:
     """Edges into (`direction="in"`) or out of every definition `spec` names. Raises AnalyzerError (with
     the closest names) for an unknown symbol."""
-    matches = resolve_symbol(g, spec)
-    hidden = {"guesses": 0, "tests": 0}
+    every = resolve_symbol(g, spec)
+    matches = production_first(g, every, include_tests)
+    hidden = {"guesses": 0, "tests": 0, "test_definitions": len(every) - len(matches)}
     definitions = []
     for match in matches:
         row = definition_row(g, match.node)

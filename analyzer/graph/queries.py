@@ -77,11 +77,25 @@ def resolve_symbol(g: CallGraph, spec: str,
     return matches
 
 
-def resolve_one(g: CallGraph, spec: str) -> SymbolMatch:
-    """Like `resolve_symbol`, but an ambiguous name is an error listing the candidates and their places."""
-    matches = resolve_symbol(g, spec)
+def production_first(g: CallGraph, matches: list[SymbolMatch], include_tests: bool) -> list[SymbolMatch]:
+    """Production definitions before test ones; without `include_tests` the test ones are dropped when a
+    production definition exists (a name defined only in test code still resolves, marked as test)."""
+    def is_test(m: SymbolMatch) -> bool:
+        return bool(g.nodes[m.node].get("test", False))
+
+    ordered = sorted(matches, key=is_test)
+    if not include_tests and any(not is_test(m) for m in ordered):
+        return [m for m in ordered if not is_test(m)]
+    return ordered
+
+
+def resolve_one(g: CallGraph, spec: str, *, include_tests: bool = True) -> SymbolMatch:
+    """Like `resolve_symbol`, but an ambiguous name is an error listing the candidates and their places
+    (production definitions first, test ones marked `[test]`)."""
+    matches = production_first(g, resolve_symbol(g, spec), include_tests)
     if len(matches) > 1:
-        listed = "; ".join(f"{m.node} (line {g.nodes[m.node]['line']})" for m in matches[:8])
+        listed = "; ".join(f"{m.node} (line {g.nodes[m.node]['line']})"
+                           + (" [test]" if g.nodes[m.node].get("test", False) else "") for m in matches[:8])
         more = f" and {len(matches) - 8} more" if len(matches) > 8 else ""
         raise AnalyzerError(f"ambiguous symbol {spec!r}: {listed}{more}; pass one as repo:path:Name")
     return matches[0]

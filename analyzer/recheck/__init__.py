@@ -5,7 +5,8 @@ Public API:
 - `compare(g_old, g_new, old_pins_json, new_pins_json, spec_from, spec_to, reader, notes)` (pure; no I/O
   besides reading source through `reader`), result schema in `analyzer.recheck.compare`.
 - `old_pins(lock, from_, from_commits)`, `pins_label(pins)`, `render_recheck_markdown(result)`.
-- Exit codes: 0 nothing on the path changed, 1 changes need a human look, 2 the path is broken.
+- Verdicts (`path_change`) and exit codes: `analyzer.recheck.verdict`; causes: `analyzer.recheck.causes`.
+  0 unchanged, 1 changed bodies / rerouted / unchanged but noteworthy, 2 broken.
 - Extension point for reconciliation deltas: `analyzer.recheck.reconcile` (calls
   `analyzer.usage.ledger_for_pins(ctx, pins)` when it exists).
 """

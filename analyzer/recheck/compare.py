@@ -3,12 +3,17 @@
 Symbols are identified across pins by (repo, qualified name) — the same identity notes use — so a file
 move or a line shift is reported as a move of the same hop, not as one hop removed and another added.
 
-Result (`analyzer.recheck/1`, plain data; `exit_code` 0 = nothing on the path changed, 1 = changes need a
-human look, 2 = the path is broken at the new pins: a hop vanished, FROM/TO gone, or no path found):
+Result (`analyzer.recheck/1`, plain data; `exit_code` from the verdict `path_change` — see
+`analyzer.recheck.verdict`: 0 unchanged, 1 changed bodies / rerouted / unchanged but noteworthy,
+2 broken: FROM/TO gone or no path at the new pins; a hop that vanished while a path still exists is a
+reroute, not a break):
 { "schema", "from", "to", "old": {"pins", "origin", "label"}, "new": {...},
   "endpoints": {"from": endpoint, "to": endpoint},
   "old_path": {"found", "hops": [node…], "mode", "anchor"}, "new_path": {...},
   "hops": [hop…], "edges": [edge check…], "broken": {"at_new": bool, "where": str|None, …},
+  "path_change": "unchanged"|"changed bodies"|"rerouted"|"broken",
+  "side_by_side": {"rows": [{"old", "new", "same"}…], "seam": {"parts_after", "rejoins_at", "old", "new"}}|None,
+  "cause": {"kind", "text", …}|None,   # first proven cause (broken/rerouted): see analyzer.recheck.causes
   "old_break": str|None,   # where the path was already broken at the old pins (if it was)
   "rules_stopped": [...], "annotations": [...], "reconciliation": {...},
   "hazards": {"available", "reason", "old_count", "new_count", "new": [finding…], "gone": [finding…]},
@@ -25,6 +30,8 @@ from typing import Any
 
 from analyzer.annotations import Note, anchor_note, body_diff, find_symbol, note_body_diff
 from analyzer.graph.protocol import CallGraph
+from analyzer.recheck.causes import first_cause, symbol_removed, unresolved_package_import
+from analyzer.recheck.verdict import VERDICT_EXIT, membership, path_change, side_by_side
 from analyzer.report.source import SourceReader
 from analyzer.trace.defaults import DEFAULT_MAX_DEPTH
 from analyzer.trace.search import SIDES, PathOptions, ambiguity_note, trace_graph
@@ -142,8 +149,10 @@ def _endpoint(side: str, spec: str, at_old: dict, at_new: dict, g_old: CallGraph
 def _path_summary(at: dict) -> dict[str, Any]:
     t = at["trace"]
     if not t or not t["found"]:
-        return {"found": False, "hops": [], "mode": None, "anchor": None}
-    return {"found": True, "hops": [h["node"] for h in t["hops"]], "mode": t["mode"], "anchor": t["anchor"]}
+        return {"found": False, "hops": [], "hop_list": [], "mode": None, "anchor": None, "confidence": None}
+    keep = ("node", "repo", "symbol", "path", "line", "branch")
+    return {"found": True, "hops": [h["node"] for h in t["hops"]], "mode": t["mode"], "anchor": t["anchor"],
+            "hop_list": [{k: h[k] for k in keep} for h in t["hops"]], "confidence": t["confidence"]}
 
 
 def _edge_checks(trace: dict | None, g_here: CallGraph, g_there: CallGraph) -> list[dict[str, Any]]:
@@ -156,16 +165,25 @@ def _edge_checks(trace: dict | None, g_here: CallGraph, g_there: CallGraph) -> l
         u = _counterpart(g_there, src) if src else None
         v = _counterpart(g_there, dst) if dst else None
         label = f"{src['symbol'] if src else e['source']} → {dst['symbol'] if dst else e['target']}"
+        repo = src["repo"] if src else e["source"].split(":", 1)[0]
         check: dict[str, Any] = {"index": i + 1, "edge": label, "kind": e["kind"], "rule": e.get("rule"),
-                                 "call": f"{e.get('call_path')}:{e.get('call_line')}", "ok": False, "reason": ""}
+                                 "call": f"{repo}:{e.get('call_path')}:{e.get('call_line')}", "ok": False,
+                                 "reason": "", "why": None, "source": e["source"], "target": e["target"],
+                                 "source_symbol": src["symbol"] if src else e["source"],
+                                 "target_symbol": dst["symbol"] if dst else e["target"],
+                                 "source_new": u, "target_new": v,
+                                 "attrs": {k: e.get(k) for k in ("kind", "rule", "call_text", "evidence")}}
         if u is None:
             check["reason"] = f"the caller {src['symbol'] if src else e['source']} is gone"
+            check["why"] = "caller-gone"
         elif v is None:
             check["reason"] = f"the callee {dst['symbol'] if dst else e['target']} is gone"
+            check["why"] = "callee-gone"
         else:
             there = [d for _, t, d in g_there.out_edges(u, data=True) if t == v]
             if not there:
                 check["reason"] = f"{g_there.nodes[u]['qualname']} no longer calls {g_there.nodes[v]['qualname']}"
+                check["why"] = "no-call"
             else:
                 check["ok"] = True
                 kinds = sorted({d["kind"] for d in there})
@@ -184,58 +202,34 @@ def _first_break(checks: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def compare(g_old: CallGraph, g_new: CallGraph, old_pins: dict[str, Any], new_pins: dict[str, Any],
             spec_from: str, spec_to: str, reader: SourceReader, notes: list[Note] | None = None, *,
-            max_depth: int = DEFAULT_MAX_DEPTH, allow_guesses: bool = False) -> dict[str, Any]:
-    """The full comparison (see the module docstring); `old_pins`/`new_pins` are `Analysis.pins_json()`."""
+            max_depth: int = DEFAULT_MAX_DEPTH, allow_guesses: bool = False,
+            aliases: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """The full comparison (see the module docstring); `old_pins`/`new_pins` are `Analysis.pins_json()`,
+    `aliases` the lock's package aliases per repo (for the fix an unresolved import names)."""
     at_old = trace_at(g_old, spec_from, spec_to, old_pins, max_depth=max_depth, allow_guesses=allow_guesses)
     at_new = trace_at(g_new, spec_from, spec_to, new_pins, max_depth=max_depth, allow_guesses=allow_guesses)
     _align_definitions(at_old, g_old, at_new, g_new)
     endpoints = {side: _endpoint(side, spec, at_old, at_new, g_old, g_new, reader, old_pins, new_pins)
                  for side, spec in (("from", spec_from), ("to", spec_to))}
     old_path, new_path = _path_summary(at_old), _path_summary(at_new)
-
-    # hops: old path order first, then hops only on the new path
-    hops: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
-    for side, nodes, g_here, g_there in (("old", old_path["hops"], g_old, g_new), ("new", new_path["hops"], g_new,
-                                                                                    g_old)):
-        for node in nodes:
-            here = _loc(g_here, node)
-            assert here is not None
-            key = (here["repo"], here["symbol"])
-            if key in seen:
-                continue
-            seen.add(key)
-            there = _loc(g_there, _counterpart(g_there, here))
-            old, new = (here, there) if side == "old" else (there, here)
-            rep = _symbol_report(reader, old, new, old_pins, new_pins)
-            on_old = old is not None and old["node"] in old_path["hops"]
-            on_new = new is not None and new["node"] in new_path["hops"]
-            rep.update(repo=key[0], symbol=key[1], on_old_path=on_old, on_new_path=on_new)
-            if on_old and not on_new and new is not None and new_path["found"]:
-                rep["status"] += "; no longer on the path"
-            if on_new and not on_old and old is not None:
-                rep["status"] += "; joined the path"
-            hops.append(rep)
+    hops = _hops(old_path, new_path, g_old, g_new, reader, old_pins, new_pins)
 
     checks = _edge_checks(at_old["trace"], g_old, g_new)
     brk = _first_break(checks)
+    rules = _rules_stopped(g_old, g_new, at_old["trace"])
     broken: dict[str, Any] = {"at_new": False, "where": None, "edge": None}
-    vanished = [h for h in hops if h["on_old_path"] and h["new"] is None]
-    if at_new["from_node"] is None or at_new["to_node"] is None:
-        gone = [f"{s.upper()} not found at the new pins ({at_new[f'{s}_error']})" for s in ("from", "to")
-                if at_new[f"{s}_node"] is None]
-        where = "; ".join(gone)
+    gone_ends = [s for s in ("from", "to") if at_new[f"{s}_node"] is None]
+    if gone_ends:
+        where = "; ".join(f"{s.upper()} not found at the new pins ({at_new[f'{s}_error']})" for s in gone_ends)
         if brk is not None:
             where += f"; first edge of the old path missing: edge {brk['index']} ({brk['edge']}, {brk['kind']} at " \
                      f"{brk['call']}): {brk['reason']}"
         broken.update(at_new=True, where=where, edge=brk)
-    elif vanished or not new_path["found"]:
+    elif not new_path["found"]:
         broken["at_new"] = True
         if brk is not None:
             broken.update(where=f"edge {brk['index']} ({brk['edge']}, {brk['kind']} at {brk['call']}): "
                                 f"{brk['reason']}", edge=brk)
-        elif vanished:
-            broken["where"] = "hop gone: " + ", ".join(f"{h['repo']}:{h['symbol']}" for h in vanished)
         else:
             broken["where"] = ("no path at the new pins, although every edge of the old path still exists "
                                "(the call order in the anchor or the depth limit changed)" if old_path["found"]
@@ -261,8 +255,75 @@ def compare(g_old: CallGraph, g_new: CallGraph, old_pins: dict[str, Any], new_pi
         "broken": broken, "old_break": old_break, "rules_stopped": rules, "annotations": annotations,
         "reconciliation": {"available": False, "deltas": [], "reason": "not computed"}, "notes": ambiguity,
     }
+    result["path_change"] = path_change(result)
+    result["side_by_side"] = side_by_side(old_path["hop_list"], new_path["hop_list"]) \
+        if result["path_change"] == "rerouted" and old_path["found"] else None  # nothing to set beside a path
+    result["cause"] = _cause(result, at_old, g_old, g_new, reader, old_pins, new_pins, aliases or {})
     result["reasons"], result["exit_code"] = _verdict(result)
     return result
+
+
+def _hops(old_path: dict[str, Any], new_path: dict[str, Any], g_old: CallGraph, g_new: CallGraph,
+          reader: SourceReader, old_pins: dict[str, Any], new_pins: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every hop of either path, old path order first; `membership` (kept/added/removed) and the status
+    text come from the same two flags, so the summary counts and the list agree."""
+    hops: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    found_old, found_new = old_path["found"], new_path["found"]
+    for side, nodes, g_here, g_there in (("old", old_path["hops"], g_old, g_new),
+                                         ("new", new_path["hops"], g_new, g_old)):
+        for node in nodes:
+            here = _loc(g_here, node)
+            assert here is not None
+            key = (here["repo"], here["symbol"])
+            if key in seen:
+                continue
+            seen.add(key)
+            there = _loc(g_there, _counterpart(g_there, here))
+            old, new = (here, there) if side == "old" else (there, here)
+            rep = _symbol_report(reader, old, new, old_pins, new_pins)
+            on_old = old is not None and old["node"] in old_path["hops"]
+            on_new = new is not None and new["node"] in new_path["hops"]
+            rep.update(repo=key[0], symbol=key[1], on_old_path=on_old, on_new_path=on_new)
+            rep["membership"] = membership(rep, found_old, found_new)
+            if rep["membership"] == "removed":
+                rep["status"] += "; no longer on the path"
+            elif rep["membership"] == "added":
+                rep["status"] += "; joined the path" if old is not None else "; on the new path"
+            hops.append(rep)
+    return hops
+
+
+def _cause(r: dict[str, Any], at_old: dict[str, Any], g_old: CallGraph, g_new: CallGraph,
+           reader: SourceReader, old_pins: dict[str, Any], new_pins: dict[str, Any],
+           aliases: dict[str, list[str]]) -> dict[str, Any] | None:
+    """The first cause the graphs prove, for a broken or rerouted path (None otherwise)."""
+    if r["path_change"] not in ("broken", "rerouted"):
+        return None
+    for side in ("from", "to"):  # an endpoint that is gone explains everything after it
+        ep = r["endpoints"][side]
+        if ep["old"] is not None and ep["new"] is None:
+            return dict(symbol_removed(g_old, g_new, ep["old"]["node"]), endpoint=side)
+    brk = _first_break(r["edges"])
+    if brk is not None:
+        return dict(first_cause(brk, g_old, g_new, reader, old_pins, new_pins, aliases, r["rules_stopped"]),
+                    edge=brk["index"])
+    for label, path, g, pins in (("new", r["new_path"], g_new, new_pins), ("old", r["old_path"], g_old, old_pins)):
+        to = r["endpoints"]["to"][label]
+        if not path["found"] and to is not None:
+            found = unresolved_package_import(g, reader, pins, to["repo"], to["path"], aliases, label)
+            if found is not None:
+                return found
+    if not r["old_path"]["found"]:
+        return {"kind": "no-old-path", "text": f"there was no path at the old pins ({r['old_break']})"}
+    if r["path_change"] == "rerouted":
+        return {"kind": "preferred-route",
+                "text": f"every edge of the old path still exists at the new pins; the new path ranks higher "
+                        f"(confidence {r['old_path']['confidence']:.2f} → {r['new_path']['confidence']:.2f}, "
+                        f"{len(r['old_path']['hops'])} → {len(r['new_path']['hops'])} hops)"}
+    return {"kind": "unknown", "text": "every edge of the old path still exists, yet no path was found (the call "
+                                       "order in the anchor or the depth limit changed); run 'analyze trace' at "
+                                       "both pin sets to compare"}
 
 
 def _ambiguity_notes(at_old: dict[str, Any], at_new: dict[str, Any], specs: dict[str, str]) -> list[str]:
@@ -300,24 +361,34 @@ def _annotations(g_old: CallGraph, g_new: CallGraph, notes: list[Note], reader: 
 
 
 def _verdict(r: dict[str, Any]) -> tuple[list[str], int]:
+    """The reasons a human should look, and the exit code: the verdict's (`VERDICT_EXIT`), raised to 1 when
+    an unchanged path still has something noteworthy (a move, a stale note, a rule, a hazard, a value)."""
     reasons: list[str] = []
-    if r["broken"]["at_new"]:
+    verdict = r["path_change"]
+    cause = r.get("cause")
+    if verdict == "broken":
         reasons.append(f"path broken at the new pins: {r['broken']['where']}")
+    elif verdict == "rerouted":
+        seam = r.get("side_by_side") and r["side_by_side"]["seam"]
+        where = f" after {seam['parts_after']}" if seam and seam["parts_after"] else ""
+        reasons.append(f"the path is rerouted{where}" if r["old_path"]["found"] else
+                       "a path exists at the new pins")
+    if cause:
+        reasons.append(f"cause: {cause['text']}")
     for side in ("from", "to"):
         ep = r["endpoints"][side]
         if ep["changes"]:
             reasons.append(f"{side.upper()} {ep['spec']}: {ep['status']}")
     ends = {(ep[x]["repo"], ep[x]["symbol"]) for ep in r["endpoints"].values() for x in ("old", "new") if ep[x]}
     for h in r["hops"]:
-        membership = r["new_path"]["found"] and h["on_old_path"] != h["on_new_path"]
-        if (h["changes"] or membership) and (h["repo"], h["symbol"]) not in ends:
-            reasons.append(f"hop {h['repo']}:{h['symbol']}: {h['status']}")
-        elif h["old"] is not None and h["new"] is None and h["on_old_path"] and (h["repo"], h["symbol"]) not in ends:
+        if (h["repo"], h["symbol"]) in ends:
+            continue
+        if h["changes"] or h["membership"] in ("added", "removed") or (h["on_old_path"] and h["new"] is None):
             reasons.append(f"hop {h['repo']}:{h['symbol']}: {h['status']}")
     for c in r["edges"]:
         if c.get("changed"):
             reasons.append(f"edge {c['edge']}: {c['changed']}")
-        elif not c["ok"] and not r["broken"]["at_new"]:
+        elif not c["ok"] and verdict != "broken":
             reasons.append(f"edge {c['edge']}: {c['reason']} (the new path goes another way)")
     if not r["old_path"]["found"] and r["new_path"]["found"]:
         reasons.append(f"the path did not exist at the old pins ({r['old_break']})")
@@ -333,7 +404,9 @@ def _verdict(r: dict[str, Any]) -> tuple[list[str], int]:
         from analyzer.hazards.compare import describe
 
         reasons.append(f"new hazard {f['id']}: {describe(f)}")
-    code = EXIT_BROKEN if r["broken"]["at_new"] else EXIT_CHANGED if reasons else EXIT_OK
+    code = VERDICT_EXIT[verdict]
+    if code == EXIT_OK and reasons:
+        code = EXIT_CHANGED
     return reasons, code
 
 

@@ -49,6 +49,9 @@ def old_pins(current: Lock, from_: str | None = None,
         path = Path(from_)
         if path.is_file():
             base, origin = load_lock(path), f"lock file {path}"
+        elif _looks_like_file(from_):
+            raise AnalyzerError(f"--from {from_}: the file {path} is missing (pass an existing lock file, or a git "
+                                f"revision of {current.path.name} such as HEAD~1)")
         else:
             base, origin = lock_at_rev(current.path, from_), f"{current.path.name} at {from_}"
     elif from_commits:
@@ -60,6 +63,13 @@ def old_pins(current: Lock, from_: str | None = None,
         pins = apply_commits(pins, from_commits)
         origin += " with " + ", ".join(from_commits)
     return pins, origin
+
+
+def _looks_like_file(text: str) -> bool:
+    """A name with a file suffix (`old.lock`) or a directory part that exists names a file, not a revision."""
+    path = Path(text)
+    has_suffix = bool(path.suffix) and not text.startswith(("HEAD", "@"))
+    return has_suffix or (path.parent != Path(".") and path.parent.is_dir())
 
 
 def pins_label(pins: list[RepoPin]) -> str:

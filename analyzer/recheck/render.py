@@ -7,8 +7,44 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-EXIT_MEANING = {0: "nothing on the path changed", 1: "changes need a human look",
-                2: "the path is broken at the new pins"}
+from analyzer.numbers import count, value
+from analyzer.recheck.verdict import counts as verdict_counts
+
+VERDICT_MEANING = {
+    "unchanged": "the same hops in the same order, no body changed",
+    "changed bodies": "the same hops, some bodies changed",
+    "rerouted": "a path still exists, through other hops",
+    "broken": "no path at the new pins",
+}
+
+
+def verdict_line(r: dict[str, Any]) -> str:
+    """`rerouted — exit 1: a path still exists, through other hops`."""
+    meaning = VERDICT_MEANING[r["path_change"]]
+    if r["path_change"] == "rerouted" and not r["old_path"]["found"]:
+        meaning = "a path exists at the new pins, and there was none at the old pins"
+    elif r["path_change"] == "broken" and not r["old_path"]["found"]:
+        meaning = "no path at either pin set"
+    return f"{r['path_change']} — exit {r['exit_code']}: {meaning}"
+
+
+def side_by_side_md(r: dict[str, Any]) -> list[str]:
+    """Old and new hops in two columns; the rows where they differ are marked, the seam is said first."""
+    sbs = r.get("side_by_side")
+    if not sbs:
+        return []
+    out = ["## Old and new path side by side", ""]
+    seam = sbs["seam"]
+    if seam:
+        parts = f"after {seam['parts_after']}" if seam["parts_after"] else "from the first hop"
+        rejoin = f" and rejoin at {seam['rejoins_at']}" if seam["rejoins_at"] else " and do not rejoin"
+        out += [f"The paths part {parts}{rejoin}.", ""]
+    out += ["| | old path | new path |", "| --- | --- | --- |"]
+    for row in sbs["rows"]:
+        cells = [f"{h['repo']}:`{h['symbol']}` `{h['path']}:{h['line']}`" if h else "—"
+                 for h in (row["old"], row["new"])]
+        out.append(f"| {'' if row['same'] else '≠'} | {cells[0]} | {cells[1]} |")
+    return out + [""]
 
 
 def _pins_md(side: dict[str, Any]) -> list[str]:
@@ -21,13 +57,18 @@ def _loc(x: dict[str, Any] | None) -> str:
 
 
 def render_recheck_markdown(r: dict[str, Any]) -> str:
-    code = r["exit_code"]
     out = [f"# Re-check `{r['from']}` → `{r['to']}`", "",
-           f"**Verdict: exit {code} — {EXIT_MEANING[code]}.**", "",
+           f"**Verdict: {verdict_line(r)}.**", "",
            f"Old pins ({r['old']['origin']}):", *_pins_md(r["old"]), "",
            f"New pins ({r['new']['origin']}):", *_pins_md(r["new"]), ""]
     if r["broken"]["at_new"]:
         out += [f"**Where the path broke:** {r['broken']['where']}", ""]
+    if r.get("cause"):
+        out += [f"**First cause:** {r['cause']['text']}", ""]
+        if r["cause"].get("aliases_fix") and r["cause"].get("pins", "new") == "new":
+            title = "Fix in the lock:" if r["cause"].get("fix_restores_edge") else "To try in the lock:"
+            out += [title, "", "```toml", f"[repos.{r['cause']['repo']}]", r["cause"]["aliases_fix"], "```", ""]
+    out += side_by_side_md(r)
     if r.get("old_break"):
         out += [f"At the old pins the path was already broken: {r['old_break']}", ""]
     out += ["## FROM and TO", ""]
@@ -48,8 +89,8 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
         out.append(f"| {h['repo']}:`{h['symbol']}` | {_loc(h['old'])} | {_loc(h['new'])} | {onp} | {h['status']} |")
     out.append("")
     groups = {
-        "Added to the path": [h for h in r["hops"] if h["on_new_path"] and not h["on_old_path"] and found_old],
-        "Removed from the path": [h for h in r["hops"] if h["on_old_path"] and not h["on_new_path"] and found_new],
+        "Added to the path": [h for h in r["hops"] if h["membership"] == "added"],
+        "Removed from the path": [h for h in r["hops"] if h["membership"] == "removed"],
         "Moved": [h for h in r["hops"] if {"moved-file", "moved-line"} & set(h["changes"])],
         "Bodies changed": [h for h in r["hops"] if "body-changed" in h["changes"]],
     }
@@ -89,7 +130,8 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
     if not rec["available"]:
         out.append(f"- not available: {rec['reason']}")
     else:
-        out += [f"- `{d['key']}`: {d['old']} → {d['new']}" for d in rec["deltas"]] or ["- no value changed"]
+        out += [f"- `{d['key']}`: {value(d['old'])} → {value(d['new'])}" for d in rec["deltas"]] \
+            or ["- no value changed"]
     out += hazards_md(r.get("hazards"))
     if _parsed(r):
         out += ["", f"Index at the new pins: {_parsed(r)} (the rest came from the per-blob cache; a graph "
@@ -102,8 +144,7 @@ def render_recheck_markdown(r: dict[str, Any]) -> str:
 def print_summary(r: dict[str, Any], console: Console, report_path: str | None = None) -> None:
     code = r["exit_code"]
     style = {0: "green", 1: "yellow", 2: "red"}[code]
-    console.print(f"[bold]recheck[/] {escape(r['from'])} → {escape(r['to'])}: "
-                  f"[{style}]exit {code} — {EXIT_MEANING[code]}[/]")
+    console.print(f"[bold]recheck[/] {escape(r['from'])} → {escape(r['to'])}: [{style}]{escape(verdict_line(r))}[/]")
     console.print(f"  old: {escape(r['old']['label'])} ({escape(r['old']['origin'])})")
     console.print(f"  new: {escape(r['new']['label'])} ({escape(r['new']['origin'])})")
     for side in ("from", "to"):
@@ -113,19 +154,20 @@ def print_summary(r: dict[str, Any], console: Console, report_path: str | None =
         console.print(f"  [yellow]note:[/] {escape(note)}")
     if r["broken"]["at_new"]:
         console.print(f"  [red]broken:[/] {escape(r['broken']['where'] or '')}")
+    if r.get("cause"):
+        console.print(f"  [bold]cause:[/] {escape(r['cause']['text'])}")
+        if r["cause"].get("aliases_fix") and r["cause"].get("pins", "new") == "new":  # not for the old pins
+            label = "fix" if r["cause"].get("fix_restores_edge") else "try"
+            console.print(f"  {label}: " + escape(f"in [repos.{r['cause']['repo']}] of the lock set "
+                                             f"{r['cause']['aliases_fix']}"))
+    seam = (r.get("side_by_side") or {}).get("seam")
+    if seam:
+        console.print(f"  seam: the paths part after {escape(seam['parts_after'] or 'the start')}; old "
+                      f"{escape(', '.join(seam['old']) or '—')} / new {escape(', '.join(seam['new']) or '—')}"
+                      + (f"; rejoin at {escape(seam['rejoins_at'])}" if seam["rejoins_at"] else ""))
     if r.get("old_break"):
         console.print(f"  old pins: {escape(r['old_break'])}")
-    found_old, found_new = r["old_path"]["found"], r["new_path"]["found"]
-    counts = {
-        "added": sum(1 for h in r["hops"] if h["on_new_path"] and not h["on_old_path"] and found_old),
-        "removed": sum(1 for h in r["hops"] if h["on_old_path"] and not h["on_new_path"] and found_new),
-        "moved": sum(1 for h in r["hops"] if {"moved-file", "moved-line"} & set(h["changes"])),
-        "bodies changed": sum(1 for h in r["hops"] if "body-changed" in h["changes"]),
-        "rules stopped": len(r["rules_stopped"]),
-        "notes stale/orphaned": sum(1 for a in r["annotations"] if a["status"] in ("stale", "orphaned")),
-        "hazards new/gone": "{}/{}".format(len((r.get("hazards") or {}).get("new", [])),
-                                           len((r.get("hazards") or {}).get("gone", []))),
-    }
+    counts = verdict_counts(r)
     console.print("  " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
     for reason in r["reasons"][:12]:
         console.print(f"  - {escape(reason)}")
@@ -159,4 +201,5 @@ def hazards_md(h: dict[str, Any] | None) -> list[str]:
 def _parsed(r: dict[str, Any]) -> str:
     """`dsh 0/5120 parsed, pi 37/2210 parsed` for the new pins (files not parsed came from the blob cache)."""
     stats = (r.get("index") or {}).get("new") or {}
-    return ", ".join(f"{name} {s.get('parsed', 0)}/{s.get('files', 0)} files parsed" for name, s in stats.items())
+    return ", ".join(f"{name} {count(s.get('parsed', 0))}/{count(s.get('files', 0))} files parsed"
+                     for name, s in stats.items())

@@ -39,7 +39,8 @@ def recheck(ctx: Workspace, old_pins: list[RepoPin], new_pins: list[RepoPin], sp
     reader = reader_for(ctx, new_pins)
     # the views answer everything the comparison asks; hazards materialise the full graphs themselves
     result = compare(old.view, new.view, old.pins_json(), new.pins_json(), spec_from, spec_to, reader, notes,
-                     max_depth=max_depth, allow_guesses=allow_guesses)
+                     max_depth=max_depth, allow_guesses=allow_guesses,
+                     aliases={p.name: list(p.aliases) for p in new_pins})
     result["old"] = {"pins": old.pins_json(), "origin": old_origin, "label": pins_label(old_pins)}
     result["new"] = {"pins": new.pins_json(), "origin": new_origin, "label": pins_label(new_pins)}
     # what the per-blob index cache saved: the second pin set re-parses only blobs that changed

@@ -40,9 +40,8 @@ class RefNotFound(SourceError):
 
 class MissingCommit(SourceError):
     def __init__(self, name: str, url: str, commit: str) -> None:
-        super().__init__(f"{name}: {url} does not have commit {commit} (not even after a full fetch); check "
-                         f"the commit in repos.lock, or fetch from a copy that has it with "
-                         f"--source {name}=URL_OR_PATH")
+        super().__init__(f"{name}: commit {commit} is not in {url}; check the commit in repos.lock, or fetch "
+                         f"from a copy that has it with --source {name}=URL_OR_PATH")
 
 
 class DirtyWorkTree(SourceError):

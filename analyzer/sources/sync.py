@@ -210,6 +210,8 @@ def fetch_commit(repo: git.Repo, name: str, url: str, commit: str, refspecs: lis
             except GitFailure as exc:
                 raise UnreachableSource(name, url, exc.reason) from None
         return None
+    if set(commit) == {"0"}:
+        raise MissingCommit(name, url, commit)  # git's null id names no object anywhere: no fetch can find it
     method = "full"
     if len(commit) == 40:
         try:
@@ -224,10 +226,21 @@ def fetch_commit(repo: git.Repo, name: str, url: str, commit: str, refspecs: lis
             run_git(repo, ["fetch", "--tags", *unshallow, *flag, "origin", "+refs/heads/*:refs/remotes/origin/*",
                            *refspecs], network=True, progress=progress)
         except GitFailure as exc:
-            raise UnreachableSource(name, url, exc.reason) from None
+            if not _reachable(repo):
+                raise UnreachableSource(name, url, exc.reason) from None
+            # the server answers but refuses the fetch of a commit it lacks ("possible repository corruption")
     if not has_commit(repo, commit):
         raise MissingCommit(name, url, commit)
     return method
+
+
+def _reachable(repo: git.Repo) -> bool:
+    """True when origin answers a plain ref listing (so a failed fetch was about the commit, not the server)."""
+    try:
+        run_git(repo, ["ls-remote", "--heads", "origin"], network=True)
+    except GitFailure:
+        return False
+    return True
 
 
 def head_commit(repo: git.Repo) -> str | None:

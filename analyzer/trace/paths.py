@@ -200,7 +200,8 @@ def find_paths(g: CallGraph, sources: list[str], targets: list[str], *, allow_gu
         if anchor in sources or anchor in targets:
             continue
         candidate = _anchored(g, anchor, pick, to_source, to_target, max_depth)
-        if candidate is not None:
+        # a path that comes back through its own anchor is that anchor's path twice, not an alternative
+        if candidate is not None and anchor not in {s.target for s in candidate.steps}:
             candidates.append(candidate)
     candidates.sort(key=lambda p: (p.cost, len(p.steps), p.anchor))
     results.extend(candidates)

@@ -63,8 +63,23 @@ def render_text(result: dict[str, Any], console: Console, *, verbose: int = 0) -
             alts = alts or "none in product code"
             console.print(f"        [yellow]other live targets at this seam:[/] {escape(alts)}{more}{tests}")
     for i, alt in enumerate(result["alternatives"], 1):
-        console.print(f"  alternative {i} ({alt['mode']}, confidence {alt['confidence']:.2f}): "
-                      + escape(" → ".join(n.split(":", 2)[2] for n in alt["hops"])))
+        render_alternative(console, i, alt)
+
+
+def _short(node: str) -> str:
+    return node.split(":", 2)[2]
+
+
+def render_alternative(console: Console, i: int, alt: dict[str, Any]) -> None:
+    """One alternative as its own branch: the anchor, then the FROM side and the TO side from it."""
+    console.print(f"  [bold]alternative {i}[/] ({alt['mode']}, confidence {alt['confidence']:.2f})")
+    if alt["mode"] != "common-caller" or not alt.get("anchor"):
+        console.print("    path    " + escape(" → ".join(_short(n) for n in alt["hops"])))
+        return
+    anchor = alt["anchor"]
+    console.print(f"    anchor  [bold]{escape(_short(anchor))}[/] [dim]{escape(anchor.rsplit(':', 1)[0])}[/]")
+    for label, key in (("FROM", "from_branch"), ("TO", "to_branch")):
+        console.print(f"    {label:<7} " + escape(" → ".join(_short(n) for n in [anchor, *alt.get(key, [])])))
 
 
 def _mermaid_id(node: str, ids: dict[str, str]) -> str:

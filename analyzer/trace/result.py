@@ -11,7 +11,9 @@ JSON schema `analyzer.trace/1` (stable; additions only):
   "confidence": float,               # product of edge confidences
   "hops": [hop, …],                  # in reading order (see below)
   "edges": [edge, …],                # the edges between consecutive hops, with evidence
-  "alternatives": [{"mode", "anchor", "confidence", "hops": [node, …]}, …],
+  "alternatives": [{"mode", "anchor", "confidence", "hops": [node, …],
+                    "from_branch": [node, …],   # after the anchor, down to FROM (empty for direct)
+                    "to_branch": [node, …]}, …],  # after the anchor (or FROM, direct), down to TO
   "candidates": {"from": [node, …], "to": [node, …]}   # every definition the names matched
 }
 hop  = {"node", "repo", "path", "line", "end_line", "symbol", "kind", "branch": "anchor"|"from"|"to"|"path",
@@ -77,7 +79,9 @@ def trace_result(g: CallGraph, spec_from: str, spec_to: str, paths: list[TracePa
     for alt in paths[1:]:
         nodes = ([alt.anchor] if alt.anchor else [alt.to_branch[0].source]) + [s.target for s in alt.steps]
         out["alternatives"].append({"mode": alt.mode, "anchor": alt.anchor,
-                                    "confidence": round(alt.confidence, 4), "hops": nodes})
+                                    "confidence": round(alt.confidence, 4), "hops": nodes,
+                                    "from_branch": [s.target for s in alt.from_branch],
+                                    "to_branch": [s.target for s in alt.to_branch]})
     return out
 
 

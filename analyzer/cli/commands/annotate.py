@@ -24,6 +24,8 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("symbol", nargs="?", metavar="SYMBOL")
     parser.add_argument("text", nargs="?", metavar="TEXT", help="the note ('-' reads it from stdin)")
     parser.add_argument("--remove", action="store_true", help="delete the note on SYMBOL")
+    parser.add_argument("--include-tests", action="store_true",
+                        help="let SYMBOL name a definition in test code when production code defines it too")
     parser.add_argument("--annotations", type=Path, metavar="FILE",
                         help="notes file (default reports/annotations.toml beside the lock)")
     add_at_option(parser)
@@ -42,7 +44,7 @@ def run(args: Any, ctx: CliContext) -> int:
         raise AnalyzerError("annotate needs TEXT (or --remove, or no SYMBOL to list the notes)")
     analysis = load_analysis(ctx, args)
     g = analysis.view
-    node = resolve_one(g, args.symbol).node
+    node = resolve_one(g, args.symbol, include_tests=args.include_tests).node
     a = g.nodes[node]
     if args.remove:
         if not remove_note(path, a["repo"], a["qualname"], a["path"]):

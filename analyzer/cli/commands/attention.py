@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from analyzer.cli.context import CliContext
+from analyzer.cli.options import add_record_option
 from analyzer.errors import AnalyzerError
 from analyzer.records.i18n import DEFAULT_LANG, LANGS
 
@@ -44,8 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     exp.add_argument("--verify-max", type=int, default=2048, metavar="TOKENS",
                      help="run prefix pairs up to this length through the model; longer ones are counted (2048)")
     out = parser.add_argument_group("output")
-    out.add_argument("--record", nargs="?", const="-", default=None, metavar="FILE",
-                     help="write the research records as Markdown to FILE (stdout when FILE is omitted)")
+    add_record_option(out, "the research records")
     out.add_argument("--lang", choices=LANGS, default=DEFAULT_LANG,
                      help="language of the record's headings and sentences; numbers and names stay as they are (en)")
     out.add_argument("--plot", default=None, metavar="DIR", help="write PNG figures into DIR")

@@ -21,7 +21,8 @@ from analyzer.lock import load_lock
 NAME = "bump"
 HELP = "pin NAME to REF and re-check the request path (lock untouched if REF cannot be fetched or indexed)"
 ORDER = 33
-DESCRIPTION = HELP + ". Exit codes as for 'analyze recheck' (0 unchanged, 1 look, 2 broken, 3 could not run)."
+DESCRIPTION = HELP + (". Verdict and exit codes as for 'analyze recheck' (0 unchanged, 1 changed bodies or "
+                      "rerouted or worth a look, 2 broken, 3 could not run).")
 
 
 def add_arguments(parser: Any) -> None:
@@ -32,7 +33,7 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
-    from analyzer.annotations import annotations_path, load_notes
+    from analyzer.annotations import load_notes, locate_notes
     from analyzer.api import open_analysis
     from analyzer.api.recheck import recheck
     from analyzer.api.trace import endpoints
@@ -42,7 +43,7 @@ def run(args: Any, ctx: CliContext) -> int:
     lock = ctx.lock
     pin = lock.get(args.name)
     endpoints(lock, args.from_symbol, args.to_symbol, "recheck")  # before anything is fetched
-    notes = load_notes(annotations_path(lock.path, args.annotations))
+    notes = load_notes(locate_notes(lock.path, args.annotations, must_exist=True).path)
     original = lock.path.read_bytes()
     with tempfile.TemporaryDirectory(prefix="analyzer-bump-") as tmp:
         scratch = Path(tmp) / lock.path.name

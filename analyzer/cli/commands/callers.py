@@ -20,7 +20,8 @@ DIRECTION = "in"
 def add_arguments(parser: Any) -> None:
     parser.add_argument("symbol", nargs="+", help="name, Class.method, Class, or repo:path:Qualified.name")
     parser.add_argument("--allow-guesses", action="store_true", help="include `name` (guessed) edges")
-    parser.add_argument("--include-tests", action="store_true", help="include callers/callees in test code")
+    parser.add_argument("--include-tests", action="store_true",
+                        help="include definitions, callers and callees in test code")
     add_at_option(parser)
 
 
@@ -62,7 +63,7 @@ def _print_text(ctx: CliContext, r: dict[str, Any], direction: str) -> None:
                       f"{escape(places)}); each is listed separately (pass repo:path:Name for one)")
     for dfn in defs:
         header = f"{what} of {dfn['symbol']} ({dfn['kind']}{'' if dfn['has_body'] else ', no body'}) " \
-                 f"{dfn['repo']}:{dfn['path']}:{dfn['line']}"
+                 f"{dfn['repo']}:{dfn['path']}:{dfn['line']}" + (" [test]" if dfn["test"] else "")
         ctx.out.print(f"[bold]{escape(header)}[/]")
         if not dfn["edges"]:
             ctx.out.print(f"  no {what} in the graph")
@@ -80,6 +81,8 @@ def _print_text(ctx: CliContext, r: dict[str, Any], direction: str) -> None:
     notes = []
     if hidden["guesses"]:
         notes.append(f"{hidden['guesses']} guessed (`name`) edge(s) hidden; --allow-guesses shows them")
+    if hidden.get("test_definitions"):
+        notes.append(f"{hidden['test_definitions']} definition(s) in test code hidden; --include-tests shows them")
     if hidden["tests"]:
         notes.append(f"{hidden['tests']} edge(s) with test code hidden; --include-tests shows them")
     for note in notes:

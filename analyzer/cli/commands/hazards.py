@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from analyzer.cli.context import CliContext
+from analyzer.cli.graphload import depth
 
 NAME = "hazards"
 HELP = "find volatile values (time, ids, env, ordering…) that reach the system prompt, tools or history"
@@ -15,7 +16,7 @@ DESCRIPTION = (HELP + ". Each finding prints the chain from the source expressio
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--all", action="store_true", help="also list near-misses and why each was dismissed")
-    parser.add_argument("--max-depth", type=int, default=6, metavar="N", help="call depth followed (default 6)")
+    parser.add_argument("--max-depth", type=depth, default=6, metavar="N", help="call depth followed")
     parser.add_argument("--allow-guesses", action="store_true", help="follow `name` (guessed) edges too")
     parser.add_argument("--include-tests", action="store_true", help="read test code as well")
     parser.add_argument("--at", action="append", metavar="NAME=SHA",

@@ -6,6 +6,7 @@ from typing import Any
 
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
+from analyzer.numbers import count, seconds, value
 
 NAME = "index"
 HELP = "index the pinned repos and build the call graph (--stats for figures)"
@@ -30,23 +31,24 @@ def run(args: Any, ctx: CliContext) -> int:
         return 0
     pins = ", ".join(f"{p.name} {p.commit[:10]}" for p in analysis.pins)
     source = "loaded from cache" if analysis.from_cache else "built"
-    ctx.out.print(f"graph {source}: {stats.get('nodes', 0)} nodes, {stats.get('edges', 0)} edges ({pins})")
+    ctx.out.print(f"graph {source}: {count(stats.get('nodes', 0))} nodes, {count(stats.get('edges', 0))} edges "
+                  f"({pins})")
     if args.stats:
         from rich.table import Table
 
         table = Table(show_header=False, box=None)
         for key in ("files", "files_with_parse_errors", "nodes", "edges", "unresolved_calls", "external_calls",
                     "unresolved_imports", "external_imports", "external_packages"):
-            table.add_row(key.replace("_", " "), str(stats.get(key, "")))
+            table.add_row(key.replace("_", " "), value(stats.get(key)))
         for kind, n in sorted(stats.get("edges_by_kind", {}).items()):
-            table.add_row(f"edges: {kind}", str(n))
+            table.add_row(f"edges: {kind}", count(n))
         for rule, n in sorted(stats.get("rule_matches", {}).items()):
-            table.add_row(f"rule {rule}", f"{n} matches")
+            table.add_row(f"rule {rule}", f"{count(n)} matches")
         for name, st in payload["index"].items():
             for k, v in st.items():
-                table.add_row(f"{name}: {k}", str(v))
+                table.add_row(f"{name}: {k}", seconds(v) if k.endswith("seconds") else value(v, digits=1))
         for k, v in payload["seconds"].items():
-            table.add_row(f"time {k}", f"{v:.2f}s")
+            table.add_row(f"time {k}", seconds(v))
         if not analysis.from_cache:  # what this build ran on (`analyze native build` compiles it)
             from analyzer.native.loader import native_state
 

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", action="append", default=None, metavar="NAME",
                         help=f"show only these presets, repeatable ({', '.join(PRESETS)})")
     parser.add_argument("--context", type=int, default=10_000, metavar="TOKENS", help="context length (10000)")
-    parser.add_argument("--bits", type=float, default=16.0, help="bits per cached element (16 = BF16/FP16)")
+    parser.add_argument("--bits", type=float, default=16.0, help="bits per cached element, 16 = BF16/FP16")
     custom = parser.add_argument_group("custom model (shown instead of the presets unless --preset is given)")
     custom.add_argument("--name", default="custom", help="label for the custom model")
     custom.add_argument("--layers", type=int, default=None, help="layers")
@@ -41,6 +41,7 @@ def _custom(args: argparse.Namespace) -> KvLayout | None:
     from analyzer.attention.kvsize import KvLayout
 
     given = [args.kv_heads, args.head_dim, args.latent_dim, args.rope_dim]
+    _refuse_contradictions(args)
     if args.layers is None:
         if any(v is not None for v in given):
             raise AnalyzerError("a custom model needs --layers as well (e.g. --layers 32 --kv-heads 8 --head-dim 128)")
@@ -53,6 +54,29 @@ def _custom(args: argparse.Namespace) -> KvLayout | None:
     kind = "MQA" if args.kv_heads == 1 else ("GQA" if args.heads is not None and args.heads > args.kv_heads else "MHA")
     return KvLayout(args.name, kind, layers=args.layers, kv_heads=args.kv_heads, head_dim=args.head_dim,
                     source="command-line numbers")
+
+
+def _refuse_contradictions(args: argparse.Namespace) -> None:
+    """One shape per custom model: options that describe two different caches, or impossible head counts,
+    are refused rather than one silently winning."""
+    for option in ("layers", "heads", "kv_heads", "head_dim", "latent_dim", "rope_dim"):
+        value = getattr(args, option)
+        if value is not None and value < (0 if option == "rope_dim" else 1):
+            raise AnalyzerError(f"--{option.replace('_', '-')} must be {'0' if option == 'rope_dim' else '1'} or more")
+    head_options = [f"--{o.replace('_', '-')}" for o in ("heads", "kv_heads", "head_dim")
+                    if getattr(args, o) is not None]
+    if args.latent_dim is not None and head_options:
+        raise AnalyzerError(f"--latent-dim (MLA) and {', '.join(head_options)} (MHA/GQA/MQA) describe different "
+                            "caches; give one set")
+    if args.rope_dim is not None and args.latent_dim is None:
+        raise AnalyzerError("--rope-dim belongs to MLA: give --latent-dim as well, or drop --rope-dim")
+    if args.heads is not None and args.kv_heads is not None:
+        if args.kv_heads > args.heads:
+            raise AnalyzerError(f"--kv-heads {args.kv_heads} is more than --heads {args.heads}; each KV head serves "
+                                "one or more query heads")
+        if args.heads % args.kv_heads:
+            raise AnalyzerError(f"--heads {args.heads} is not a multiple of --kv-heads {args.kv_heads} (GQA groups "
+                                "the query heads evenly)")
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:

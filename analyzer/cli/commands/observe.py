@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.cli.context import CliContext
+from analyzer.cli.options import add_record_option, record_file
 from analyzer.errors import AnalyzerError
 
 NAME = "observe"
@@ -35,8 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the summary of a log an earlier run wrote (nothing is sent)")
     parser.add_argument("--out", type=Path, default=Path("observations"), metavar="DIR",
                         help="directory for the JSONL log (default: observations/)")
-    parser.add_argument("--record", default=None, metavar="FILE",
-                        help="write the research record (问题 … 下一次只验证) as Markdown to FILE ('-': stdout)")
+    add_record_option(parser, "the research record (问题 … 下一次只验证)")
     parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the record (en)")
     parser.add_argument("--base-url", default=None, metavar="URL",
                         help=f"use this OpenAI-compatible base URL instead of the file's (also ${BASE_URL_ENV})")
@@ -139,19 +139,20 @@ def _observe(exp: Any, api_key: str | None, args: argparse.Namespace, ctx: CliCo
                                            on_row=progress))
     summary, result, path = done.summary, done.run, done.log
     if args.record:
-        if args.record == "-":
+        if record_file(args.record) is None:
             if ctx.json:
-                summary["record_markdown"] = done.record
+                summary["record"] = done.record
             else:
                 ctx.out.print(done.record, markup=False)
-        summary["record"] = args.record
+        else:
+            summary["record_file"] = args.record
     if ctx.json:
         ctx.emit_json(_scrubbed(summary, secrets))
     else:
         for line in summary_lines(summary):
             ctx.out.print(scrub(line, secrets), markup=False)
-        if args.record and args.record != "-":
-            ctx.out.print(f"record: {args.record}", markup=False)
+        if record_file(args.record):
+            ctx.out.print(f"wrote {args.record}", markup=False)
     if result.interrupted:
         ctx.err.print(f"interrupted: {len(result.rows)} of {result.planned} requests finished and are in {path}",
                       markup=False)

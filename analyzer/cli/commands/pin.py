@@ -40,4 +40,31 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     else:
         ctx.out.print(f"{change.name}: already pinned to {change.ref or '-'} {change.commit[:12]}; {change.lock} "
                       "unchanged", markup=False)
+    if change.changed:
+        check_trace_ends(ctx, change.name, change.commit)
     return 0
+
+
+def check_trace_ends(ctx: CliContext, name: str, commit: str) -> None:
+    """Warn when `[trace] from`/`to` name nothing at the new pins (the next trace would fail on them).
+    Builds the graph at the new pins, which the next trace reuses; a build that fails is said, not fatal."""
+    from analyzer.analysis import analyze
+    from analyzer.errors import AnalyzerError
+    from analyzer.graph.queries import resolve_symbol
+    from analyzer.lock import load_lock
+
+    lock = load_lock(ctx.lock.path)
+    ends = [(side, spec) for side, spec in (("from", lock.trace_from), ("to", lock.trace_to)) if spec]
+    if not ends:
+        return
+    try:
+        g = analyze(ctx, pins=list(lock.repos.values())).view
+    except AnalyzerError as exc:
+        ctx.warn(f"could not check [trace] from/to at {name} {commit[:12]}: {exc}")
+        return
+    for side, spec in ends:
+        try:
+            resolve_symbol(g, spec)
+        except AnalyzerError as exc:
+            ctx.warn(f"[trace] {side} = {spec!r} no longer exists at {name} {commit[:12]}: {exc}; update the "
+                     f"[trace] table in {lock.path.name} or pass FROM TO to trace")

@@ -15,10 +15,12 @@ NAME = "recheck"
 HELP = "compare the request path at two pin sets (default: repos.lock at git HEAD vs the working file)"
 ORDER = 32
 DESCRIPTION = (
-    HELP + ". Reports hops added, removed, moved and changed (with body diffs), where the path broke, dispatch "
-    "rules that stopped matching and notes that went stale or orphaned; writes reports/recheck_<old>_<new>.md. "
-    "Exit 0: nothing on the path changed; 1: changes need a human look; 2: the path is broken (a hop vanished, "
-    "FROM/TO gone, no path at the new pins); 3: could not run."
+    HELP + ". The verdict is unchanged, changed bodies, rerouted (old and new hops side by side, the seam where "
+    "they part) or broken, with the first cause it can prove for a rerouted or broken path (a symbol removed or "
+    "renamed, an import that stopped resolving and the aliases line that fixes a renamed package, a dispatch "
+    "rule that stopped matching, a call site removed); writes reports/recheck_<old>_<new>.md. Exit 0: unchanged; "
+    "1: changed bodies, rerouted, or unchanged with something to look at (a move, a stale note, a new hazard); "
+    "2: broken (FROM/TO gone or no path at the new pins); 3: could not run."
 )
 
 

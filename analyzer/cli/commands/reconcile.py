@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from analyzer.cli.context import CliContext
+from analyzer.cli.options import add_record_option
 from analyzer.records.i18n import DEFAULT_LANG, LANGS
 
 NAME = "reconcile"
@@ -32,8 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="replay NAME at another commit (or tag) without editing the lock (repeatable)")
     parser.add_argument("--repo-dir", action="append", default=[], metavar="NAME=GITDIR",
                         help="read NAME from this git dir or clone instead of the synced cache (repeatable)")
-    parser.add_argument("--record", nargs="?", const="-", default=None, metavar="FILE",
-                        help="write the Round 2 research record as Markdown to FILE (stdout when FILE is omitted)")
+    add_record_option(parser, "the Round 2 research record")
     parser.add_argument("--lang", choices=LANGS, default=DEFAULT_LANG,
                         help="language of the record's headings and sentences; numbers and names stay as they are")
 

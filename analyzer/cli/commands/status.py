@@ -17,12 +17,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
     from analyzer.sources import pin_status
+    from analyzer.sources.refcheck import ref_mismatch
 
     lock = ctx.lock
-    statuses = [pin_status(p, ctx.cache_dir, ctx.source_for(p.name, p.url)) for p in lock.select(args.names)]
+    pins = lock.select(args.names)
+    statuses = [pin_status(p, ctx.cache_dir, ctx.source_for(p.name, p.url)) for p in pins]
+    mismatches = {p.name: ref_mismatch(p, ctx.cache_dir) for p in pins}
     if ctx.json:
         ctx.emit_json({"lock": str(lock.path), "cache_dir": str(ctx.cache_dir),
-                       "repos": [s.as_json() for s in statuses]})
+                       "repos": [dict(s.as_json(), ref_mismatch=mismatches[s.name]) for s in statuses]})
         return 0
     ctx.out.print(f"lock   {lock.path}\ncache  {ctx.cache_dir}", markup=False)
     for s in statuses:
@@ -30,6 +33,8 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         if s.source:
             lines.append(f"  source   {s.source} (override for this run)")
         lines += [f"  ref      {s.ref or '-'}", f"  commit   {s.commit}"]
+        if mismatches[s.name]:
+            lines.append(f"  warning  {mismatches[s.name]}")
         if s.present:
             where = "checked out" if s.checked_out else "present, not checked out (run 'analyze sync " + s.name + "')"
             lines += [f"  cache    {where} in {s.path}", f"  date     {s.date}", f"  subject  {s.subject}"]

@@ -10,12 +10,14 @@ from analyzer.cli.graphload import add_at_option
 NAME = "symbols"
 HELP = "list definitions matching a glob or substring (e.g. '*Usage*')"
 ORDER = 21
+DESCRIPTION = HELP + (". Exit 0 when something matches, 1 when nothing does (the pattern is said on stderr), "
+                      "3 bad input.")
 
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("pattern")
     parser.add_argument("--kind", action="append", help="only these kinds (function, method, class, …)")
-    parser.add_argument("--limit", type=int, default=200)
+    parser.add_argument("--limit", type=int, default=200, metavar="N", help="print at most N matches")
     add_at_option(parser)
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, add_path_arguments, session_for
+from analyzer.errors import EXIT_USAGE, AnalyzerError
 
 if TYPE_CHECKING:
     from analyzer.api import TraceOptions
@@ -20,7 +21,8 @@ DESCRIPTION = (HELP + ". Symbols: a function, Class.method, a class (any of its 
 def add_arguments(parser: Any) -> None:
     add_path_arguments(parser)
     parser.add_argument("--all", nargs="?", type=int, const=5, default=1, metavar="K",
-                        help="also list the K best alternatives (default 5)")
+                        help="also list the K best alternatives (K is 5 when --all has no number; "
+                             "default: only the best path)")
     parser.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart instead of text")
     add_at_option(parser)
 
@@ -36,12 +38,24 @@ def trace_options(args: Any) -> TraceOptions:
 
 def run(args: Any, ctx: CliContext) -> int:
     from analyzer.api import trace
+    from analyzer.sources.refcheck import ref_mismatch
     from analyzer.trace.render import render_mermaid, render_text
 
+    if ctx.json and args.mermaid:
+        raise AnalyzerError("--json and --mermaid both choose the output; give one of them", exit_code=EXIT_USAGE)
+
+    moved = {at.partition("=")[0] for at in args.at or []}  # --at pins a bare commit: no ref to disagree with
+    for pin in ctx.lock.repos.values():
+        said = ref_mismatch(pin, ctx.cache_dir) if pin.name not in moved else None
+        if said:
+            ctx.warn(said)
     with session_for(ctx) as session:
         result = trace(session, trace_options(args), at=args.at).document
     if ctx.json:
         ctx.emit_json(result)
+    elif args.mermaid and not result["found"]:
+        ctx.err.print(f"no request path from {result['from']} to {result['to']}, so no flowchart to draw (try "
+                      "--allow-guesses or a larger --max-depth; plain 'analyze trace' says more)", markup=False)
     elif args.mermaid:
         ctx.out.print(render_mermaid(result), markup=False, end="")
     else:
