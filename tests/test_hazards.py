@@ -110,6 +110,14 @@ def test_findings_rank_breaks_prefix_first_and_group_by_sink_and_template(result
     assert (home[0]["effect"], home[0]["granularity"]) == ("cross-session", "machine")
 
 
+def test_constructor_arguments_reach_the_fields_another_method_renders(result: dict[str, Any]) -> None:
+    f = _value(result, "packages/agent/src/index.ts", 70, "process.cwd()")
+    whys = [(s["line"], s["why"]) for s in f["steps"]]
+    assert (70, "argument 1 of new Workspace() → Workspace.constructor (constructor)") in whys
+    assert (60, "stored in this.root") in whys and (65, "read from this.root") in whys
+    assert f["sink"]["function"].endswith(":Workspace.getSystemPrompt")
+
+
 def test_chain_through_a_method_return_to_the_tools_field(result: dict[str, Any]) -> None:
     f = _value(result, "packages/tools/src/index.ts", 31)
     assert f["sink"]["path"] == "packages/agent/src/index.ts" and f["sink"]["line"] == 28
@@ -148,7 +156,7 @@ def test_cli_exit_codes_and_output(world, capsys: pytest.CaptureFixture[str]) ->
     cache = str(world.ctx.cache_dir)
     assert main(["--lock", lock, "--cache-dir", cache, "hazards"]) == 1
     out = capsys.readouterr().out
-    assert "11 value finding(s), 2 structural" in out and "by effect: breaks-prefix" in out
+    assert "13 value finding(s), 2 structural" in out and "by effect: breaks-prefix" in out
     assert "app:packages/prompt/src/index.ts:12" in out and "near-misses" not in out
     assert main(["--lock", lock, "--cache-dir", cache, "hazards", "--all"]) == 1
     out = capsys.readouterr().out
@@ -247,7 +255,7 @@ def test_report_marks_the_hops_where_a_hazard_enters(world, tmp_path: Path,
                  "buildParams", "--out", str(out)]) == 0
     data = json.loads((out / "trace.json").read_text())
     marked = {h["symbol"]: [m["summary"] for m in h["hazards"]] for h in data["hops"]}
-    assert data["hazards"]["available"] and data["hazards"]["findings"] == 13
+    assert data["hazards"]["available"] and data["hazards"]["findings"] == 15
     # the random cache key enters in buildParams; the in-place history rewrite is in Agent.compact (not a hop)
     assert any("random → cache key" in s for s in marked["buildParams"]), marked
     assert marked["Agent.send"] == []

@@ -17,7 +17,19 @@ from typing import Any
 import networkx as nx
 
 from analyzer.graph.build import is_test_path
-from analyzer.hazards.flow import Flow, FunctionFlow, FunctionInfo, Hit, Summary, Taints, norm, stepped, union
+from analyzer.hazards.flow import (
+    Flow,
+    FunctionFlow,
+    FunctionInfo,
+    Hit,
+    Step,
+    Summary,
+    Taints,
+    compose_through,
+    norm,
+    stepped,
+    union,
+)
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
 from analyzer.index.source import skip_reason
@@ -63,6 +75,12 @@ class Engine:
         self.request_side: set[str] = set()  # functions reaching a sink, and their direct callees
         self.may_return_source: set[str] | None = None  # None: unknown (compose every call)
         self._source_hint = re.compile(source_regex(self.rules, python=True))
+        # Fields set from constructor arguments at the construction sites seen (`new C({ cwd })` with
+        # `this.cwd = config.cwd`): (class, field) → flows with source origins. Summaries that read a
+        # field are recorded in `_deps`, so a field that gains flows re-runs only them (see `run`).
+        self._constructed: dict[tuple[str, str], Taints] = {}
+        self._stack: list[str] = []
+        self._deps: dict[str, set[tuple[str, str]]] = {}
 
     # ---- FlowContext -------------------------------------------------------------------------------
     def qualname(self, node: str) -> str:
@@ -98,6 +116,7 @@ class Engine:
 
     def summary(self, node: str, depth: int) -> Summary | None:
         if node in self.summaries:
+            self._inherit(node)
             return self.summaries[node]
         if depth > self.max_depth:
             return None
@@ -113,6 +132,7 @@ class Engine:
             self.summaries[node] = Summary()
             return self.summaries[node]
         self._busy.add(node)
+        self._stack.append(node)
         try:
             parent = a.get("parent")
             class_node = parent if parent and self.g.nodes.get(parent, {}).get("kind") == "class" else None
@@ -122,11 +142,48 @@ class Engine:
             result = flow.run()
         finally:
             self._busy.discard(node)
+            self._stack.pop()
         self.summaries[node] = result
+        self._inherit(node)
         return result
+
+    def _inherit(self, node: str) -> None:
+        """The functions being summarised used `node`'s summary: they read what it read."""
+        deps = self._deps.get(node)
+        if deps:
+            for n in self._stack:
+                self._deps.setdefault(n, set()).update(deps)
+
+    def constructed(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], call: Step) -> None:
+        """`new C(args)`: every field C's constructor sets from a parameter now carries that argument's
+        volatile values, fixed for the object's lifetime (the [[fixed]] constructor scope)."""
+        fixed = self.rules.scoped("constructor")
+        for target, attrs in edges:
+            a = self.g.nodes[target]
+            summ = self.summaries.get(target)
+            parent = a.get("parent")
+            if a.get("kind") != "constructor" or summ is None or not parent:
+                continue
+            for name, flows in summ.fields.items():
+                got: Taints = {}
+                for origin, inner in flows.items():
+                    if origin.kind != "param" or origin.index >= len(arg_t):
+                        continue
+                    step = Step(call.repo, call.path, call.line,
+                                f"argument {origin.index + 1} of {call.why} → {self.qualname(target)} (constructor)")
+                    for flow in arg_t[origin.index].values():
+                        composed = compose_through(flow, inner, step, bool(attrs.get("possible")))
+                        if flow.origin.kind == "source" and composed is not None:
+                            got[flow.origin] = composed
+                if got:
+                    key = (parent, name)
+                    marked = _neutralised(got, fixed.name) if fixed is not None else got
+                    self._constructed[key] = union(self._constructed.get(key, {}), marked)
 
     def field_flows(self, class_node: str, name: str, depth: int) -> Taints:
         key = (class_node, name)
+        for n in self._stack:
+            self._deps.setdefault(n, set()).add(key)
         if key in self._fields:
             return self._fields[key]
         if key in self._field_busy:
@@ -143,7 +200,7 @@ class Engine:
                 if fixed is not None and self.g.nodes[member].get("kind") == "constructor":
                     flows = _neutralised(flows, fixed.name)
                 out = union(out, flows)
-            out = union(out, self._field_initialiser(class_node, name, depth))
+            out = union(out, self._field_initialiser(class_node, name, depth), self._constructed.get(key, {}))
         finally:
             self._field_busy.discard(key)
         self._fields[key] = out
@@ -163,6 +220,28 @@ class Engine:
     def run(self, pins: dict[str, str], git_dirs: dict[str, str]) -> EngineResult:
         roots = self._roots(pins, git_dirs)
         result = EngineResult(roots=len(roots))
+        self._drive(roots)
+        # Fields that construction sites filled: re-run the summaries that read them (and the class's
+        # members on the request side, which may read them without having been visited), once.
+        known = set(self._constructed)
+        if known:
+            stale = {n for n, deps in self._deps.items() if deps & known}
+            for key in known:
+                self._fields.pop(key, None)
+                stale.update(m for m in self._members(key[0]) if m in self.region)
+            for n in stale:
+                self.summaries.pop(n, None)
+            self._drive(stale)
+        for summ in self.summaries.values():
+            result.sinks.extend(h for h in summ.sinks if h.flow.origin.kind == "source")
+            result.misses.extend(h for h in summ.misses if h.flow.origin.kind == "source")
+            result.truncated += int(summ.truncated)
+        result.functions = len(self.summaries)
+        result.unmapped = sorted(set(self.unmapped))
+        return result
+
+    def _drive(self, roots: set[str]) -> None:
+        """Summarise the roots, then the callers of those whose return value carries a volatile value."""
         frontier = [(r, 0) for r in sorted(roots)]
         seen = set(roots)
         while frontier:
@@ -180,13 +259,6 @@ class Engine:
                         continue
                     seen.add(caller)
                     frontier.append((caller, level + 1))
-        for summ in self.summaries.values():
-            result.sinks.extend(h for h in summ.sinks if h.flow.origin.kind == "source")
-            result.misses.extend(h for h in summ.misses if h.flow.origin.kind == "source")
-            result.truncated += int(summ.truncated)
-        result.functions = len(self.summaries)
-        result.unmapped = sorted(set(self.unmapped))
-        return result
 
     def _roots(self, pins: dict[str, str], git_dirs: dict[str, str]) -> set[str]:
         """Functions holding a source expression that stand near a sink: a source reaches a sink by going

@@ -159,6 +159,7 @@ class FlowContext(Protocol):
     def needed(self, node: str, tainted: bool) -> bool: ...
     def field_flows(self, class_node: str, name: str, depth: int) -> Taints: ...
     def is_container_field(self, class_node: str, name: str) -> bool: ...
+    def constructed(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], call: Step) -> None: ...
     def qualname(self, node: str) -> str: ...
 
 
@@ -768,13 +769,8 @@ class FunctionFlow:
 
             def through(flow: Flow, inner: Flow, i: int, qual: str = qual, kind: str = kind,
                         possible: bool = possible, line: int = line) -> Flow | None:
-                shaped = apply_ops(flow, inner.ops)
-                if shaped is None:
-                    return None
                 call = Step(self.pf.repo, self.pf.path, line, f"argument {i + 1} of {callee}() → {qual} ({kind})")
-                steps = (*flow.steps, call, *inner.steps)[:MAX_STEPS]
-                return replace(shaped, steps=steps, neutralisers=(*flow.neutralisers, *inner.neutralisers),
-                               possible=flow.possible or inner.possible or possible)
+                return compose_through(flow, inner, call, possible)
 
             back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call")
             for origin, rf in summ.returns.items():
@@ -810,12 +806,29 @@ class FunctionFlow:
             for t in arg_t:
                 self._miss(t, dismissed.name, dismissed.reason, node)
             return {}
+        edges = self.ctx.callees(self.info.node, self._line(node), node.start_point[1], name)
+        if edges:  # a constructor the graph knows: its sinks, and the fields it sets from its arguments
+            made = self._compose(edges, arg_t, node, f"new {name}")
+            if any(arg_t):
+                self.ctx.constructed(edges, arg_t, self._step(node, f"new {name}()"))
+            return made
         if name in self.rules.carry_new:
             carried = union(*arg_t)
             if name in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
             return stepped(carried, self._step(node, f"new {name}()"))
         return {}
+
+
+def compose_through(flow: Flow, inner: Flow, call: Step, possible: bool) -> Flow | None:
+    """An argument's flow carried through a callee's parameter flow (its ops replayed), or None when the
+    callee reads another field of it."""
+    shaped = apply_ops(flow, inner.ops)
+    if shaped is None:
+        return None
+    steps = (*flow.steps, call, *inner.steps)[:MAX_STEPS]
+    return replace(shaped, steps=steps, neutralisers=(*flow.neutralisers, *inner.neutralisers),
+                   possible=flow.possible or inner.possible or possible)
 
 
 def _unwrap(node: Node) -> Node:
