@@ -264,3 +264,35 @@ def test_report_marks_the_hops_where_a_hazard_enters(world, tmp_path: Path,
     assert main(["--lock", str(world.lock_path), "--cache-dir", str(world.ctx.cache_dir), "report", "Agent.send",
                  "buildParams", "--out", str(tmp_path / "plain"), "--no-hazards"]) == 0
     assert "Hazard enters here" not in (tmp_path / "plain" / "trace.md").read_text()
+
+
+def test_one_scan_per_graph_then_answers_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first hazards_for scans and stores; the next one (same graph and options) reads the stored
+    result without scanning; a damaged stored file is reported and scanned again."""
+    from analyzer.hazards import run
+    from analyzer.hazards.cache import scan_key, scan_path
+
+    world = build_hazard_world(tmp_path)
+    analysis = world.analysis()
+    warnings: list[str] = []
+    monkeypatch.setattr(world.ctx, "warn", warnings.append, raising=False)
+    first = run.hazards_for(world.ctx, analysis, include_near_misses=True)
+    stored = scan_path(world.ctx.cache_dir, scan_key(analysis.pins, {"max_depth": 6, "allow_guesses": False,
+                                                                     "include_tests": False}))
+    assert stored.is_file() and first["near_misses"]
+
+    def no_scan(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise AssertionError("scanned again")
+
+    monkeypatch.setattr(run, "compute_hazards", no_scan)
+    again = run.hazards_for(world.ctx, analysis)
+    assert [f["id"] for f in again["findings"]] == [f["id"] for f in first["findings"]]
+    assert again["near_misses"] == [] and again["near_miss_count"] == first["near_miss_count"]
+    with pytest.raises(AssertionError, match="scanned again"):  # other options: another scan
+        run.hazards_for(world.ctx, analysis, max_depth=3)
+    stored.write_text("{not json")
+    monkeypatch.undo()
+    monkeypatch.setattr(world.ctx, "warn", warnings.append, raising=False)
+    third = run.hazards_for(world.ctx, analysis)
+    assert [f["id"] for f in third["findings"]] == [f["id"] for f in first["findings"]]
+    assert any("damaged" in w for w in warnings) and json.loads(stored.read_text())["result"]["findings"]

@@ -678,9 +678,10 @@ class FunctionFlow:
             if method in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
             return union(result, stepped(carried, self._step(node, f".{method}()")))
-        if callee in self.rules.carry_calls:
+        builtin = self._imported_name(callee)
+        if builtin in self.rules.carry_calls:
             carried = union(*arg_t)
-            if callee in self.rules.flattening:
+            if builtin in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
             return union(result, stepped(carried, self._step(node, f"{callee}()")))
         for t in arg_t:  # an unresolved call: say so, never guess
@@ -716,6 +717,12 @@ class FunctionFlow:
                     if last == p and self.pf.imports.get(head) in pat.modules:
                         return src
         return None
+
+    def _imported_name(self, callee: str) -> str:
+        """`nodeResolve` for `import { resolve as nodeResolve } from "node:path"` is `resolve` (so the
+        carrier rules, which name the exported functions, apply to renamed imports)."""
+        exported = self.pf.imported_as.get(callee)
+        return exported if exported and exported not in ("*", "default") else callee
 
     def _dismiss(self, callee: str) -> Any:
         for d in self.rules.dismissals:

@@ -26,14 +26,13 @@ def run(args: Any, ctx: CliContext) -> int:
     from analyzer.cli.graphload import load_analysis
     from analyzer.errors import AnalyzerError
     from analyzer.hazards.render import render_text
-    from analyzer.hazards.run import compute_hazards, git_dirs_for
+    from analyzer.hazards.run import hazards_for
 
     if args.max_depth < 1:
         raise AnalyzerError(f"--max-depth {args.max_depth}: must be at least 1")
     analysis = load_analysis(ctx, args)
-    result = compute_hazards(analysis, git_dirs_for(ctx, analysis), max_depth=args.max_depth,
-                             include_near_misses=args.all, allow_guesses=args.allow_guesses,
-                             include_tests=args.include_tests)
+    result = hazards_for(ctx, analysis, max_depth=args.max_depth, include_near_misses=args.all,
+                         allow_guesses=args.allow_guesses, include_tests=args.include_tests)
     if ctx.json:
         ctx.emit_json(result)
     else:
