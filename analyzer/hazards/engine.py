@@ -231,7 +231,9 @@ class Engine:
                 stale.update(m for m in self._members(key[0]) if m in self.region)
             for n in stale:
                 self.summaries.pop(n, None)
-            self._drive(stale)
+            # the first pass's roots first, so a summary is recomputed at the depth it had (a summary
+            # first reached deep in a chain is cut by the depth bound), then the class members
+            self._drive(roots, stale - roots)
         for summ in self.summaries.values():
             result.sinks.extend(h for h in summ.sinks if h.flow.origin.kind == "source")
             result.misses.extend(h for h in summ.misses if h.flow.origin.kind == "source")
@@ -240,10 +242,11 @@ class Engine:
         result.unmapped = sorted(set(self.unmapped))
         return result
 
-    def _drive(self, roots: set[str]) -> None:
-        """Summarise the roots, then the callers of those whose return value carries a volatile value."""
-        frontier = [(r, 0) for r in sorted(roots)]
-        seen = set(roots)
+    def _drive(self, roots: set[str], then: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        """Summarise the roots (then `then`), and the callers of those whose return value carries a
+        volatile value."""
+        frontier = [(r, 0) for r in (*sorted(roots), *sorted(then))]
+        seen = set(roots) | set(then)
         while frontier:
             node, level = frontier.pop(0)
             summ = self.summary(node, 0)

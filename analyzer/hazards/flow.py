@@ -44,6 +44,9 @@ class Origin:
     text: str
     function: str  # graph node id of the function holding the expression
     volatility: str = ""  # the source rule's kind (time, ordering…); "" for parameters
+    # For parameters: the field of the argument this flow reads (`{ cwd, prompt } = options`), so two
+    # fields of one parameter stay two flows instead of one hiding the other.
+    field: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
         last = flow.ops[-1] if flow.ops else None
         if kind == "read" and last is not None and last[0] == "wrap":
             return replace(flow, ops=flow.ops[:-1]) if last[1] == key else None
+        if kind == "read" and last is None and not flow.origin.field:
+            return replace(flow, origin=replace(flow.origin, field=key), ops=(op,))
         return replace(flow, ops=(*flow.ops, op)[-8:])
     if kind == "order":  # only the iteration order carries on: ordering sources, as a whole
         return replace(flow, path=()) if flow.origin.volatility == "ordering" else None
@@ -98,10 +103,10 @@ def apply_ops(flow: Flow, ops: tuple[tuple[str, str], ...]) -> Flow | None:
 
 def mapped(t: Taints, op: tuple[str, str]) -> Taints:
     out: Taints = {}
-    for o, f in t.items():
+    for f in t.values():
         g = apply_op(f, op)
-        if g is not None:
-            out[o] = g
+        if g is not None and (g.origin not in out or _rank(g) < _rank(out[g.origin])):
+            out[g.origin] = g
     return out
 
 
@@ -786,7 +791,7 @@ class FunctionFlow:
                         for flow in arg_t[origin.index].values():
                             composed = through(flow, rf, origin.index)
                             if composed is not None:
-                                out = union(out, {flow.origin: composed.then(back)})
+                                out = union(out, {composed.origin: composed.then(back)})
                 else:
                     out = union(out, {origin: replace(rf, possible=rf.possible or possible).then(back)})
             for hits, into in ((summ.sinks, self.summary.sinks), (summ.misses, self.summary.misses)):
