@@ -160,10 +160,10 @@ def test_cli_exit_codes_and_output(world, capsys: pytest.CaptureFixture[str]) ->
     assert "app:packages/prompt/src/index.ts:12" in out and "near-misses" not in out
     assert main(["--lock", lock, "--cache-dir", cache, "hazards", "--all"]) == 1
     out = capsys.readouterr().out
-    assert "near-misses" in out and "only logged" in out
+    assert "near-misses" in out and "only logged" in out and "cut flows" in out
     assert main(["--lock", lock, "--cache-dir", cache, "--json", "hazards"]) == 1
     data = json.loads(capsys.readouterr().out)
-    assert validate_hazards_json(data) == [] and data["near_misses"] == [] and data["near_miss_count"] == 8
+    assert validate_hazards_json(data) == [] and data["near_misses"] == [] and data["near_miss_count"] == 9
 
 
 def test_cli_bad_input_is_one_error_line(world, capsys: pytest.CaptureFixture[str]) -> None:
@@ -296,3 +296,21 @@ def test_one_scan_per_graph_then_answers_from_the_cache(tmp_path: Path, monkeypa
     third = run.hazards_for(world.ctx, analysis)
     assert [f["id"] for f in third["findings"]] == [f["id"] for f in first["findings"]]
     assert any("damaged" in w for w in warnings) and json.loads(stored.read_text())["result"]["findings"]
+
+
+def test_a_parameter_flow_cut_at_a_call_without_an_edge_is_a_near_miss(result: dict[str, Any]) -> None:
+    miss = [m for m in result["near_misses"] if m["source"]["path"] == "packages/prompt/src/cut.ts"]
+    assert len(miss) == 1 and miss[0]["dismissed_by"] == "not-followed"
+    assert miss[0]["sink"]["line"] == 9 and "formatWithPlugin()" in miss[0]["reason"]
+    assert any("argument 1 of describe()" in s["why"] for s in miss[0]["steps"])
+    cut = result["cut_flows"]
+    assert cut["total"] == sum(cut["by_reason"].values()) and cut["by_reason"]["not-followed"] >= 1
+    assert any(p["path"] == "packages/prompt/src/cut.ts" and p["line"] == 9 and p["reason"] == "not-followed"
+               for p in cut["places"])
+
+
+def test_the_depth_limit_cuts_flows_visibly(world) -> None:
+    analysis = world.analysis()
+    shallow = compute_hazards(analysis, git_dirs_for(world.ctx, analysis), max_depth=1, include_near_misses=True)
+    assert shallow["cut_flows"]["by_reason"]["depth-limit"] >= 1
+    assert any(m["dismissed_by"] == "depth-limit" and "--max-depth" in m["reason"] for m in shallow["near_misses"])

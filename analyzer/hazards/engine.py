@@ -129,7 +129,7 @@ class Engine:
         fn = pf.function_at(a["line"], a["end_line"]) if pf is not None else None
         if pf is None or fn is None:
             self.unmapped.append(node)
-            self.summaries[node] = Summary()
+            self.summaries[node] = Summary(unmapped=True)
             return self.summaries[node]
         self._busy.add(node)
         self._stack.append(node)

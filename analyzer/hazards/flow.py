@@ -154,6 +154,7 @@ class Summary:
     misses: list[Hit] = field(default_factory=list)
     fields: dict[str, Taints] = field(default_factory=dict)  # this.<name> = … (flows with source origins)
     truncated: bool = False  # a callee was beyond the depth bound
+    unmapped: bool = False  # the graph node's body was not found in its file
 
 
 class FlowContext(Protocol):
@@ -689,11 +690,11 @@ class FunctionFlow:
             if builtin in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
             return union(result, stepped(carried, self._step(node, f"{callee}()")))
-        for t in arg_t:  # an unresolved call: say so, never guess
-            sourced = {o: f for o, f in t.items() if o.kind == "source"}
-            if sourced:
-                self._miss(sourced, "not-followed", f"passed to {callee}() — no call-graph edge, not followed",
-                           node)
+        # an unresolved call: say so, never guess. Parameter flows are cut here too, and the cut is
+        # replayed at every call site that passes a volatile value in (so a loss is never silent).
+        for t in arg_t:
+            if t:
+                self._miss(t, "not-followed", f"passed to {callee}() — no call-graph edge, not followed", node)
         return result
 
     def _args_ok(self, n: Neutraliser, args_node: Node | None) -> bool:
@@ -771,10 +772,20 @@ class FunctionFlow:
             summ = self.ctx.summary(target, self.depth + 1)
             if summ is None:
                 self.summary.truncated = True
+                for t in arg_t:
+                    if t:
+                        self._miss(t, "depth-limit", f"passed to {callee}() beyond the depth limit "
+                                   "(--max-depth) — not followed", node)
                 continue
             if summ.truncated:
                 self.summary.truncated = True
             qual = self.ctx.qualname(target)
+            if summ.unmapped:
+                for t in arg_t:
+                    if t:
+                        self._miss(t, "unknown-callee", f"passed to {callee}() → {qual}, whose body could not be "
+                                   "read — not followed", node)
+                continue
             kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
             possible = bool(attrs.get("possible"))
             line = self._line(node)

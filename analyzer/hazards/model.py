@@ -11,6 +11,8 @@ JSON schema `analyzer.hazards/1` (stable; additions only):
   "hazards": [hazard, …],            # the findings grouped: one per sink and template, with its branches
   "near_misses": [near_miss, …],     # only with --all (else []): flows dismissed, with the reason
   "near_miss_count": int,
+  "cut_flows": {"total": int, "by_reason": {rule: int}, "reasons": {rule: str},   # flows the analysis lost:
+                "places": [{"reason", "repo", "path", "line", "text", "flows"}, …]},  # where most were cut
   "stats": {"roots": int, "functions": int, "files_parsed": int, "truncated": int, "unmapped": int},
   "limits": [str, …]                 # what the analysis cannot see (always printed with -v)
 }
@@ -126,6 +128,7 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
         entry.update(_effect_fields(rules.effect(None, entry["granularity"], hit.site.rule)))
         entry["id"] = finding_id(entry["id"], hit.site.rule)
         _keep(misses, entry)
+    cut = cut_flows(res)
     # a flow that is a finding somewhere is not also a near-miss for the same source
     found_sources = {(f["source"]["repo"], f["source"]["path"], f["source"]["line"]) for f in findings.values()}
     near = [m for m in misses.values()
@@ -135,10 +138,43 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
         "schema": SCHEMA, "pins": pins, "rules": {"files": rules.files, "hash": rules.text_hash},
         "max_depth": max_depth, "findings": ordered, "hazards": group_findings(g, ordered),
         "near_misses": sorted(near, key=_order) if include_near_misses else [], "near_miss_count": len(near),
+        "cut_flows": cut,
         "stats": {"roots": res.roots, "functions": res.functions, "files_parsed": files_parsed,
                   "truncated": res.truncated, "unmapped": len(res.unmapped)},
         "limits": LIMITS,
     }
+
+
+# Where a flow stops without an answer (the rule names of `flow.py`'s misses and the store dismissal).
+CUT_REASONS = {
+    "not-followed": "a call without a call-graph edge",
+    "unknown-callee": "an edge to a function whose body could not be read",
+    "depth-limit": "a callee beyond --max-depth",
+    "stored": "a store (session log, file): treated as replayed unchanged",
+}
+
+
+def cut_flows(res: EngineResult, top: int = 15) -> dict[str, Any]:
+    """How many volatile flows stopped where the analysis could not follow them, by reason, and the
+    places that cut most (each flow counted once per place: source expression × cut site)."""
+    seen: set[tuple[Any, ...]] = set()
+    places: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    for hit in res.misses:
+        o, site = hit.flow.origin, hit.site
+        if o.kind != "source" or site.rule not in CUT_REASONS:
+            continue
+        key = (o.repo, o.path, o.line, o.text, site.rule, site.repo, site.path, site.line)
+        if key in seen:
+            continue
+        seen.add(key)
+        where = (site.rule, site.repo, site.path, site.line)
+        entry = places.setdefault(where, {"reason": site.rule, "repo": site.repo, "path": site.path,
+                                          "line": site.line, "text": site.text, "flows": 0})
+        entry["flows"] += 1
+    by_reason = {r: sum(p["flows"] for p in places.values() if p["reason"] == r) for r in CUT_REASONS}
+    ranked = sorted(places.values(), key=lambda p: (-p["flows"], p["repo"], p["path"], p["line"]))
+    return {"total": sum(by_reason.values()), "by_reason": by_reason, "reasons": CUT_REASONS,
+            "places": ranked[:top]}
 
 
 def _off_wire(rules: HazardRules, hit: Hit) -> str | None:

@@ -45,6 +45,14 @@ def render_text(result: dict[str, Any], console: Console, *, verbose: int = 0) -
                           f"[dim]{escape(m['source']['text'])}[/]"
                           f" — {escape(m['reason'])} [dim]({escape(m['dismissed_by'])}, "
                           f"{escape(_where(m['sink']))})[/]")
+    cut = result.get("cut_flows")
+    if cut and (result["near_misses"] or verbose):
+        reasons = ", ".join(f"{n} at {cut['reasons'][r]} ({r})" for r, n in cut["by_reason"].items() if n)
+        console.print(f"\n[bold]cut flows[/]: {cut['total']} volatile flow(s) stopped where the analysis "
+                      f"could not follow them{': ' + escape(reasons) if reasons else ''}")
+        for p in cut["places"][: None if verbose else 5]:
+            console.print(f"  - {p['flows']} at {escape(_where(p))} "
+                          f"[dim]{escape(p['text'])} ({escape(p['reason'])})[/]")
     if verbose:
         console.print("\n[bold]what this analysis cannot see[/]")
         for lim in result["limits"]:
