@@ -21,6 +21,7 @@ from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile
 
 MAX_STEPS = 40
+MAX_PARAM_MISSES = 6  # places a parameter's flow is recorded as lost, per function
 _WS = re.compile(r"\s+")
 _TYPE_ARGS = re.compile(r"<[^<>()]*>")
 
@@ -193,6 +194,8 @@ class FunctionFlow:
         self.module_names = module_names or {}
         self.containers: set[str] = set()  # local names holding a Map/Set
         self.summary = Summary()
+        self._miss_keys: set[tuple[Any, ...]] = set()
+        self._param_misses: dict[int, int] = {}
         self._nesting = 0  # closures entered (their returns are not this function's)
         self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
         self.returns_sink = self._returns_sink()
@@ -248,8 +251,24 @@ class FunctionFlow:
                                       self._site(sink.name, part, node)))
 
     def _miss(self, t: Taints, rule: str, reason: str, node: Node) -> None:
+        site = self._site(rule, reason, node)
         for flow in t.values():
-            self.summary.misses.append(Hit(flow, self._site(rule, reason, node)))
+            self._add_miss(Hit(flow, site))
+
+    def _add_miss(self, hit: Hit) -> None:
+        """One miss per origin and place; parameter misses are capped per parameter, since each is
+        replayed at every call site (the first few places say enough about where a value is lost)."""
+        o = hit.flow.origin
+        key = (o, hit.site.rule, hit.site.repo, hit.site.path, hit.site.line)
+        if key in self._miss_keys:
+            return
+        if o.kind == "param":
+            n = self._param_misses.get(o.index, 0)
+            if n >= MAX_PARAM_MISSES:
+                return
+            self._param_misses[o.index] = n + 1
+        self._miss_keys.add(key)
+        self.summary.misses.append(hit)
 
     def _origin_flow(self, src: Source, node: Node) -> Taints:
         o = Origin("source", src.name, -1, self.pf.repo, self.pf.path, self._line(node), self._text(node),
@@ -805,14 +824,20 @@ class FunctionFlow:
                                 out = union(out, {composed.origin: composed.then(back)})
                 else:
                     out = union(out, {origin: replace(rf, possible=rf.possible or possible).then(back)})
-            for hits, into in ((summ.sinks, self.summary.sinks), (summ.misses, self.summary.misses)):
-                for hit in hits:
-                    o = hit.flow.origin
-                    if o.kind == "param" and o.index < len(arg_t):
-                        for flow in arg_t[o.index].values():
-                            composed = through(flow, hit.flow, o.index)
-                            if composed is not None:
-                                into.append(Hit(composed, hit.site))
+            for hit in summ.sinks:
+                o = hit.flow.origin
+                if o.kind == "param" and o.index < len(arg_t):
+                    for flow in arg_t[o.index].values():
+                        composed = through(flow, hit.flow, o.index)
+                        if composed is not None:
+                            self.summary.sinks.append(Hit(composed, hit.site))
+            for hit in summ.misses:
+                o = hit.flow.origin
+                if o.kind == "param" and o.index < len(arg_t):
+                    for flow in arg_t[o.index].values():
+                        composed = through(flow, hit.flow, o.index)
+                        if composed is not None:
+                            self._add_miss(Hit(composed, hit.site))
         return out
 
     def _new(self, node: Node) -> Taints:
