@@ -280,12 +280,19 @@ class Engine:
         for repo, commit in pins.items():
             if repo not in git_dirs or not regex:
                 continue
+            module_level: set[str] = set()
             for path, line in grep_lines(git_dirs[repo], commit, regex, tokens):
                 if skip_reason(path, 0) is not None or (is_test_path(path) and not self.include_tests):
                     continue
                 node = self.innermost(repo, path, line)
                 if node is not None:
                     found.add(node)
+                else:
+                    module_level.add(path)
+            # a module-level constant (`const ROOT = fileURLToPath(import.meta.url)`) is read by the
+            # functions of its file: they hold the value as if they computed it
+            for path in sorted(module_level):
+                found.update(n for _, _, n in self._file_functions(repo, path))
         return found
 
     def _sink_functions(self, pins: dict[str, str], git_dirs: dict[str, str]) -> set[str]:
@@ -322,14 +329,17 @@ class Engine:
             frontier = nxt
         return seen
 
-    def innermost(self, repo: str, path: str, line: int) -> str | None:
+    def _file_functions(self, repo: str, path: str) -> list[tuple[int, int, str]]:
         if self._by_file is None:
             self._by_file = {}
             for n, a in self.g.nodes(data=True):
                 if a.get("kind") in FUNCTION_KINDS:
                     self._by_file.setdefault((a["repo"], a["path"]), []).append((a["line"], a["end_line"], n))
+        return self._by_file.get((repo, path), [])
+
+    def innermost(self, repo: str, path: str, line: int) -> str | None:
         best = None
-        for start, end, n in self._by_file.get((repo, path), []):
+        for start, end, n in self._file_functions(repo, path):
             if start <= line <= end and (best is None or start >= best[0]):
                 best = (start, end, n)
         return best[2] if best else None

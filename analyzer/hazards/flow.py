@@ -140,6 +140,8 @@ class Site:
     line: int
     text: str
     function: str
+    # Where in its part the value lands, when the code states it (`section({ name, order })`).
+    position: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -246,9 +248,25 @@ class FunctionFlow:
         return Site(rule, part, self.pf.repo, self.pf.path, self._line(node), self._text(node),
                     self.info.node)
 
-    def _sink(self, flow: Flow, sink: Sink, part: str, node: Node, what: str) -> None:
-        self.summary.sinks.append(Hit(flow.then(self._step(node, f"{what} → {part} ({sink.name})")),
-                                      self._site(sink.name, part, node)))
+    def _sink(self, flow: Flow, sink: Sink, part: str, node: Node, what: str,
+              position: tuple[tuple[str, str], ...] = ()) -> None:
+        site = replace(self._site(sink.name, part, node), position=position)
+        self.summary.sinks.append(Hit(flow.then(self._step(node, f"{what} → {part} ({sink.name})")), site))
+
+    def _position(self, sink: Sink, args: list[Node]) -> tuple[tuple[str, str], ...]:
+        """The entry's name and order as the registration call states them (literals only)."""
+        out: list[tuple[str, str]] = []
+        if sink.name_arg is not None and sink.name_arg < len(args) and args[sink.name_arg].type == "string":
+            out.append(("name", self.pf.text(args[sink.name_arg])[1:-1]))
+        arg = _unwrap(args[sink.arg]) if sink.arg < len(args) else None
+        if sink.position and arg is not None and arg.type == "object":
+            for c in arg.named_children:
+                key = _key_text(self.pf, c.child_by_field_name("key")) if c.type == "pair" else ""
+                value = c.child_by_field_name("value") if c.type == "pair" else None
+                if key in sink.position and value is not None and len(self.pf.text(value)) <= 60:
+                    text = self.pf.text(value)
+                    out.append((key, text[1:-1] if value.type == "string" else text))
+        return tuple(out)
 
     def _miss(self, t: Taints, rule: str, reason: str, node: Node) -> None:
         site = self._site(rule, reason, node)
@@ -778,8 +796,9 @@ class FunctionFlow:
                         value = self._eval(c.child_by_field_name("value"))
                     elif c.type == "shorthand_property_identifier" and self.pf.text(c) == sink.property:
                         value = self._eval(c)
+            position = self._position(sink, args) if value else ()
             for flow in value.values():
-                self._sink(flow, sink, sink.part, node, f"argument of {callee}()")
+                self._sink(flow, sink, sink.part, node, f"argument of {callee}()", position)
 
     def _compose(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], node: Node,
                  callee: str) -> Taints:

@@ -31,6 +31,8 @@ near_miss = finding (category "value") + {"reason": str, "dismissed_by": str}   
 hazard    = {"id", "category", "kinds": [str], "effect", "effect_rule", "granularity", "part",
              "sink": place, "template": {"repo", "path", "line"} | null, "branches": [finding id, …]}
 place     = {"repo", "path", "line", "text", "function"}   # function: the graph node id
+                                                           # sink also: "rule", "part", "position":
+                                                           # {"name", "order"} as the code states them, or null
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, 
         "source": {**_place(g, o.repo, o.path, o.line, o.text, o.function), "rule": o.rule},
         "steps": [{"repo": s.repo, "path": s.path, "line": s.line, "why": s.why} for s in hit.flow.steps],
         "sink": {**_place(g, site.repo, site.path, site.line, site.text, site.function), "rule": site.rule,
-                 "part": site.part},
+                 "part": site.part, "position": dict(site.position) or None},
     }
 
 

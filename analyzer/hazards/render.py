@@ -102,6 +102,9 @@ def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
             console.print("     [dim]…[/]")
             continue
         console.print(f"     ↳ {escape(s['repo'])}:{escape(s['path'])}:{s['line']}  {escape(s['why'])}")
+    if sink.get("position"):
+        where = ", ".join(f"{k} {v}" for k, v in sink["position"].items())
+        console.print(f"   lands  {escape(sink['part'])} entry {escape(where)}")
     console.print(f"   sink   {escape(_where(sink))}  [dim]{escape(sink['text'])}[/]  "
                   f"[dim]in {escape(sink['function'].split(':', 2)[-1])} ({escape(sink['rule'])})[/]")
     console.print(f"   [green]neutralise:[/] {escape(f['neutralised_by'])}")

@@ -91,6 +91,8 @@ class Sink:
     property: str | None = None
     properties: tuple[str, ...] = ()
     receivers: tuple[str, ...] = ()
+    position: tuple[str, ...] = ()  # call_argument: object keys that say where the entry lands
+    name_arg: int | None = None  # call_argument: the argument whose literal names the entry
 
 
 @dataclass
@@ -255,7 +257,9 @@ def _property(rules: HazardRules, e: dict[str, Any]) -> None:
 
 def _call_argument(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.sinks.append(Sink(e["name"], "call_argument", _part(e["part"]), receiver=str(e.get("receiver", "*")),
-                            method=str(e["method"]), arg=int(e.get("arg", 0)), property=e.get("property")))
+                            method=str(e["method"]), arg=int(e.get("arg", 0)), property=e.get("property"),
+                            position=tuple(e.get("position", ())),
+                            name_arg=int(e["name_arg"]) if "name_arg" in e else None))
 
 
 def _assignment(rules: HazardRules, e: dict[str, Any]) -> None:
