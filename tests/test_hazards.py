@@ -156,7 +156,7 @@ def test_cli_exit_codes_and_output(world, capsys: pytest.CaptureFixture[str]) ->
     cache = str(world.ctx.cache_dir)
     assert main(["--lock", lock, "--cache-dir", cache, "hazards"]) == 1
     out = capsys.readouterr().out
-    assert "14 value finding(s), 2 structural" in out and "by effect: breaks-prefix" in out
+    assert "15 value finding(s), 2 structural" in out and "by effect: breaks-prefix" in out
     assert "app:packages/prompt/src/index.ts:12" in out and "near-misses" not in out
     assert main(["--lock", lock, "--cache-dir", cache, "hazards", "--all"]) == 1
     out = capsys.readouterr().out
@@ -255,7 +255,7 @@ def test_report_marks_the_hops_where_a_hazard_enters(world, tmp_path: Path,
                  "buildParams", "--out", str(out)]) == 0
     data = json.loads((out / "trace.json").read_text())
     marked = {h["symbol"]: [m["summary"] for m in h["hazards"]] for h in data["hops"]}
-    assert data["hazards"]["available"] and data["hazards"]["findings"] == 16
+    assert data["hazards"]["available"] and data["hazards"]["findings"] == 17
     # the random cache key enters in buildParams; the in-place history rewrite is in Agent.compact (not a hop)
     assert any("random → cache key" in s for s in marked["buildParams"]), marked
     assert marked["Agent.send"] == []
@@ -321,3 +321,8 @@ def test_a_module_level_install_path_reaches_an_early_prompt_section_with_its_po
     assert f["sink"]["rule"] == "prompt-section-text" and f["sink"]["line"] == 11
     assert f["sink"]["position"] == {"name": "app:checkout", "order": "-99"}
     assert any("argument 2 of addCheckoutSection()" in s["why"] for s in f["steps"])
+
+
+def test_a_prompt_variable_names_itself(result: dict[str, Any]) -> None:
+    f = _value(result, "packages/prompt/src/variables.ts", 11)
+    assert f["sink"]["rule"] == "prompt-variable" and f["sink"]["position"] == {"name": "cwd"}
