@@ -326,3 +326,34 @@ def test_a_module_level_install_path_reaches_an_early_prompt_section_with_its_po
 def test_a_prompt_variable_names_itself(result: dict[str, Any]) -> None:
     f = _value(result, "packages/prompt/src/variables.ts", 11)
     assert f["sink"]["rule"] == "prompt-variable" and f["sink"]["position"] == {"name": "cwd"}
+
+
+def test_experiment_varies_the_findings_value_in_the_app(result: dict[str, Any], tmp_path: Path) -> None:
+    from analyzer.hazards.experiment import app_profiles, experiment_for, to_toml
+
+    (tmp_path / "mini.toml").write_text('name = "mini"\nrepo = "app"\n')
+    profiles = app_profiles(tmp_path)
+    assert profiles == {"app": "mini"}
+    env = _value(result, "packages/prompt/src/index.ts", 27, "process.env.MINI_HOME")
+    exp = tomllib.loads(to_toml(experiment_for(result, env["id"], profiles=profiles)))
+    assert exp["app"] == {"profile": "mini", "turns": ["Say hello."]}
+    assert exp["vary"]["factor"] == "env" and exp["vary"]["name"] == "MINI_HOME" and len(exp["vary"]["values"]) == 2
+    assert exp["source"]["finding"] == env["id"] and exp["source"]["where"] == "app:packages/prompt/src/index.ts:27"
+    assert exp["source"]["experiment_rule"] == "vary-environment-variable" and "endpoint" in exp
+    cwd = _value(result, "packages/agent/src/index.ts", 70, "process.cwd()")
+    group = next(h for h in result["hazards"] if cwd["id"] in h["branches"])
+    by_group = experiment_for(result, group["id"], profiles=profiles)
+    assert by_group["vary"]["factor"] == "cwd" and by_group["source"]["hazard"] == group["id"]
+    clock = _value(result, "packages/prompt/src/index.ts", 12)
+    assert experiment_for(result, clock["id"], profiles=profiles)["app"]["turns"] == ["Say hello.", "Say hello again."]
+    with pytest.raises(AnalyzerError, match="no app profile runs repo 'app'"):
+        experiment_for(result, env["id"], profiles={})
+    with pytest.raises(AnalyzerError, match="no value finding or hazard has this id"):
+        experiment_for(result, "0000", profiles=profiles)
+
+
+def test_cli_experiment_without_a_profile_is_one_error_line(world, capsys: pytest.CaptureFixture[str]) -> None:
+    lock, cache = str(world.lock_path), str(world.ctx.cache_dir)
+    assert main(["--lock", lock, "--cache-dir", cache, "hazards", "--experiment", "nope"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: --experiment nope") and err.count("\n") == 1

@@ -302,8 +302,12 @@ def _wire(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.wire_fields.setdefault(_part(e["part"]), set()).update(e["fields"])
 
 
-_READERS = {"fixed": _fixed, "effect": _effect, "wire": _wire, "carrier": _carrier, "mutator": _mutator,
-            "source": _source,
+def _elsewhere(rules: HazardRules, e: dict[str, Any]) -> None:
+    """Read by another module (`[[experiment]]`: analyzer.hazards.experiment)."""
+
+
+_READERS = {"experiment": _elsewhere, "fixed": _fixed, "effect": _effect, "wire": _wire, "carrier": _carrier,
+            "mutator": _mutator, "source": _source,
             "neutraliser": _neutraliser, "returns": _returns, "property": _property,
             "call_argument": _call_argument, "assignment": _assignment, "dismiss": _dismiss,
             "rewrite": _structural("rewrite"), "runtime_tools": _structural("runtime_tools")}
