@@ -81,6 +81,7 @@ class Engine:
         self._constructed: dict[tuple[str, str], Taints] = {}
         self._stack: list[str] = []
         self._deps: dict[str, set[tuple[str, str]]] = {}
+        self._made_at: dict[str, int] = {}  # the depth each summary was made at
 
     # ---- FlowContext -------------------------------------------------------------------------------
     def qualname(self, node: str) -> str:
@@ -115,9 +116,13 @@ class Engine:
         return tainted or self.may_return_source is None or node in self.may_return_source
 
     def summary(self, node: str, depth: int) -> Summary | None:
-        if node in self.summaries:
+        cached = self.summaries.get(node)
+        # a root's summary first made deep inside another root's chain was cut by the depth bound: made
+        # again as a root (once), so the roots' own flows do not depend on the order they were visited
+        if cached is not None and (not cached.truncated or depth > 0 or self._made_at.get(node, 0) == 0
+                                   or node in self._busy):
             self._inherit(node)
-            return self.summaries[node]
+            return cached
         if depth > self.max_depth:
             return None
         if node in self._busy or node not in self.g:
@@ -144,6 +149,7 @@ class Engine:
             self._busy.discard(node)
             self._stack.pop()
         self.summaries[node] = result
+        self._made_at[node] = depth
         self._inherit(node)
         return result
 
@@ -222,11 +228,17 @@ class Engine:
         result = EngineResult(roots=len(roots))
         self._drive(roots)
         # Fields that construction sites filled: re-run the summaries that read them (and the class's
-        # members on the request side, which may read them without having been visited), once.
-        known = set(self._constructed)
-        if known:
-            stale = {n for n, deps in self._deps.items() if deps & known}
-            for key in known:
+        # members on the request side, which may read them without having been visited) until no field
+        # gains a flow (at most twice: a construction site found only on a re-run fills a field too).
+        before: dict[tuple[str, str], frozenset[Any]] = {}
+        for _ in range(2):
+            now = {k: frozenset(v) for k, v in self._constructed.items()}
+            changed = {k for k, v in now.items() if v != before.get(k)}
+            if not changed:
+                break
+            before = now
+            stale = {n for n, deps in self._deps.items() if deps & changed}
+            for key in changed:
                 self._fields.pop(key, None)
                 stale.update(m for m in self._members(key[0]) if m in self.region)
             for n in stale:
