@@ -53,6 +53,43 @@ def test_pi_package_dir_reaches_the_coding_agent_system_prompt(result: tuple[int
     assert f["kind"] == "environment" and f["sink"]["part"] == "system prompt"
     assert f["sink"]["function"].endswith(":buildSystemPrompt")
     assert any("returned by getReadmePath" in s["why"] for s in f["steps"])
+    assert (f["granularity"], f["effect"]) == ("machine", "cross-session")
+    # the documentation paths' other sources are branches of the same hazard (one template)
+    group = next(h for h in data["hazards"] if f["id"] in h["branches"])
+    assert len(group["branches"]) >= 4 and group["template"] is not None
+
+
+def test_pi_working_directory_line_through_the_session_object(result: tuple[int, dict[str, Any]]) -> None:
+    """process.cwd() in createAgentSession → new AgentSession({ cwd }) → this._cwd → buildSystemPrompt's
+    `Current working directory:` line: fixed per session, a cross-session hazard."""
+    _, data = result
+    hits = [f for f in data["findings"] if f["category"] == "value" and f["source"]["text"] == "process.cwd()"
+            and f["source"]["path"].endswith("core/sdk.ts")]
+    assert len(hits) == 1
+    f = hits[0]
+    assert (f["granularity"], f["effect"], f["sink"]["part"]) == ("session", "cross-session", "system prompt")
+    assert any("AgentSession.constructor (constructor)" in s["why"] for s in f["steps"])
+    assert any("read from this._cwd" in s["why"] for s in f["steps"])
+
+
+def test_dsh_checkout_path_in_an_early_prompt_section(result: tuple[int, dict[str, Any]]) -> None:
+    """dsh's web bundle registers the harness checkout path (import.meta.url at module load) as a prompt
+    section ordered right after the identity: install-granular, so every install has its own prefix."""
+    _, data = result
+    hits = [f for f in data["findings"] if f["category"] == "value" and f["source"]["repo"] == "dsh"
+            and f["source"]["text"] == "import.meta.url"]
+    assert len(hits) == 1
+    f = hits[0]
+    assert (f["granularity"], f["effect"]) == ("install", "cross-session")
+    assert f["sink"]["rule"] == "prompt-section-text" and (f["sink"]["position"] or {}).get("order") == "-99"
+
+
+def test_every_finding_has_granularity_and_effect_and_losses_are_counted(
+        result: tuple[int, dict[str, Any]]) -> None:
+    _, data = result
+    assert data["findings"] and all(f["effect"] and f["granularity"] and f["effect_rule"] for f in data["findings"])
+    cut = data["cut_flows"]
+    assert cut["total"] == sum(cut["by_reason"].values()) > 0 and cut["places"]
 
 
 def test_appended_time_context_is_not_a_prefix_hazard(result: tuple[int, dict[str, Any]]) -> None:

@@ -33,14 +33,15 @@ class HazardsResult:
 def hazards(session: Session, options: HazardOptions = HazardOptions(), *, analysis: Analysis | None = None,
             at: list[str] | None = None) -> HazardsResult:
     """Run the hazard rules over `analysis` (default: opened at the lock's pins moved by `at`). The engine
-    reads the full networkx graph and the pinned sources' git dirs (through the session's cache)."""
+    reads the full networkx graph and the pinned sources' git dirs (through the session's cache); a scan is
+    stored once per graph and options, so a warm call reads it back."""
     from analyzer.api.analysis import open_analysis
     from analyzer.errors import AnalyzerError
-    from analyzer.hazards.run import compute_hazards, git_dirs_for
+    from analyzer.hazards.run import hazards_for
 
     if options.max_depth < 1:
         raise AnalyzerError(f"--max-depth {options.max_depth}: must be at least 1")
     analysis = analysis or open_analysis(session, at=at)
-    return HazardsResult(compute_hazards(analysis, git_dirs_for(session, analysis), max_depth=options.max_depth,
-                                         include_near_misses=options.include_near_misses,
-                                         allow_guesses=options.allow_guesses, include_tests=options.include_tests))
+    return HazardsResult(hazards_for(session, analysis, max_depth=options.max_depth,
+                                     include_near_misses=options.include_near_misses,
+                                     allow_guesses=options.allow_guesses, include_tests=options.include_tests))

@@ -16,7 +16,19 @@ from typing import Any
 
 import networkx as nx
 
-from analyzer.hazards.flow import Flow, FunctionFlow, FunctionInfo, Hit, Summary, Taints, norm, stepped, union
+from analyzer.hazards.flow import (
+    Flow,
+    FunctionFlow,
+    FunctionInfo,
+    Hit,
+    Step,
+    Summary,
+    Taints,
+    compose_through,
+    norm,
+    stepped,
+    union,
+)
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
 from analyzer.index.source import skip_reason
@@ -63,6 +75,13 @@ class Engine:
         self.request_side: set[str] = set()  # functions reaching a sink, and their direct callees
         self.may_return_source: set[str] | None = None  # None: unknown (compose every call)
         self._source_hint = re.compile(source_regex(self.rules, python=True))
+        # Fields set from constructor arguments at the construction sites seen (`new C({ cwd })` with
+        # `this.cwd = config.cwd`): (class, field) → flows with source origins. Summaries that read a
+        # field are recorded in `_deps`, so a field that gains flows re-runs only them (see `run`).
+        self._constructed: dict[tuple[str, str], Taints] = {}
+        self._stack: list[str] = []
+        self._deps: dict[str, set[tuple[str, str]]] = {}
+        self._made_at: dict[str, int] = {}  # the depth each summary was made at
 
     # ---- FlowContext -------------------------------------------------------------------------------
     def qualname(self, node: str) -> str:
@@ -97,8 +116,13 @@ class Engine:
         return tainted or self.may_return_source is None or node in self.may_return_source
 
     def summary(self, node: str, depth: int) -> Summary | None:
-        if node in self.summaries:
-            return self.summaries[node]
+        cached = self.summaries.get(node)
+        # a root's summary first made deep inside another root's chain was cut by the depth bound: made
+        # again as a root (once), so the roots' own flows do not depend on the order they were visited
+        if cached is not None and (not cached.truncated or depth > 0 or self._made_at.get(node, 0) == 0
+                                   or node in self._busy):
+            self._inherit(node)
+            return cached
         if depth > self.max_depth:
             return None
         if node in self._busy or node not in self.g:
@@ -110,9 +134,10 @@ class Engine:
         fn = pf.function_at(a["line"], a["end_line"]) if pf is not None else None
         if pf is None or fn is None:
             self.unmapped.append(node)
-            self.summaries[node] = Summary()
+            self.summaries[node] = Summary(unmapped=True)
             return self.summaries[node]
         self._busy.add(node)
+        self._stack.append(node)
         try:
             parent = a.get("parent")
             class_node = parent if parent and self.g.nodes.get(parent, {}).get("kind") == "class" else None
@@ -122,11 +147,49 @@ class Engine:
             result = flow.run()
         finally:
             self._busy.discard(node)
+            self._stack.pop()
         self.summaries[node] = result
+        self._made_at[node] = depth
+        self._inherit(node)
         return result
+
+    def _inherit(self, node: str) -> None:
+        """The functions being summarised used `node`'s summary: they read what it read."""
+        deps = self._deps.get(node)
+        if deps:
+            for n in self._stack:
+                self._deps.setdefault(n, set()).update(deps)
+
+    def constructed(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], call: Step) -> None:
+        """`new C(args)`: every field C's constructor sets from a parameter now carries that argument's
+        volatile values, fixed for the object's lifetime (the [[fixed]] constructor scope)."""
+        fixed = self.rules.scoped("constructor")
+        for target, attrs in edges:
+            a = self.g.nodes[target]
+            summ = self.summaries.get(target)
+            parent = a.get("parent")
+            if a.get("kind") != "constructor" or summ is None or not parent:
+                continue
+            for name, flows in summ.fields.items():
+                got: Taints = {}
+                for origin, inner in flows.items():
+                    if origin.kind != "param" or origin.index >= len(arg_t):
+                        continue
+                    step = Step(call.repo, call.path, call.line,
+                                f"argument {origin.index + 1} of {call.why} → {self.qualname(target)} (constructor)")
+                    for flow in arg_t[origin.index].values():
+                        composed = compose_through(flow, inner, step, bool(attrs.get("possible")))
+                        if flow.origin.kind == "source" and composed is not None:
+                            got[flow.origin] = composed
+                if got:
+                    key = (parent, name)
+                    marked = _neutralised(got, fixed.name) if fixed is not None else got
+                    self._constructed[key] = union(self._constructed.get(key, {}), marked)
 
     def field_flows(self, class_node: str, name: str, depth: int) -> Taints:
         key = (class_node, name)
+        for n in self._stack:
+            self._deps.setdefault(n, set()).add(key)
         if key in self._fields:
             return self._fields[key]
         if key in self._field_busy:
@@ -143,7 +206,7 @@ class Engine:
                 if fixed is not None and self.g.nodes[member].get("kind") == "constructor":
                     flows = _neutralised(flows, fixed.name)
                 out = union(out, flows)
-            out = union(out, self._field_initialiser(class_node, name, depth))
+            out = union(out, self._field_initialiser(class_node, name, depth), self._constructed.get(key, {}))
         finally:
             self._field_busy.discard(key)
         self._fields[key] = out
@@ -163,8 +226,39 @@ class Engine:
     def run(self, pins: dict[str, str], git_dirs: dict[str, str]) -> EngineResult:
         roots = self._roots(pins, git_dirs)
         result = EngineResult(roots=len(roots))
-        frontier = [(r, 0) for r in sorted(roots)]
-        seen = set(roots)
+        self._drive(roots)
+        # Fields that construction sites filled: re-run the summaries that read them (and the class's
+        # members on the request side, which may read them without having been visited) until no field
+        # gains a flow (at most twice: a construction site found only on a re-run fills a field too).
+        before: dict[tuple[str, str], frozenset[Any]] = {}
+        for _ in range(2):
+            now = {k: frozenset(v) for k, v in self._constructed.items()}
+            changed = {k for k, v in now.items() if v != before.get(k)}
+            if not changed:
+                break
+            before = now
+            stale = {n for n, deps in self._deps.items() if deps & changed}
+            for key in changed:
+                self._fields.pop(key, None)
+                stale.update(m for m in self._members(key[0]) if m in self.region)
+            for n in stale:
+                self.summaries.pop(n, None)
+            # the first pass's roots first, so a summary is recomputed at the depth it had (a summary
+            # first reached deep in a chain is cut by the depth bound), then the class members
+            self._drive(roots, stale - roots)
+        for summ in self.summaries.values():
+            result.sinks.extend(h for h in summ.sinks if h.flow.origin.kind == "source")
+            result.misses.extend(h for h in summ.misses if h.flow.origin.kind == "source")
+            result.truncated += int(summ.truncated)
+        result.functions = len(self.summaries)
+        result.unmapped = sorted(set(self.unmapped))
+        return result
+
+    def _drive(self, roots: set[str], then: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        """Summarise the roots (then `then`), and the callers of those whose return value carries a
+        volatile value."""
+        frontier = [(r, 0) for r in (*sorted(roots), *sorted(then))]
+        seen = set(roots) | set(then)
         while frontier:
             node, level = frontier.pop(0)
             summ = self.summary(node, 0)
@@ -180,13 +274,6 @@ class Engine:
                         continue
                     seen.add(caller)
                     frontier.append((caller, level + 1))
-        for summ in self.summaries.values():
-            result.sinks.extend(h for h in summ.sinks if h.flow.origin.kind == "source")
-            result.misses.extend(h for h in summ.misses if h.flow.origin.kind == "source")
-            result.truncated += int(summ.truncated)
-        result.functions = len(self.summaries)
-        result.unmapped = sorted(set(self.unmapped))
-        return result
 
     def _roots(self, pins: dict[str, str], git_dirs: dict[str, str]) -> set[str]:
         """Functions holding a source expression that stand near a sink: a source reaches a sink by going
@@ -205,12 +292,19 @@ class Engine:
         for repo, commit in pins.items():
             if repo not in git_dirs or not regex:
                 continue
+            module_level: set[str] = set()
             for path, line in grep_lines(git_dirs[repo], commit, regex, tokens):
                 if skip_reason(path, 0) is not None or (is_test_path(path) and not self.include_tests):
                     continue
                 node = self.innermost(repo, path, line)
                 if node is not None:
                     found.add(node)
+                else:
+                    module_level.add(path)
+            # a module-level constant (`const ROOT = fileURLToPath(import.meta.url)`) is read by the
+            # functions of its file: they hold the value as if they computed it
+            for path in sorted(module_level):
+                found.update(n for _, _, n in self._file_functions(repo, path))
         return found
 
     def _sink_functions(self, pins: dict[str, str], git_dirs: dict[str, str]) -> set[str]:
@@ -247,14 +341,17 @@ class Engine:
             frontier = nxt
         return seen
 
-    def innermost(self, repo: str, path: str, line: int) -> str | None:
+    def _file_functions(self, repo: str, path: str) -> list[tuple[int, int, str]]:
         if self._by_file is None:
             self._by_file = {}
             for n, a in self.g.nodes(data=True):
                 if a.get("kind") in FUNCTION_KINDS:
                     self._by_file.setdefault((a["repo"], a["path"]), []).append((a["line"], a["end_line"], n))
+        return self._by_file.get((repo, path), [])
+
+    def innermost(self, repo: str, path: str, line: int) -> str | None:
         best = None
-        for start, end, n in self._by_file.get((repo, path), []):
+        for start, end, n in self._file_functions(repo, path):
             if start <= line <= end and (best is None or start >= best[0]):
                 best = (start, end, n)
         return best[2] if best else None

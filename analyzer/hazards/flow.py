@@ -21,6 +21,7 @@ from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile
 
 MAX_STEPS = 40
+MAX_PARAM_MISSES = 6  # places a parameter's flow is recorded as lost, per function
 _WS = re.compile(r"\s+")
 _TYPE_ARGS = re.compile(r"<[^<>()]*>")
 
@@ -44,6 +45,9 @@ class Origin:
     text: str
     function: str  # graph node id of the function holding the expression
     volatility: str = ""  # the source rule's kind (time, ordering…); "" for parameters
+    # For parameters: the field of the argument this flow reads (`{ cwd, prompt } = options`), so two
+    # fields of one parameter stay two flows instead of one hiding the other.
+    field: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,8 @@ def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
         last = flow.ops[-1] if flow.ops else None
         if kind == "read" and last is not None and last[0] == "wrap":
             return replace(flow, ops=flow.ops[:-1]) if last[1] == key else None
+        if kind == "read" and last is None and not flow.origin.field:
+            return replace(flow, origin=replace(flow.origin, field=key), ops=(op,))
         return replace(flow, ops=(*flow.ops, op)[-8:])
     if kind == "order":  # only the iteration order carries on: ordering sources, as a whole
         return replace(flow, path=()) if flow.origin.volatility == "ordering" else None
@@ -98,10 +104,10 @@ def apply_ops(flow: Flow, ops: tuple[tuple[str, str], ...]) -> Flow | None:
 
 def mapped(t: Taints, op: tuple[str, str]) -> Taints:
     out: Taints = {}
-    for o, f in t.items():
+    for f in t.values():
         g = apply_op(f, op)
-        if g is not None:
-            out[o] = g
+        if g is not None and (g.origin not in out or _rank(g) < _rank(out[g.origin])):
+            out[g.origin] = g
     return out
 
 
@@ -134,6 +140,8 @@ class Site:
     line: int
     text: str
     function: str
+    # Where in its part the value lands, when the code states it (`section({ name, order })`).
+    position: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -149,6 +157,7 @@ class Summary:
     misses: list[Hit] = field(default_factory=list)
     fields: dict[str, Taints] = field(default_factory=dict)  # this.<name> = … (flows with source origins)
     truncated: bool = False  # a callee was beyond the depth bound
+    unmapped: bool = False  # the graph node's body was not found in its file
 
 
 class FlowContext(Protocol):
@@ -159,6 +168,7 @@ class FlowContext(Protocol):
     def needed(self, node: str, tainted: bool) -> bool: ...
     def field_flows(self, class_node: str, name: str, depth: int) -> Taints: ...
     def is_container_field(self, class_node: str, name: str) -> bool: ...
+    def constructed(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], call: Step) -> None: ...
     def qualname(self, node: str) -> str: ...
 
 
@@ -186,6 +196,8 @@ class FunctionFlow:
         self.module_names = module_names or {}
         self.containers: set[str] = set()  # local names holding a Map/Set
         self.summary = Summary()
+        self._miss_keys: set[tuple[Any, ...]] = set()
+        self._param_misses: dict[int, int] = {}
         self._nesting = 0  # closures entered (their returns are not this function's)
         self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
         self.returns_sink = self._returns_sink()
@@ -236,13 +248,45 @@ class FunctionFlow:
         return Site(rule, part, self.pf.repo, self.pf.path, self._line(node), self._text(node),
                     self.info.node)
 
-    def _sink(self, flow: Flow, sink: Sink, part: str, node: Node, what: str) -> None:
-        self.summary.sinks.append(Hit(flow.then(self._step(node, f"{what} → {part} ({sink.name})")),
-                                      self._site(sink.name, part, node)))
+    def _sink(self, flow: Flow, sink: Sink, part: str, node: Node, what: str,
+              position: tuple[tuple[str, str], ...] = ()) -> None:
+        site = replace(self._site(sink.name, part, node), position=position)
+        self.summary.sinks.append(Hit(flow.then(self._step(node, f"{what} → {part} ({sink.name})")), site))
+
+    def _position(self, sink: Sink, args: list[Node]) -> tuple[tuple[str, str], ...]:
+        """The entry's name and order as the registration call states them (literals only)."""
+        out: list[tuple[str, str]] = []
+        if sink.name_arg is not None and sink.name_arg < len(args) and args[sink.name_arg].type == "string":
+            out.append(("name", self.pf.text(args[sink.name_arg])[1:-1]))
+        arg = _unwrap(args[sink.arg]) if sink.arg < len(args) else None
+        if sink.position and arg is not None and arg.type == "object":
+            for c in arg.named_children:
+                key = _key_text(self.pf, c.child_by_field_name("key")) if c.type == "pair" else ""
+                value = c.child_by_field_name("value") if c.type == "pair" else None
+                if key in sink.position and value is not None and len(self.pf.text(value)) <= 60:
+                    text = self.pf.text(value)
+                    out.append((key, text[1:-1] if value.type == "string" else text))
+        return tuple(out)
 
     def _miss(self, t: Taints, rule: str, reason: str, node: Node) -> None:
+        site = self._site(rule, reason, node)
         for flow in t.values():
-            self.summary.misses.append(Hit(flow, self._site(rule, reason, node)))
+            self._add_miss(Hit(flow, site))
+
+    def _add_miss(self, hit: Hit) -> None:
+        """One miss per origin and place; parameter misses are capped per parameter, since each is
+        replayed at every call site (the first few places say enough about where a value is lost)."""
+        o = hit.flow.origin
+        key = (o, hit.site.rule, hit.site.repo, hit.site.path, hit.site.line)
+        if key in self._miss_keys:
+            return
+        if o.kind == "param":
+            n = self._param_misses.get(o.index, 0)
+            if n >= MAX_PARAM_MISSES:
+                return
+            self._param_misses[o.index] = n + 1
+        self._miss_keys.add(key)
+        self.summary.misses.append(hit)
 
     def _origin_flow(self, src: Source, node: Node) -> Taints:
         o = Origin("source", src.name, -1, self.pf.repo, self.pf.path, self._line(node), self._text(node),
@@ -677,16 +721,17 @@ class FunctionFlow:
             if method in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
             return union(result, stepped(carried, self._step(node, f".{method}()")))
-        if callee in self.rules.carry_calls:
+        builtin = self._imported_name(callee)
+        if builtin in self.rules.carry_calls:
             carried = union(*arg_t)
-            if callee in self.rules.flattening:
+            if builtin in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
             return union(result, stepped(carried, self._step(node, f"{callee}()")))
-        for t in arg_t:  # an unresolved call: say so, never guess
-            sourced = {o: f for o, f in t.items() if o.kind == "source"}
-            if sourced:
-                self._miss(sourced, "not-followed", f"passed to {callee}() — no call-graph edge, not followed",
-                           node)
+        # an unresolved call: say so, never guess. Parameter flows are cut here too, and the cut is
+        # replayed at every call site that passes a volatile value in (so a loss is never silent).
+        for t in arg_t:
+            if t:
+                self._miss(t, "not-followed", f"passed to {callee}() — no call-graph edge, not followed", node)
         return result
 
     def _args_ok(self, n: Neutraliser, args_node: Node | None) -> bool:
@@ -715,6 +760,12 @@ class FunctionFlow:
                     if last == p and self.pf.imports.get(head) in pat.modules:
                         return src
         return None
+
+    def _imported_name(self, callee: str) -> str:
+        """`nodeResolve` for `import { resolve as nodeResolve } from "node:path"` is `resolve` (so the
+        carrier rules, which name the exported functions, apply to renamed imports)."""
+        exported = self.pf.imported_as.get(callee)
+        return exported if exported and exported not in ("*", "default") else callee
 
     def _dismiss(self, callee: str) -> Any:
         for d in self.rules.dismissals:
@@ -745,8 +796,9 @@ class FunctionFlow:
                         value = self._eval(c.child_by_field_name("value"))
                     elif c.type == "shorthand_property_identifier" and self.pf.text(c) == sink.property:
                         value = self._eval(c)
+            position = self._position(sink, args) if value else ()
             for flow in value.values():
-                self._sink(flow, sink, sink.part, node, f"argument of {callee}()")
+                self._sink(flow, sink, sink.part, node, f"argument of {callee}()", position)
 
     def _compose(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], node: Node,
                  callee: str) -> Taints:
@@ -758,23 +810,28 @@ class FunctionFlow:
             summ = self.ctx.summary(target, self.depth + 1)
             if summ is None:
                 self.summary.truncated = True
+                for t in arg_t:
+                    if t:
+                        self._miss(t, "depth-limit", f"passed to {callee}() beyond the depth limit "
+                                   "(--max-depth) — not followed", node)
                 continue
             if summ.truncated:
                 self.summary.truncated = True
             qual = self.ctx.qualname(target)
+            if summ.unmapped:
+                for t in arg_t:
+                    if t:
+                        self._miss(t, "unknown-callee", f"passed to {callee}() → {qual}, whose body could not be "
+                                   "read — not followed", node)
+                continue
             kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
             possible = bool(attrs.get("possible"))
             line = self._line(node)
 
             def through(flow: Flow, inner: Flow, i: int, qual: str = qual, kind: str = kind,
                         possible: bool = possible, line: int = line) -> Flow | None:
-                shaped = apply_ops(flow, inner.ops)
-                if shaped is None:
-                    return None
                 call = Step(self.pf.repo, self.pf.path, line, f"argument {i + 1} of {callee}() → {qual} ({kind})")
-                steps = (*flow.steps, call, *inner.steps)[:MAX_STEPS]
-                return replace(shaped, steps=steps, neutralisers=(*flow.neutralisers, *inner.neutralisers),
-                               possible=flow.possible or inner.possible or possible)
+                return compose_through(flow, inner, call, possible)
 
             back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call")
             for origin, rf in summ.returns.items():
@@ -783,17 +840,23 @@ class FunctionFlow:
                         for flow in arg_t[origin.index].values():
                             composed = through(flow, rf, origin.index)
                             if composed is not None:
-                                out = union(out, {flow.origin: composed.then(back)})
+                                out = union(out, {composed.origin: composed.then(back)})
                 else:
                     out = union(out, {origin: replace(rf, possible=rf.possible or possible).then(back)})
-            for hits, into in ((summ.sinks, self.summary.sinks), (summ.misses, self.summary.misses)):
-                for hit in hits:
-                    o = hit.flow.origin
-                    if o.kind == "param" and o.index < len(arg_t):
-                        for flow in arg_t[o.index].values():
-                            composed = through(flow, hit.flow, o.index)
-                            if composed is not None:
-                                into.append(Hit(composed, hit.site))
+            for hit in summ.sinks:
+                o = hit.flow.origin
+                if o.kind == "param" and o.index < len(arg_t):
+                    for flow in arg_t[o.index].values():
+                        composed = through(flow, hit.flow, o.index)
+                        if composed is not None:
+                            self.summary.sinks.append(Hit(composed, hit.site))
+            for hit in summ.misses:
+                o = hit.flow.origin
+                if o.kind == "param" and o.index < len(arg_t):
+                    for flow in arg_t[o.index].values():
+                        composed = through(flow, hit.flow, o.index)
+                        if composed is not None:
+                            self._add_miss(Hit(composed, hit.site))
         return out
 
     def _new(self, node: Node) -> Taints:
@@ -810,12 +873,29 @@ class FunctionFlow:
             for t in arg_t:
                 self._miss(t, dismissed.name, dismissed.reason, node)
             return {}
+        edges = self.ctx.callees(self.info.node, self._line(node), node.start_point[1], name)
+        if edges:  # a constructor the graph knows: its sinks, and the fields it sets from its arguments
+            made = self._compose(edges, arg_t, node, f"new {name}")
+            if any(arg_t):
+                self.ctx.constructed(edges, arg_t, self._step(node, f"new {name}()"))
+            return made
         if name in self.rules.carry_new:
             carried = union(*arg_t)
             if name in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
             return stepped(carried, self._step(node, f"new {name}()"))
         return {}
+
+
+def compose_through(flow: Flow, inner: Flow, call: Step, possible: bool) -> Flow | None:
+    """An argument's flow carried through a callee's parameter flow (its ops replayed), or None when the
+    callee reads another field of it."""
+    shaped = apply_ops(flow, inner.ops)
+    if shaped is None:
+        return None
+    steps = (*flow.steps, call, *inner.steps)[:MAX_STEPS]
+    return replace(shaped, steps=steps, neutralisers=(*flow.neutralisers, *inner.neutralisers),
+                   possible=flow.possible or inner.possible or possible)
 
 
 def _unwrap(node: Node) -> Node:

@@ -6,22 +6,33 @@ JSON schema `analyzer.hazards/1` (stable; additions only):
   "pins": {repo: {"commit": sha, "ref": ref|null, "url": url}},
   "rules": {"files": [path, …], "hash": str},
   "max_depth": int,
-  "findings": [finding, …],          # value flows that reach a request part, then structural hazards
+  "findings": [finding, …],          # value flows that reach a request part and structural hazards,
+                                     # ranked by effect (breaks-prefix first)
+  "hazards": [hazard, …],            # the findings grouped: one per sink and template, with its branches
   "near_misses": [near_miss, …],     # only with --all (else []): flows dismissed, with the reason
   "near_miss_count": int,
+  "cut_flows": {"total": int, "by_reason": {rule: int}, "reasons": {rule: str},   # flows the analysis lost:
+                "places": [{"reason", "repo", "path", "line", "text", "flows"}, …]},  # where most were cut
   "stats": {"roots": int, "functions": int, "files_parsed": int, "truncated": int, "unmapped": int},
   "limits": [str, …]                 # what the analysis cannot see (always printed with -v)
 }
 finding   = {"id": str,                                  # stable across line shifts (rule, symbols, part)
              "category": "value" | "structural",
-             "kind": str, "granularity": str, "neutralised_by": str,   # from the source rule (value)
+             "kind": str, "neutralised_by": str,                      # from the source rule (value)
+             "granularity": "request"|"session"|"day"|"machine"|"install", "granularity_rule": str,
+             "effect": "breaks-prefix"|"cross-session"|"frozen-in-history"|"tail-append"|"out-of-band",
+             "effect_rule": str, "effect_reason": str,                 # the [[effect]] rule that decided it
              "possible": bool,                           # the chain passes a one-of-several edge
              "source": place + {"rule": str},
              "steps": [{"repo", "path", "line", "why"}, …],            # in order, source first
              "sink": place + {"rule": str, "part": str},
              "rule", "description", "evidence": [str, …]}             # structural only
-near_miss = finding (category "value") + {"reason": str, "dismissed_by": str}
+near_miss = finding (category "value") + {"reason": str, "dismissed_by": str}   # effect may be null
+hazard    = {"id", "category", "kinds": [str], "effect", "effect_rule", "granularity", "part",
+             "sink": place, "template": {"repo", "path", "line"} | null, "branches": [finding id, …]}
 place     = {"repo", "path", "line", "text", "function"}   # function: the graph node id
+                                                           # sink also: "rule", "part", "position":
+                                                           # {"name", "order"} as the code states them, or null
 """
 
 from __future__ import annotations
@@ -33,7 +44,8 @@ import networkx as nx
 
 from analyzer.hazards.engine import EngineResult, effective_neutraliser
 from analyzer.hazards.flow import Hit
-from analyzer.hazards.rules import HazardRules
+from analyzer.hazards.grouping import group_findings
+from analyzer.hazards.rules import EFFECTS, GRANULARITIES, Effect, HazardRules
 
 SCHEMA = "analyzer.hazards/1"
 LIMITS = [
@@ -69,15 +81,25 @@ def finding_id(*parts: str) -> str:
 def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, Any]:
     o, site = hit.flow.origin, hit.site
     src = rules.source(o.rule)
+    granularity, granularity_rule = rules.granularity(o.rule, hit.flow.neutralisers)
+    effect = rules.effect(site.part, granularity)
     return {
         "id": finding_id(o.rule, o.repo, _qual(g, o.function), o.text, site.part),
-        "category": "value", "kind": src.kind, "granularity": src.granularity, "neutralised_by": src.neutralised,
+        "category": "value", "kind": src.kind, "neutralised_by": src.neutralised,
+        "granularity": granularity, "granularity_rule": granularity_rule,
+        **_effect_fields(effect),
         "possible": hit.flow.possible,
         "source": {**_place(g, o.repo, o.path, o.line, o.text, o.function), "rule": o.rule},
         "steps": [{"repo": s.repo, "path": s.path, "line": s.line, "why": s.why} for s in hit.flow.steps],
         "sink": {**_place(g, site.repo, site.path, site.line, site.text, site.function), "rule": site.rule,
-                 "part": site.part},
+                 "part": site.part, "position": dict(site.position) or None},
     }
+
+
+def _effect_fields(effect: Effect | None) -> dict[str, Any]:
+    if effect is None:
+        return {"effect": None, "effect_rule": None, "effect_reason": None}
+    return {"effect": effect.effect, "effect_rule": effect.name, "effect_reason": effect.reason}
 
 
 def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, structural: list[dict[str, Any]],
@@ -99,25 +121,62 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
             _keep(misses, entry)
         else:
             _keep(findings, entry)
+            continue
+        entry.update(_effect_fields(rules.effect(None, entry["granularity"], entry["dismissed_by"])))
     for hit in res.misses:
         entry = _value_entry(g, rules, hit)
         entry["sink"]["part"] = None
         entry.update(reason=hit.site.part, dismissed_by=hit.site.rule)
+        entry.update(_effect_fields(rules.effect(None, entry["granularity"], hit.site.rule)))
         entry["id"] = finding_id(entry["id"], hit.site.rule)
         _keep(misses, entry)
+    cut = cut_flows(res)
     # a flow that is a finding somewhere is not also a near-miss for the same source
     found_sources = {(f["source"]["repo"], f["source"]["path"], f["source"]["line"]) for f in findings.values()}
     near = [m for m in misses.values()
             if (m["source"]["repo"], m["source"]["path"], m["source"]["line"]) not in found_sources]
-    ordered = sorted(findings.values(), key=_order) + sorted(structural, key=_order)
+    ordered = sorted([*findings.values(), *structural], key=_order)
     return {
         "schema": SCHEMA, "pins": pins, "rules": {"files": rules.files, "hash": rules.text_hash},
-        "max_depth": max_depth, "findings": ordered,
+        "max_depth": max_depth, "findings": ordered, "hazards": group_findings(g, ordered),
         "near_misses": sorted(near, key=_order) if include_near_misses else [], "near_miss_count": len(near),
+        "cut_flows": cut,
         "stats": {"roots": res.roots, "functions": res.functions, "files_parsed": files_parsed,
                   "truncated": res.truncated, "unmapped": len(res.unmapped)},
         "limits": LIMITS,
     }
+
+
+# Where a flow stops without an answer (the rule names of `flow.py`'s misses and the store dismissal).
+CUT_REASONS = {
+    "not-followed": "a call without a call-graph edge",
+    "unknown-callee": "an edge to a function whose body could not be read",
+    "depth-limit": "a callee beyond --max-depth",
+    "stored": "a store (session log, file): treated as replayed unchanged",
+}
+
+
+def cut_flows(res: EngineResult, top: int = 15) -> dict[str, Any]:
+    """How many volatile flows stopped where the analysis could not follow them, by reason, and the
+    places that cut most (each flow counted once per place: source expression × cut site)."""
+    seen: set[tuple[Any, ...]] = set()
+    places: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    for hit in res.misses:
+        o, site = hit.flow.origin, hit.site
+        if o.kind != "source" or site.rule not in CUT_REASONS:
+            continue
+        key = (o.repo, o.path, o.line, o.text, site.rule, site.repo, site.path, site.line)
+        if key in seen:
+            continue
+        seen.add(key)
+        where = (site.rule, site.repo, site.path, site.line)
+        entry = places.setdefault(where, {"reason": site.rule, "repo": site.repo, "path": site.path,
+                                          "line": site.line, "text": site.text, "flows": 0})
+        entry["flows"] += 1
+    by_reason = {r: sum(p["flows"] for p in places.values() if p["reason"] == r) for r in CUT_REASONS}
+    ranked = sorted(places.values(), key=lambda p: (-p["flows"], p["repo"], p["path"], p["line"]))
+    return {"total": sum(by_reason.values()), "by_reason": by_reason, "reasons": CUT_REASONS,
+            "places": ranked[:top]}
 
 
 def _off_wire(rules: HazardRules, hit: Hit) -> str | None:
@@ -142,13 +201,18 @@ def _keep(into: dict[str, dict[str, Any]], entry: dict[str, Any]) -> None:
 
 def _order(e: dict[str, Any]) -> tuple[Any, ...]:
     place = e.get("source") or e.get("sink") or {}
-    return (e["category"], place.get("repo", ""), place.get("path", ""), place.get("line", 0), e["id"])
+    return (_effect_rank(e.get("effect")), e["category"], place.get("repo", ""), place.get("path", ""),
+            place.get("line", 0), e["id"])
+
+
+def _effect_rank(effect: str | None) -> int:
+    return EFFECTS.index(effect) if effect in EFFECTS else len(EFFECTS)
 
 
 def validate_hazards_json(data: dict[str, Any]) -> list[str]:
     """Structural check of a hazards document (used by tests and by readers of saved JSON)."""
     problems = []
-    for key, kind in (("schema", str), ("pins", dict), ("findings", list), ("near_misses", list),
+    for key, kind in (("schema", str), ("pins", dict), ("findings", list), ("hazards", list), ("near_misses", list),
                       ("stats", dict), ("limits", list), ("near_miss_count", int)):
         if not isinstance(data.get(key), kind):
             problems.append(f"{key}: expected {kind.__name__}")
@@ -172,6 +236,10 @@ def validate_hazards_json(data: dict[str, Any]) -> list[str]:
                         problems.append(f"{group}[{i}].{key}: missing")
             else:
                 problems.append(f"{group}[{i}].category: expected value or structural")
+            if group == "findings" and f.get("effect") not in EFFECTS:
+                problems.append(f"{group}[{i}].effect: expected one of the effects")
+            if group == "findings" and f.get("granularity") not in GRANULARITIES:
+                problems.append(f"{group}[{i}].granularity: expected one of the granularities")
             if group == "near_misses" and "reason" not in f:
                 problems.append(f"{group}[{i}].reason: missing")
     return problems

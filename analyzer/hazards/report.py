@@ -11,10 +11,10 @@ def mark_hazards(ctx: Any, analysis: Analysis, report: dict[str, Any]) -> None:
     """Adds `hazards` (marks) to every hop and a `hazards` summary to the report; a failure is noted in
     the report and warned about, never fatal (the path is still worth writing)."""
     from analyzer.hazards.compare import hop_marks
-    from analyzer.hazards.run import compute_hazards, git_dirs_for
+    from analyzer.hazards.run import hazards_for
 
     try:
-        result = compute_hazards(analysis, git_dirs_for(ctx, analysis))
+        result = hazards_for(ctx, analysis)
     except Exception as exc:  # the report without marks is still correct
         report["hazards"] = {"available": False, "reason": f"{type(exc).__name__}: {exc}", "findings": 0}
         ctx.warn(f"hazards not marked: {exc}")

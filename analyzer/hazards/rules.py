@@ -18,6 +18,11 @@ from analyzer.rules.files import read_rule_files
 
 KINDS = ("time", "random", "environment", "filesystem", "ordering", "counter", "locale")
 PARTS = ("system prompt", "tool definitions", "message history", "runtime context", "cache key")
+# How often a value changes, finest first: a value fixed at a coarser scope is the coarser one.
+GRANULARITIES = ("request", "session", "day", "machine", "install")
+# What a value does to the cached prefix, in the order findings are ranked (the vocabulary of
+# [[effect]] rules, see effects.toml).
+EFFECTS = ("breaks-prefix", "cross-session", "frozen-in-history", "tail-append", "out-of-band")
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,7 @@ class CallPattern:
 class Source:
     name: str
     kind: str
-    granularity: str
+    granularity: str  # one of GRANULARITIES
     neutralised: str
     calls: list[CallPattern] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
@@ -50,7 +55,27 @@ class Neutraliser:
     calls: tuple[str, ...] = ()
     operators: tuple[str, ...] = ()
     args: re.Pattern[str] | None = None
-    scope: str | None = None  # constructor | module: values computed once
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """A value computed once at a scope (an object's construction, a module's load): not dismissed, but
+    at least as coarse as `granularity` (a per-request clock read in a constructor is a per-session value)."""
+    name: str
+    scope: str  # constructor | module
+    granularity: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Effect:
+    """Decides a finding's effect on the prefix: the first rule whose conditions all hold names it."""
+    name: str
+    effect: str
+    reason: str
+    parts: tuple[str, ...] = ()  # request parts (empty: any)
+    granularities: tuple[str, ...] = ()  # effective granularities (empty: any)
+    dismissed_by: tuple[str, ...] = ()  # for near-misses: the dismissing rule (empty: findings only)
 
 
 @dataclass
@@ -66,6 +91,8 @@ class Sink:
     property: str | None = None
     properties: tuple[str, ...] = ()
     receivers: tuple[str, ...] = ()
+    position: tuple[str, ...] = ()  # call_argument: object keys that say where the entry lands
+    name_arg: int | None = None  # call_argument: the argument whose literal names the entry
 
 
 @dataclass
@@ -84,6 +111,8 @@ class Structural:
     methods: tuple[str, ...] = ()
     index_assignment: bool = False
     in_functions: tuple[str, ...] = ()
+    effect: str = "breaks-prefix"
+    granularity: str = "request"
 
 
 @dataclass
@@ -92,6 +121,8 @@ class HazardRules:
     neutralisers: list[Neutraliser] = field(default_factory=list)
     sinks: list[Sink] = field(default_factory=list)
     dismissals: list[Dismiss] = field(default_factory=list)
+    fixed: list[Fixed] = field(default_factory=list)
+    effects: list[Effect] = field(default_factory=list)
     structural: list[Structural] = field(default_factory=list)
     carry_methods: set[str] = field(default_factory=set)
     carry_with_args: set[str] = field(default_factory=set)
@@ -114,8 +145,27 @@ class HazardRules:
             self._heads = frozenset(c.call.rsplit(".", 1)[-1] for s in self.sources for c in s.calls)
         return self._heads
 
-    def scoped(self, scope: str) -> Neutraliser | None:
-        return next((n for n in self.neutralisers if n.scope == scope), None)
+    def scoped(self, scope: str) -> Fixed | None:
+        return next((n for n in self.fixed if n.scope == scope), None)
+
+    def granularity(self, flow_origin_rule: str, met: tuple[str, ...]) -> tuple[str, str]:
+        """(granularity, rule that decided it): the source's own, made coarser by every [[fixed]] scope
+        the flow passed (a constructor, a module-level constant)."""
+        src = self.source(flow_origin_rule)
+        best, rule = src.granularity, flow_origin_rule
+        for f in self.fixed:
+            if f.name in met and GRANULARITIES.index(f.granularity) > GRANULARITIES.index(best):
+                best, rule = f.granularity, f.name
+        return best, rule
+
+    def effect(self, part: str | None, granularity: str, dismissed_by: str | None = None) -> Effect | None:
+        for e in self.effects:
+            if (e.parts and part not in e.parts) or (e.granularities and granularity not in e.granularities):
+                continue
+            if (dismissed_by is None) != (not e.dismissed_by) or (dismissed_by and dismissed_by not in e.dismissed_by):
+                continue
+            return e
+        return None
 
 
 def glob_match(text: str, patterns: tuple[str, ...] | list[str]) -> bool:
@@ -149,9 +199,16 @@ def load_hazard_rules(extra: list[Path] | None = None) -> HazardRules:
     return rules
 
 
+def _granularity(value: str) -> str:
+    if value not in GRANULARITIES:
+        raise ValueError(f"granularity {value!r} is not one of {', '.join(GRANULARITIES)}")
+    return value
+
+
 def _source(rules: HazardRules, e: dict[str, Any]) -> None:
     if e["kind"] not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+    _granularity(str(e["granularity"]))
     calls = [CallPattern(c) if isinstance(c, str) else CallPattern(c["call"], tuple(c.get("modules", ())))
              for c in e.get("calls", [])]
     rules.sources.append(Source(e["name"], e["kind"], str(e["granularity"]), str(e["neutralised"]), calls,
@@ -166,7 +223,21 @@ def _neutraliser(rules: HazardRules, e: dict[str, Any]) -> None:
         raise ValueError(f"applies_to names unknown kinds {bad}")
     rules.neutralisers.append(Neutraliser(e["name"], kinds, str(e["reason"]), tuple(e.get("methods", ())),
                                           tuple(e.get("calls", ())), tuple(e.get("operators", ())),
-                                          re.compile(e["args"]) if e.get("args") else None, e.get("scope")))
+                                          re.compile(e["args"]) if e.get("args") else None))
+
+
+def _fixed(rules: HazardRules, e: dict[str, Any]) -> None:
+    if e["scope"] not in ("constructor", "module"):
+        raise ValueError("scope must be constructor or module")
+    rules.fixed.append(Fixed(e["name"], e["scope"], _granularity(str(e["granularity"])), str(e["reason"])))
+
+
+def _effect(rules: HazardRules, e: dict[str, Any]) -> None:
+    if e["effect"] not in EFFECTS:
+        raise ValueError(f"effect must be one of {', '.join(EFFECTS)}")
+    rules.effects.append(Effect(e["name"], e["effect"], str(e["reason"]), tuple(_part(p) for p in e.get("parts", ())),
+                                tuple(_granularity(g) for g in e.get("granularities", ())),
+                                tuple(e.get("dismissed_by", ()))))
 
 
 def _part(value: str) -> str:
@@ -186,7 +257,9 @@ def _property(rules: HazardRules, e: dict[str, Any]) -> None:
 
 def _call_argument(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.sinks.append(Sink(e["name"], "call_argument", _part(e["part"]), receiver=str(e.get("receiver", "*")),
-                            method=str(e["method"]), arg=int(e.get("arg", 0)), property=e.get("property")))
+                            method=str(e["method"]), arg=int(e.get("arg", 0)), property=e.get("property"),
+                            position=tuple(e.get("position", ())),
+                            name_arg=int(e["name_arg"]) if "name_arg" in e else None))
 
 
 def _assignment(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -200,9 +273,13 @@ def _dismiss(rules: HazardRules, e: dict[str, Any]) -> None:
 
 def _structural(kind: str):  # noqa: ANN202 - a small reader factory
     def read(rules: HazardRules, e: dict[str, Any]) -> None:
+        effect = str(e.get("effect", "breaks-prefix"))
+        if effect not in EFFECTS:
+            raise ValueError(f"effect must be one of {', '.join(EFFECTS)}")
         rules.structural.append(Structural(e["name"], kind, str(e["description"]), tuple(e.get("receivers", ())),
                                            tuple(e.get("methods", ())), bool(e.get("index_assignment", False)),
-                                           tuple(e.get("in_functions", ()))))
+                                           tuple(e.get("in_functions", ())), effect,
+                                           _granularity(str(e.get("granularity", "request")))))
     return read
 
 
@@ -225,7 +302,12 @@ def _wire(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.wire_fields.setdefault(_part(e["part"]), set()).update(e["fields"])
 
 
-_READERS = {"wire": _wire, "carrier": _carrier, "mutator": _mutator, "source": _source,
+def _elsewhere(rules: HazardRules, e: dict[str, Any]) -> None:
+    """Read by another module (`[[experiment]]`: analyzer.hazards.experiment)."""
+
+
+_READERS = {"experiment": _elsewhere, "fixed": _fixed, "effect": _effect, "wire": _wire, "carrier": _carrier,
+            "mutator": _mutator, "source": _source,
             "neutraliser": _neutraliser, "returns": _returns, "property": _property,
             "call_argument": _call_argument, "assignment": _assignment, "dismiss": _dismiss,
             "rewrite": _structural("rewrite"), "runtime_tools": _structural("runtime_tools")}

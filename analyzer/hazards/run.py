@@ -1,7 +1,12 @@
-"""One hazards run at one pin set: graph (warm from the cache) → engine → structural checks → result."""
+"""One hazards run at one pin set: graph (warm from the cache) → engine → structural checks → result.
+
+`hazards_for` is what commands call: it answers from the stored scan of this graph when there is one
+(`analyzer.hazards.cache`) and only opens the repositories when it has to scan.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from analyzer.analysis import Analysis
@@ -21,6 +26,23 @@ def git_dirs_for(ctx: Any, analysis: Analysis) -> dict[str, str]:
         repo = analysis.repos.get(pin.name) or open_repo(ctx, pin)
         out[pin.name] = str(repo.git_dir)
     return out
+
+
+def hazards_for(ctx: Any, analysis: Analysis, *, max_depth: int = DEFAULT_MAX_DEPTH,
+                include_near_misses: bool = False, allow_guesses: bool = False,
+                include_tests: bool = False, cache_dir: Path | None = None) -> dict[str, Any]:
+    """The hazards result for this analysis, scanned once per graph and options (stored in the cache dir)."""
+    from analyzer.hazards.cache import cached_scan, scan_key
+
+    options: dict[str, Any] = {"max_depth": max_depth, "allow_guesses": allow_guesses,
+                               "include_tests": include_tests}
+    where = cache_dir if cache_dir is not None else Path(ctx.cache_dir)
+
+    def scan() -> dict[str, Any]:
+        return compute_hazards(analysis, git_dirs_for(ctx, analysis), include_near_misses=True, **options)
+
+    result, _ = cached_scan(where, scan_key(analysis.pins, options), scan, getattr(ctx, "warn", None))
+    return result if include_near_misses else {**result, "near_misses": []}
 
 
 def compute_hazards(analysis: Analysis, git_dirs: dict[str, str], *, max_depth: int = DEFAULT_MAX_DEPTH,

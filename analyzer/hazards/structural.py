@@ -144,6 +144,8 @@ def _entry(engine: Engine, rule: Structural, node: str, a: dict[str, Any], repo:
     return {
         "id": finding_id(rule.name, repo, a.get("qualname", ""), text),
         "category": "structural", "rule": rule.name, "description": rule.description, "possible": False,
+        "granularity": rule.granularity, "granularity_rule": rule.name, "effect": rule.effect,
+        "effect_rule": rule.name, "effect_reason": rule.description,
         "sink": {"repo": repo, "path": path, "line": line, "text": text, "function": node, "part": part,
                  "rule": rule.name},
         "evidence": [f"{path}:{line}: {text} (in {a.get('qualname', '')}, which reaches a request part "

@@ -20,10 +20,10 @@ from analyzer.trace.paths import DEFAULT_MAX_DEPTH
 def hazards_between(ctx: Workspace, old: Analysis, new: Analysis, *, max_depth: int) -> dict[str, Any]:
     """`analyze hazards` at both pin sets, as new/gone findings; a failure is reported, never fatal."""
     from analyzer.hazards.compare import hazard_deltas, unavailable
-    from analyzer.hazards.run import compute_hazards, git_dirs_for
+    from analyzer.hazards.run import hazards_for
 
     try:
-        return hazard_deltas(compute_hazards(old, git_dirs_for(ctx, old)), compute_hazards(new, git_dirs_for(ctx, new)))
+        return hazard_deltas(hazards_for(ctx, old), hazards_for(ctx, new))
     except Exception as exc:  # the path comparison stays valid without the hazards section
         return unavailable(f"{type(exc).__name__}: {exc}")
 

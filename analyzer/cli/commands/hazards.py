@@ -19,6 +19,9 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--max-depth", type=depth, default=6, metavar="N", help="call depth followed")
     parser.add_argument("--allow-guesses", action="store_true", help="follow `name` (guessed) edges too")
     parser.add_argument("--include-tests", action="store_true", help="read test code as well")
+    parser.add_argument("--experiment", metavar="ID",
+                        help="write an observe experiment that varies this finding's (or hazard's) value in the app")
+    parser.add_argument("--out", metavar="FILE", help="where --experiment writes (default hazard-ID.toml)")
     parser.add_argument("--at", action="append", metavar="NAME=SHA",
                         help="analyse NAME at another commit for this run (the lock is not edited)")
 
@@ -32,6 +35,14 @@ def run(args: Any, ctx: CliContext) -> int:
                             include_tests=args.include_tests)
     with session_for(ctx) as session:
         result = hazards(session, options, at=args.at).document
+    if args.experiment:
+        from pathlib import Path
+
+        from analyzer.hazards.experiment import write_experiment
+
+        out = write_experiment(result, args.experiment, Path(args.out or f"hazard-{args.experiment}.toml"))
+        ctx.out.print(f"wrote {out} (run it with `analyze observe {out}`)", markup=False)
+        return 0
     if ctx.json:
         ctx.emit_json(result)
     else:
