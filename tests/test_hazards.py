@@ -358,3 +358,22 @@ def test_cli_experiment_without_a_profile_is_one_error_line(world, capsys: pytes
     assert main(["--lock", lock, "--cache-dir", cache, "hazards", "--experiment", "nope"]) == 3
     err = capsys.readouterr().err
     assert err.startswith("error: --experiment nope") and err.count("\n") == 1
+
+
+def test_an_apps_own_folder_is_varied_as_the_same_install_at_another_path(result: dict[str, Any],
+                                                                            tmp_path: Path) -> None:
+    """A variable naming the app's package folder cannot point at an empty folder (the app would not start):
+    the experiment keeps the install and changes only the path, through a symlink."""
+    import copy
+
+    from analyzer.hazards.experiment import app_profiles, experiment_for
+
+    (tmp_path / "mini.toml").write_text('name = "mini"\nrepo = "app"\n')
+    env = _value(result, "packages/prompt/src/index.ts", 27, "process.env.MINI_HOME")
+    changed = copy.deepcopy(result)
+    finding = next(f for f in changed["findings"] if f["id"] == env["id"])
+    finding["source"]["text"] = "process.env.MINI_PACKAGE_DIR"
+    exp = experiment_for(changed, env["id"], profiles=app_profiles(tmp_path))
+    assert exp["source"]["experiment_rule"] == "vary-package-directory"
+    assert exp["vary"] == {"factor": "env", "name": "MINI_PACKAGE_DIR",
+                           "values": ["{app_dir}", "{run_dir}/store/app-package"], "link_to": "{app_dir}"}

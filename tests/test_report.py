@@ -174,3 +174,16 @@ def test_html_report_draws_the_path_and_markdown_keeps_mermaid(up: Upstreams) ->
     assert "L4 dispatch:named-events" in figure
     assert "Mermaid source" not in html
     assert "```mermaid" in render_markdown(r)
+
+
+def test_markdown_and_html_say_how_many_hazards_were_checked_even_when_none_is_on_the_path(up: Upstreams) -> None:
+    r = make_report(up, up.l2)
+    assert "Hazards:" not in render_markdown(r)  # --no-hazards: nothing was checked, nothing is claimed
+    r["hazards"] = {"available": True, "reason": None, "findings": 7, "marked": 0}
+    for text in (render_markdown(r), render_html(r)):
+        assert "7 finding(s) of `analyze hazards` checked against the path; none of them is on this path" in \
+            text.replace("<code>", "`").replace("</code>", "`")
+    r["hazards"] = {"available": True, "reason": None, "findings": 7, "marked": 2}
+    assert "2 enter the path (marked at their hops)" in render_markdown(r)
+    r["hazards"] = {"available": False, "reason": "OSError: gone", "findings": 0}
+    assert "Hazards: not checked (OSError: gone)." in render_markdown(r)

@@ -29,6 +29,7 @@ class ExperimentRule:
     effects: tuple[str, ...] = ()
     text: re.Pattern[str] | None = None
     env: str = ""
+    link_to: str = ""  # env/cwd: each missing path value becomes a symlink to this (the same install elsewhere)
 
 
 FACTORS = ("env", "cwd", "arg", "config-file", "none")
@@ -44,7 +45,8 @@ def load_experiment_rules() -> list[ExperimentRule]:
                                     f"{', '.join(FACTORS)}")
             out.append(ExperimentRule(e["name"], e["factor"], tuple(e.get("values", ())), tuple(e["turns"]),
                                       tuple(e.get("sources", ())), tuple(e.get("effects", ())),
-                                      re.compile(e["text"]) if e.get("text") else None, str(e.get("env", ""))))
+                                      re.compile(e["text"]) if e.get("text") else None, str(e.get("env", "")),
+                                      str(e.get("link_to", ""))))
     return out
 
 
@@ -101,6 +103,8 @@ def experiment_for(result: dict[str, Any], wanted: str, *, profiles: dict[str, s
             vary["name"] = rule.env.replace("{1}", match.group(1) if match and match.groups() else "")
         if rule.values:
             vary["values"] = list(rule.values)
+        if rule.link_to:
+            vary["link_to"] = rule.link_to
         where = f"{src['repo']}:{src['path']}:{src['line']}"
         return {
             "name": f"hazard-{finding['id']}",

@@ -10,7 +10,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import JavascriptLexer, TypeScriptLexer
 
-from analyzer.report.markdown import BRANCH_LABEL
+from analyzer.report.markdown import BRANCH_LABEL, hazards_sentence
 from analyzer.report.svg import render_svg
 
 CSS_CLASS = "src"
@@ -53,4 +53,5 @@ def render_html(report: dict[str, Any]) -> str:
     pygments_css = HtmlFormatter(style="default").get_style_defs(f".{CSS_CLASS}")
     template = _env().get_template("trace.html.j2")
     return template.render(r=dict(report, hops=hops), css=css, pygments_css=pygments_css,
-                           branch_label=BRANCH_LABEL, diff_class=_diff_class, svg=render_svg(report["trace"]))
+                           branch_label=BRANCH_LABEL, diff_class=_diff_class,
+                           hazards_sentence=hazards_sentence(report), svg=render_svg(report["trace"]))

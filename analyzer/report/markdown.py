@@ -60,6 +60,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     out.append("")
     if report.get("notes_file"):
         out += [f"_{report['notes_file']['message']}_", ""]
+    hazards = hazards_sentence(report)
+    if hazards:
+        out += [hazards, ""]
     if not report["found"]:
         out += ["**No request path found at these pins.**", ""]
     else:
@@ -95,3 +98,16 @@ def render_markdown(report: dict[str, Any]) -> str:
         for note in report["other_notes"]:
             out += [f"### {note['repo']}:`{note['symbol']}`", "", *note_md(note)]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def hazards_sentence(report: dict[str, Any]) -> str:
+    """How many hazard findings were checked against the path and how many enter it — said also when none
+    does, so a reader can tell "none on the path" from "not checked" (`--no-hazards`: no sentence)."""
+    hz = report.get("hazards")
+    if not hz:
+        return ""
+    if not hz.get("available"):
+        return f"Hazards: not checked ({hz.get('reason')})."
+    found, marked = hz.get("findings", 0), hz.get("marked", 0)
+    where = f"{marked:,} enter the path (marked at their hops)" if marked else "none of them is on this path"
+    return f"Hazards: {found:,} finding(s) of `analyze hazards` checked against the path; {where}."

@@ -5,6 +5,7 @@ Shared by the terminal ledger and the Round 2 record, so a comparison reads the 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from analyzer.records import sentences
@@ -13,9 +14,15 @@ from analyzer.usage.values import number_to_string
 FEATURE = "reconcile"
 
 
+SHOWN_DIGITS = 12  # significant digits of a float in text: a cost sum's binary noise (…20000000000003) goes
+
+
 def value_text(v: Any) -> str:
-    """Numbers as JavaScript prints them (ints stay ints, 1e-05 is 0.00001)."""
+    """Numbers for people, spelled as JavaScript prints them (ints stay ints, 1e-05 is 0.00001), a float
+    rounded to `SHOWN_DIGITS` significant digits — the precision its inputs have; JSON keeps the raw value."""
     if isinstance(v, float):
+        if math.isfinite(v) and v != 0:
+            v = float(f"{v:.{SHOWN_DIGITS}g}")
         return number_to_string(v)
     return "null" if v is None else (f"{v!r}" if isinstance(v, str) else str(v))
 
