@@ -82,3 +82,13 @@ def test_a_cycle_is_found_through_deferred_relative_and_type_checking_imports(tm
     assert sorted(first_cycle(graph)) == ["pkg.a", "pkg.sub.b", "pkg.sub.c"]
     (pkg / "sub" / "c.py").write_text("import os\n")
     assert first_cycle(import_graph(pkg)) == []
+
+
+def test_only_the_command_line_imports_the_command_line() -> None:
+    """Data flows one way: a library module never reaches up into `analyzer.cli` (the CLI is a thin shell
+    over `analyzer.api`); `analyzer.__main__` is the entry point and may."""
+    graph = import_graph(ROOT)
+    upward = sorted((a, b) for a, b in graph.edges
+                    if b.startswith("analyzer.cli") and not a.startswith("analyzer.cli") and a != "analyzer.__main__")
+    assert graph.has_edge("analyzer.cli.commands.app", "analyzer.apps.setup")
+    assert not upward, f"modules outside analyzer/cli import it: {upward}"

@@ -13,7 +13,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def observe_app(exp: AppExperiment, args: Any, ctx: Any) -> int:
-    from analyzer.cli.commands.app import default_base_url, install_app
+    from analyzer.apps.setup import default_base_url, install_app
     from analyzer.observe.apprunner import run_app_experiment
     from analyzer.observe.appsummary import app_summary, app_summary_lines
 
@@ -29,7 +29,7 @@ def observe_app(exp: AppExperiment, args: Any, ctx: Any) -> int:
     def say(line: str) -> None:
         ctx.err.print(line, markup=False)
 
-    app = install_app(ctx, exp.profile, getattr(args, "at", None))
+    app = install_app(ctx, exp.profile, getattr(args, "at", None), say=say)
     lookup, note = app_lookup(ctx, app)
     result = run_app_experiment(exp, app, upstream=upstream, out_dir=Path(args.out), engine_url=engine_url, say=say,
                                 lookup=lookup)

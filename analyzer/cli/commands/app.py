@@ -47,9 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.apps.setup import install_app
+
     if args.app_action == "list":
         return _list(ctx)
-    installed = install_app(ctx, args.app, args.at, version=args.app_version)
+    installed = install_app(ctx, args.app, args.at, version=args.app_version, say=_say(ctx))
     if args.app_action == "install":
         return _report_install(ctx, installed)
     return _run(ctx, installed, args)
@@ -57,20 +59,6 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def _say(ctx: CliContext) -> Any:
     return lambda line: ctx.err.print(line, markup=False)
-
-
-def install_app(ctx: CliContext, name: str, at: list[str] | None, *, version: str | None = None) -> Any:
-    from analyzer.apps.install import ensure_app, ensure_npm_app
-    from analyzer.apps.pins import pinned_repo
-    from analyzer.apps.profile import load_profile
-
-    profile = load_profile(name)
-    if version is not None:
-        if at:
-            raise AnalyzerError("give --version or --at, not both: --at follows a commit's own version")
-        return ensure_npm_app(ctx.cache_dir, profile, version, say=_say(ctx))
-    git_dir, commit = pinned_repo(ctx, profile.repo, at)
-    return ensure_app(ctx.cache_dir, profile, git_dir, commit, say=_say(ctx))
 
 
 def _list(ctx: CliContext) -> int:
@@ -104,19 +92,11 @@ def _report_install(ctx: CliContext, app: Any) -> int:
     return 0
 
 
-def default_base_url(ctx: CliContext) -> str:
-    from analyzer.engine.state import is_live, load_state
-
-    state = load_state(ctx.cache_dir)
-    if state and is_live(state) and state.get("base_url"):
-        return str(state["base_url"])
-    raise AnalyzerError("no base URL: pass --base-url URL, or start the local engine first (`analyze engine start`)")
-
-
 def _run(ctx: CliContext, app: Any, args: argparse.Namespace) -> int:
     import tempfile
 
     from analyzer.apps.session import AppSession
+    from analyzer.apps.setup import default_base_url
 
     base_url = args.base_url or default_base_url(ctx)
     if not base_url.startswith(("http://", "https://")):
