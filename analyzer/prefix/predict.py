@@ -7,6 +7,7 @@ there. They model what is documented, nothing more; what a rule leaves out is in
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,12 +37,7 @@ class RuleSet:
 
 def common_prefix(a: Tokens, b: Tokens) -> int:
     """Number of leading tokens `a` and `b` share."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    return len(os.path.commonprefix([list(a), list(b)]))
 
 
 def llama_cpp_one_slot(previous: Tokens | None, current: Tokens, *, always_evaluated: int = 1) -> int:

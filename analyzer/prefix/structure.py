@@ -8,6 +8,7 @@ whose path or text differs is the divergence; its character offset is inside tha
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +74,7 @@ def first_difference(baseline: dict[str, Any], current: dict[str, Any]) -> Struc
             return StructureDiff(kind, fb.part, fb.path, fb.index, fb.role, 0, "", _head(fa.text), _head(fb.text),
                                  old_path=fa.path, field_text=fb.text)
         if fa.text != fb.text:
-            k = _common_chars(fa.text, fb.text)
+            k = common_chars(fa.text, fb.text)
             return StructureDiff("changed", fb.part, fb.path, fb.index, fb.role, k,
                                  fa.text[max(0, k - CONTEXT_CHARS):k], _head(fa.text[k:]), _head(fb.text[k:]),
                                  field_text=fb.text)
@@ -93,16 +94,8 @@ def visible(text: str) -> str:
 
 
 def common_chars(a: str, b: str) -> int:
-    return _common_chars(a, b)
-
-
-def _common_chars(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    """Number of leading characters `a` and `b` share."""
+    return len(os.path.commonprefix([a, b]))
 
 
 def _head(text: str) -> str:
