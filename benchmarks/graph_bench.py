@@ -20,7 +20,7 @@ All timings come from one run, so the printed ratios compare like with like on a
 - CPU seconds next to the wall times of the raw parse, the cold build, resolution and storing (on a
   shared machine wall time also counts waiting for a core).
 The load average before and after is printed: on a shared machine, say so next to the figures.
-Goals (issues 3, 4 and 10): --help ≤ 0.3 s, warm queries ≤ 1 s, cold ≤ 2.5× raw parse (resolution +
+Goals: --help ≤ 0.3 s, warm queries ≤ 1 s, cold ≤ 2.5× raw parse (resolution +
 storing ≤ 1.2×), RSS ≤ 1.5 GB.
 """
 

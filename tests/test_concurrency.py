@@ -1,5 +1,5 @@
 """Several `analyze` processes on one cache dir: writers serialise on the cache's lock, the waiting one
-says so in one line, and every process ends with the same answer (issue 10)."""
+says so in one line, and every process ends with the same answer."""
 
 from __future__ import annotations
 

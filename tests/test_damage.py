@@ -1,5 +1,5 @@
 """A damaged cache (a truncated or corrupt stored graph, index database or checkout file) is detected,
-discarded with a one-line warning and rebuilt: the answer stays the same, never a traceback (issue 10)."""
+discarded with a one-line warning and rebuilt: the answer stays the same, never a traceback."""
 
 from __future__ import annotations
 

@@ -145,7 +145,7 @@ def test_computed_keys_and_runtime_mixins_on_dsh(graph) -> None:
 
 
 def test_the_stored_view_reads_back_the_built_graph(world, graph) -> None:
-    """Issue 10: the lazily-loaded view, and the full graph rebuilt from it, equal the graph as built."""
+    """The lazily-loaded view, and the full graph rebuilt from it, equal the graph as built."""
     lock, cache = world
     warm = analyze(CliContext(lock_path=lock, cache_dir_option=cache))
     assert warm.from_cache and warm._graph is None

@@ -1,5 +1,5 @@
 """Resolution in forked workers gives exactly the serial graph: same edges in the same order, same
-unresolved calls, same rule-match counts (issue 10: speed without changing semantics)."""
+unresolved calls, same rule-match counts (speed without changing semantics)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Interface dispatch and receiver typing shapes the compiler resolves (issue 11): each test names one
+"""Interface dispatch and receiver typing shapes the compiler resolves: each test names one
 pattern, with the exact edges it must give and the pairs it must not."""
 
 from __future__ import annotations

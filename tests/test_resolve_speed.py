@@ -1,4 +1,4 @@
-"""The speed machinery of graph building changes nothing (issue 10 goal 3): memo tables, graph assembly
+"""The speed machinery of graph building changes nothing: memo tables, graph assembly
 straight into networkx's dicts, the frozen GC, and `git fsck` started before indexing."""
 
 from __future__ import annotations

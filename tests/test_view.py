@@ -1,4 +1,4 @@
-"""The lazily-loaded graph view answers exactly what the full networkx graph answers (issue 10)."""
+"""The lazily-loaded graph view answers exactly what the full networkx graph answers."""
 
 from __future__ import annotations
 
