@@ -86,3 +86,10 @@ assert [d["line"] for _, _, d in a.view.in_edges("x:b.ts:g", data=True)] == [3]
 """
     heavy = ("git", "tree_sitter", "networkx", "analyzer.resolve", "analyzer.index", "analyzer.parse")
     assert _heavy_after(body, heavy) == []
+
+
+def test_the_ref_check_of_every_warm_trace_imports_no_gitpython() -> None:
+    """`trace` asks `analyzer.sources.refcheck` whether the lock's ref still names its commit; importing that
+    one submodule must not load the rest of `analyzer.sources` (GitPython) — its exports load on first use."""
+    assert _heavy_after("import analyzer.sources.refcheck") == []
+    assert "git" in _heavy_after("from analyzer.sources import open_repo")  # the exports still work

@@ -11,24 +11,25 @@ Public API:
 
 from __future__ import annotations
 
-from analyzer.sources.errors import (
-    BrokenCache,
-    DirtyWorkTree,
-    MissingCommit,
-    MovedTag,
-    RefNotFound,
-    SourceError,
-    UnreachableSource,
-)
-from analyzer.sources.info import PinStatus, pin_status
-from analyzer.sources.pinning import PinChange, pin_ref
-from analyzer.sources.progress import git_progress
-from analyzer.sources.refs import ResolvedRef, resolve_ref
-from analyzer.sources.sync import SyncResult, sync_pin
-from analyzer.sources.workspace import ensure_commit, open_repo
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "BrokenCache", "DirtyWorkTree", "MissingCommit", "MovedTag", "RefNotFound", "SourceError",
-    "UnreachableSource", "PinStatus", "pin_status", "PinChange", "pin_ref", "git_progress", "ResolvedRef",
-    "resolve_ref", "SyncResult", "sync_pin", "ensure_commit", "open_repo",
-]
+# Exported name → the submodule that defines it. Loaded on first use (PEP 562), so importing one light
+# submodule (`analyzer.sources.refcheck`, asked by every warm `trace`) does not pull in GitPython.
+_EXPORTS = {
+    "BrokenCache": "errors", "DirtyWorkTree": "errors", "MissingCommit": "errors", "MovedTag": "errors",
+    "RefNotFound": "errors", "SourceError": "errors", "UnreachableSource": "errors",
+    "PinStatus": "info", "pin_status": "info", "PinChange": "pinning", "pin_ref": "pinning",
+    "git_progress": "progress", "ResolvedRef": "refs", "resolve_ref": "refs", "SyncResult": "sync",
+    "sync_pin": "sync", "ensure_commit": "workspace", "open_repo": "workspace",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
