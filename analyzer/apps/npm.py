@@ -22,6 +22,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from analyzer.errors import AnalyzerError
+from analyzer.procs import stream_to_log
 
 Say = Callable[[str], None]
 HEARTBEAT_S = 30.0
@@ -116,36 +117,22 @@ def run_logged(cmd: list[str], log: Path, *, what: str, say: Say, env: dict[str,
     """Run `cmd`, its output appended to `log`; a progress line every 30 s; one error naming the step on failure."""
     log.parent.mkdir(parents=True, exist_ok=True)
     last = [""]
-    with log.open("a", encoding="utf-8") as out:
-        out.write(f"$ {' '.join(cmd)}\n")
-        out.flush()
-        started = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                errors="replace", bufsize=1, stdin=subprocess.DEVNULL)
-        done = threading.Event()
+    started = time.monotonic()
+    done = threading.Event()
 
-        def heartbeat() -> None:
-            while not done.wait(HEARTBEAT_S):
-                say(f"app: {what}: {time.monotonic() - started:.0f} s" + (f" — {last[0][:100]}" if last[0] else ""))
+    def heartbeat() -> None:
+        while not done.wait(HEARTBEAT_S):
+            say(f"app: {what}: {time.monotonic() - started:.0f} s" + (f" — {last[0][:100]}" if last[0] else ""))
 
-        beat = threading.Thread(target=heartbeat, daemon=True)
-        beat.start()
-        assert proc.stdout is not None
-        try:
-            for line in proc.stdout:
-                out.write(line)
-                if line.strip():
-                    last[0] = line.strip()
-            code = proc.wait()
-        except BaseException:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            raise
-        finally:
-            done.set()
+    def remember(line: str) -> None:
+        if line.strip():
+            last[0] = line.strip()
+
+    threading.Thread(target=heartbeat, daemon=True).start()
+    try:
+        code = stream_to_log(cmd, log, on_line=remember, cwd=cwd, env=env)
+    finally:
+        done.set()
     if code != 0:
         raise AnalyzerError(f"{what} failed (exit {code}): {_last_error(log) or last[0] or 'no output'}; "
                             f"see {log}")

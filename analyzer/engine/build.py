@@ -104,25 +104,9 @@ def stage_printer(say: Callable[[str], None]) -> Progress:
 def _run_logged(cmd: list[str], log: Path, on_line: Callable[[str], None] | None = None,
                 cwd: Path | None = None) -> None:
     """Run `cmd`, appending its output to `log`; raise an AnalyzerError naming the log on failure."""
-    with log.open("a", encoding="utf-8") as out:
-        out.write(f"$ {' '.join(cmd)}\n")
-        out.flush()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                errors="replace", bufsize=1)
-        assert proc.stdout is not None
-        try:
-            for line in proc.stdout:
-                out.write(line)
-                if on_line:
-                    on_line(line.rstrip("\n"))
-            code = proc.wait()
-        except BaseException:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            raise
+    from analyzer.procs import stream_to_log
+
+    code = stream_to_log(cmd, log, on_line=on_line, cwd=cwd)
     if code != 0:
         raise AnalyzerError(f"`{cmd[0]} {cmd[1]}` failed (exit {code}); see {log} — fix the cause and run "
                             "`analyze engine build` again (finished objects are reused)")
