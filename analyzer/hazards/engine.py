@@ -16,21 +16,10 @@ from typing import Any
 
 import networkx as nx
 
-from analyzer.hazards.flow import (
-    Flow,
-    FunctionFlow,
-    FunctionInfo,
-    Hit,
-    Step,
-    Summary,
-    Taints,
-    compose_through,
-    norm,
-    stepped,
-    union,
-)
+from analyzer.hazards.flow import FunctionFlow, FunctionInfo
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
+from analyzer.hazards.taints import Flow, Hit, Step, Summary, Taints, compose_through, norm, stepped, union
 from analyzer.index.source import skip_reason
 from analyzer.index.testcode import is_test_path
 from analyzer.parse.languages import language_for_path

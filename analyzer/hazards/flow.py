@@ -11,153 +11,30 @@ dismissed (logging, timers, stores, unfollowed calls) and which class fields wer
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tree_sitter import Node
 
 from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_match
-from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile
+from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, base_identifier, key_text, pattern_names, unwrap
+from analyzer.hazards.taints import (
+    Flow,
+    Hit,
+    Origin,
+    Site,
+    Step,
+    Summary,
+    Taints,
+    compose_through,
+    mapped,
+    norm,
+    stepped,
+    union,
+)
 
-MAX_STEPS = 40
 MAX_PARAM_MISSES = 6  # places a parameter's flow is recorded as lost, per function
 _WS = re.compile(r"\s+")
-_TYPE_ARGS = re.compile(r"<[^<>()]*>")
-
-
-@dataclass(frozen=True)
-class Step:
-    repo: str
-    path: str
-    line: int
-    why: str
-
-
-@dataclass(frozen=True)
-class Origin:
-    kind: str  # source | param
-    rule: str  # source rule name ("" for params)
-    index: int  # parameter index (-1 for sources)
-    repo: str
-    path: str
-    line: int
-    text: str
-    function: str  # graph node id of the function holding the expression
-    volatility: str = ""  # the source rule's kind (time, ordering…); "" for parameters
-    # For parameters: the field of the argument this flow reads (`{ cwd, prompt } = options`), so two
-    # fields of one parameter stay two flows instead of one hiding the other.
-    field: str = ""
-
-
-@dataclass(frozen=True)
-class Flow:
-    origin: Origin
-    steps: tuple[Step, ...] = ()
-    neutralisers: tuple[str, ...] = ()  # neutraliser rule names met on the way (kind checked at the end)
-    possible: bool = False  # passed a `possible` (one-of-several) call-graph edge
-    # Where the volatile value sits inside the value that carries it: `("timestamp",)` for
-    # `{ timestamp: Date.now() }`. For parameter origins, `ops` records what the function does to its
-    # parameter (read a field, wrap in a field, flatten into a string) so a call site can replay it.
-    path: tuple[str, ...] = ()
-    ops: tuple[tuple[str, str], ...] = ()
-
-    def then(self, step: Step) -> Flow:
-        if len(self.steps) >= MAX_STEPS or (self.steps and self.steps[-1] == step):
-            return self
-        return replace(self, steps=(*self.steps, step))
-
-
-Taints = dict[Origin, Flow]
-MAX_PATH = 4
-
-
-def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
-    """Replay one structural operation on a flow; None when it drops the value (another field is read)."""
-    kind, key = op
-    if flow.origin.kind == "param":
-        last = flow.ops[-1] if flow.ops else None
-        if kind == "read" and last is not None and last[0] == "wrap":
-            return replace(flow, ops=flow.ops[:-1]) if last[1] == key else None
-        if kind == "read" and last is None and not flow.origin.field:
-            return replace(flow, origin=replace(flow.origin, field=key), ops=(op,))
-        return replace(flow, ops=(*flow.ops, op)[-8:])
-    if kind == "order":  # only the iteration order carries on: ordering sources, as a whole
-        return replace(flow, path=()) if flow.origin.volatility == "ordering" else None
-    if kind == "flat":
-        return replace(flow, path=()) if flow.path else flow
-    if kind == "wrap":
-        return replace(flow, path=(key, *flow.path)[:MAX_PATH])
-    if not flow.path:  # a property of a volatile plain value (`.length`) is still volatile
-        return flow
-    return replace(flow, path=flow.path[1:]) if flow.path[0] == key else None
-
-
-def apply_ops(flow: Flow, ops: tuple[tuple[str, str], ...]) -> Flow | None:
-    out: Flow | None = flow
-    for op in ops:
-        if out is None:
-            return None
-        out = apply_op(out, op)
-    return out
-
-
-def mapped(t: Taints, op: tuple[str, str]) -> Taints:
-    out: Taints = {}
-    for f in t.values():
-        g = apply_op(f, op)
-        if g is not None and (g.origin not in out or _rank(g) < _rank(out[g.origin])):
-            out[g.origin] = g
-    return out
-
-
-def _rank(flow: Flow) -> tuple[int, int]:
-    """The most general shape first (the whole value over one of its fields), then the shortest chain."""
-    return (len(flow.path) + len(flow.ops), len(flow.steps))
-
-
-def union(*parts: Taints) -> Taints:
-    """Merge, keeping one flow per origin: the most general shape, then the shortest explanation."""
-    out: Taints = {}
-    for part in parts:
-        for origin, flow in part.items():
-            old = out.get(origin)
-            if old is None or _rank(flow) < _rank(old):
-                out[origin] = flow
-    return out
-
-
-def stepped(t: Taints, step: Step) -> Taints:
-    return {o: f.then(step) for o, f in t.items()}
-
-
-@dataclass(frozen=True)
-class Site:
-    rule: str
-    part: str  # request part, or the dismissal reason for misses
-    repo: str
-    path: str
-    line: int
-    text: str
-    function: str
-    # Where in its part the value lands, when the code states it (`section({ name, order })`).
-    position: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Hit:
-    flow: Flow
-    site: Site
-
-
-@dataclass
-class Summary:
-    returns: Taints = field(default_factory=dict)
-    sinks: list[Hit] = field(default_factory=list)
-    misses: list[Hit] = field(default_factory=list)
-    fields: dict[str, Taints] = field(default_factory=dict)  # this.<name> = … (flows with source origins)
-    truncated: bool = False  # a callee was beyond the depth bound
-    unmapped: bool = False  # the graph node's body was not found in its file
 
 
 class FlowContext(Protocol):
@@ -170,11 +47,6 @@ class FlowContext(Protocol):
     def is_container_field(self, class_node: str, name: str) -> bool: ...
     def constructed(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], call: Step) -> None: ...
     def qualname(self, node: str) -> str: ...
-
-
-def norm(text: str) -> str:
-    return _TYPE_ARGS.sub("", _WS.sub("", text).replace("?.", ".").replace("!.", "."))
-
 
 @dataclass
 class FunctionInfo:
@@ -258,10 +130,10 @@ class FunctionFlow:
         out: list[tuple[str, str]] = []
         if sink.name_arg is not None and sink.name_arg < len(args) and args[sink.name_arg].type == "string":
             out.append(("name", self.pf.text(args[sink.name_arg])[1:-1]))
-        arg = _unwrap(args[sink.arg]) if sink.arg < len(args) else None
+        arg = unwrap(args[sink.arg]) if sink.arg < len(args) else None
         if sink.position and arg is not None and arg.type == "object":
             for c in arg.named_children:
-                key = _key_text(self.pf, c.child_by_field_name("key")) if c.type == "pair" else ""
+                key = key_text(self.pf, c.child_by_field_name("key")) if c.type == "pair" else ""
                 value = c.child_by_field_name("value") if c.type == "pair" else None
                 if key in sink.position and value is not None and len(self.pf.text(value)) <= 60:
                     text = self.pf.text(value)
@@ -327,7 +199,7 @@ class FunctionFlow:
     def _bind(self, pattern: Node | None, t: Taints, step: Step | None) -> None:
         if pattern is None:
             return
-        names = [(pattern, None)] if pattern.type == "identifier" else _pattern_names(self.pf, pattern)
+        names = [(pattern, None)] if pattern.type == "identifier" else pattern_names(self.pf, pattern)
         for n, key in names:
             name = self.pf.text(n)
             value = mapped(t, ("read", key)) if key else t
@@ -400,7 +272,7 @@ class FunctionFlow:
         if name is None:
             return
         if value is not None:
-            inner = _unwrap(value)
+            inner = unwrap(value)
             if name.type == "identifier" and self._is_container_expr(inner, d) \
                     and re.search(rf"\b{re.escape(self.pf.text(name))}\s*\.\s*(?:set|add)\s*\(", self.pf.text(self.fn)):
                 self.containers.add(self.pf.text(name))  # a Map/Set filled here by registration
@@ -582,7 +454,7 @@ class FunctionFlow:
                 old = self.summary.fields.get(pname, {})
                 self.summary.fields[pname] = union(old, stepped(value, self._step(node, f"stored in this.{pname}")))
                 return
-            base = _base_identifier(left)
+            base = base_identifier(left)
             if base is not None:  # obj.prop = v: the object now carries v (in field prop)
                 name = self.pf.text(base)
                 wrapped = mapped(value, ("wrap", pname)) if pname and obj == base else value
@@ -594,7 +466,7 @@ class FunctionFlow:
         for c in node.named_children:
             if c.type == "pair":
                 key = c.child_by_field_name("key")
-                kname = _key_text(self.pf, key)
+                kname = key_text(self.pf, key)
                 value_node = c.child_by_field_name("value")
                 v = self._eval(value_node)
                 self._property_sink(kname, v, c)
@@ -634,7 +506,7 @@ class FunctionFlow:
 
     # ---- iteration ---------------------------------------------------------------------------------
     def _is_container(self, node: Node) -> bool:
-        node = _unwrap(node)
+        node = unwrap(node)
         if node.type == "identifier":
             return self.pf.text(node) in self.containers
         if node.type == "member_expression":
@@ -700,7 +572,7 @@ class FunctionFlow:
         if fn.type == "identifier" and self.pf.text(fn) in self.env:  # calling a local function value
             return union(result, stepped(self.env[self.pf.text(fn)], self._step(node, f"called {callee}()")))
         if receiver is not None and method in self.rules.mutators:
-            base = _base_identifier(receiver) if receiver.type != "identifier" else receiver
+            base = base_identifier(receiver) if receiver.type != "identifier" else receiver
             added = stepped(union(*arg_t), self._step(node, f"added by {self._text(fn, 40)}()"))
             if self._loop_order and method in ("push", "unshift", "set", "add"):
                 added = union(added, self._loop_order[-1])
@@ -786,13 +658,13 @@ class FunctionFlow:
             if sink.arg >= len(args):
                 continue
             value = arg_t[sink.arg]
-            arg = _unwrap(args[sink.arg])
+            arg = unwrap(args[sink.arg])
             if sink.property is not None and arg.type != "object":
                 value = mapped(value, ("read", sink.property))  # an object built elsewhere: its field
             elif sink.property is not None:
                 value = {}
                 for c in arg.named_children:
-                    if c.type == "pair" and _key_text(self.pf, c.child_by_field_name("key")) == sink.property:
+                    if c.type == "pair" and key_text(self.pf, c.child_by_field_name("key")) == sink.property:
                         value = self._eval(c.child_by_field_name("value"))
                     elif c.type == "shorthand_property_identifier" and self.pf.text(c) == sink.property:
                         value = self._eval(c)
@@ -885,68 +757,3 @@ class FunctionFlow:
                 carried = mapped(carried, ("flat", ""))
             return stepped(carried, self._step(node, f"new {name}()"))
         return {}
-
-
-def compose_through(flow: Flow, inner: Flow, call: Step, possible: bool) -> Flow | None:
-    """An argument's flow carried through a callee's parameter flow (its ops replayed), or None when the
-    callee reads another field of it."""
-    shaped = apply_ops(flow, inner.ops)
-    if shaped is None:
-        return None
-    steps = (*flow.steps, call, *inner.steps)[:MAX_STEPS]
-    return replace(shaped, steps=steps, neutralisers=(*flow.neutralisers, *inner.neutralisers),
-                   possible=flow.possible or inner.possible or possible)
-
-
-def _unwrap(node: Node) -> Node:
-    while node.type in ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression",
-                        "await_expression") and node.named_children:
-        node = node.named_children[0]
-    return node
-
-
-def _base_identifier(node: Node) -> Node | None:
-    while node.type in ("member_expression", "subscript_expression"):
-        obj = node.child_by_field_name("object")
-        if obj is None:
-            return None
-        node = obj
-    return node if node.type == "identifier" else None
-
-
-def _key_text(pf: ParsedFile, key: Node | None) -> str:
-    if key is None:
-        return ""
-    text = pf.text(key)
-    return text[1:-1] if key.type == "string" else text
-
-
-def _pattern_names(pf: ParsedFile, pattern: Node) -> Iterable[tuple[Node, str | None]]:
-    """Identifiers a destructuring pattern binds (`{ a, b: c, ...rest }`, `[x, y]`), each with the field
-    of the top-level object it reads (None for array elements, rest and nested patterns)."""
-    out: list[tuple[Node, str | None]] = []
-    stack: list[tuple[Node, str | None]] = [(c, None) for c in pattern.named_children] \
-        if pattern.type in ("object_pattern", "array_pattern") else [(pattern, None)]
-    top = pattern.type == "object_pattern"
-    while stack:
-        n, key = stack.pop()
-        if n.type == "shorthand_property_identifier_pattern":
-            out.append((n, pf.text(n) if top and n.parent == pattern else key))
-            continue
-        if n.type == "identifier":
-            out.append((n, key))
-            continue
-        if n.type == "pair_pattern":
-            value = n.child_by_field_name("value")
-            k = n.child_by_field_name("key")
-            if value is not None:
-                stack.append((value, _key_text(pf, k) if top and n.parent == pattern else None))
-            continue
-        if n.type in ("assignment_pattern", "object_assignment_pattern"):
-            left = n.child_by_field_name("left")
-            if left is not None:
-                field_key = pf.text(left) if top and n.parent == pattern and left.type.startswith("shorthand") else key
-                stack.append((left, field_key))
-            continue
-        stack.extend((c, None) for c in n.named_children if not c.type.endswith("type_annotation"))
-    return out

@@ -43,9 +43,9 @@ from typing import Any
 import networkx as nx
 
 from analyzer.hazards.engine import EngineResult, effective_neutraliser
-from analyzer.hazards.flow import Hit
 from analyzer.hazards.grouping import group_findings
 from analyzer.hazards.rules import EFFECTS, GRANULARITIES, Effect, HazardRules
+from analyzer.hazards.taints import Hit
 
 SCHEMA = "analyzer.hazards/1"
 LIMITS = [

@@ -13,9 +13,9 @@ from typing import Any
 from tree_sitter import Node
 
 from analyzer.hazards.engine import Engine, EngineResult, grep_lines
-from analyzer.hazards.flow import norm
 from analyzer.hazards.model import finding_id
 from analyzer.hazards.rules import HazardRules, Structural, glob_match
+from analyzer.hazards.taints import norm
 from analyzer.index.testcode import is_test_path
 
 

@@ -7,6 +7,7 @@ imports and the function-like node a graph node (`repo:path:qualname`, with `lin
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -133,4 +134,58 @@ def _descendants(node: Node, kind: str) -> list[Node]:
         if n.type == kind:
             out.append(n)
         stack.extend(n.children)
+    return out
+
+
+def unwrap(node: Node) -> Node:
+    while node.type in ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression",
+                        "await_expression") and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def base_identifier(node: Node) -> Node | None:
+    while node.type in ("member_expression", "subscript_expression"):
+        obj = node.child_by_field_name("object")
+        if obj is None:
+            return None
+        node = obj
+    return node if node.type == "identifier" else None
+
+
+def key_text(pf: ParsedFile, key: Node | None) -> str:
+    if key is None:
+        return ""
+    text = pf.text(key)
+    return text[1:-1] if key.type == "string" else text
+
+
+def pattern_names(pf: ParsedFile, pattern: Node) -> Iterable[tuple[Node, str | None]]:
+    """Identifiers a destructuring pattern binds (`{ a, b: c, ...rest }`, `[x, y]`), each with the field
+    of the top-level object it reads (None for array elements, rest and nested patterns)."""
+    out: list[tuple[Node, str | None]] = []
+    stack: list[tuple[Node, str | None]] = [(c, None) for c in pattern.named_children] \
+        if pattern.type in ("object_pattern", "array_pattern") else [(pattern, None)]
+    top = pattern.type == "object_pattern"
+    while stack:
+        n, key = stack.pop()
+        if n.type == "shorthand_property_identifier_pattern":
+            out.append((n, pf.text(n) if top and n.parent == pattern else key))
+            continue
+        if n.type == "identifier":
+            out.append((n, key))
+            continue
+        if n.type == "pair_pattern":
+            value = n.child_by_field_name("value")
+            k = n.child_by_field_name("key")
+            if value is not None:
+                stack.append((value, key_text(pf, k) if top and n.parent == pattern else None))
+            continue
+        if n.type in ("assignment_pattern", "object_assignment_pattern"):
+            left = n.child_by_field_name("left")
+            if left is not None:
+                field_key = pf.text(left) if top and n.parent == pattern and left.type.startswith("shorthand") else key
+                stack.append((left, field_key))
+            continue
+        stack.extend((c, None) for c in n.named_children if not c.type.endswith("type_annotation"))
     return out

@@ -1,0 +1,164 @@
+"""The value-flow algebra the hazard scan composes: where a volatile value came from (`Origin`), the steps
+that carried it (`Flow`), the structural operations replayed at call sites, and a function's `Summary`.
+
+Kept apart from the body walker (`flow.py`) so the engine and the walker share one vocabulary without
+the walker's syntax handling.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+MAX_STEPS = 40
+_WS = re.compile(r"\s+")
+_TYPE_ARGS = re.compile(r"<[^<>()]*>")
+
+
+@dataclass(frozen=True)
+class Step:
+    repo: str
+    path: str
+    line: int
+    why: str
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: str  # source | param
+    rule: str  # source rule name ("" for params)
+    index: int  # parameter index (-1 for sources)
+    repo: str
+    path: str
+    line: int
+    text: str
+    function: str  # graph node id of the function holding the expression
+    volatility: str = ""  # the source rule's kind (time, ordering…); "" for parameters
+    # For parameters: the field of the argument this flow reads (`{ cwd, prompt } = options`), so two
+    # fields of one parameter stay two flows instead of one hiding the other.
+    field: str = ""
+
+
+@dataclass(frozen=True)
+class Flow:
+    origin: Origin
+    steps: tuple[Step, ...] = ()
+    neutralisers: tuple[str, ...] = ()  # neutraliser rule names met on the way (kind checked at the end)
+    possible: bool = False  # passed a `possible` (one-of-several) call-graph edge
+    # Where the volatile value sits inside the value that carries it: `("timestamp",)` for
+    # `{ timestamp: Date.now() }`. For parameter origins, `ops` records what the function does to its
+    # parameter (read a field, wrap in a field, flatten into a string) so a call site can replay it.
+    path: tuple[str, ...] = ()
+    ops: tuple[tuple[str, str], ...] = ()
+
+    def then(self, step: Step) -> Flow:
+        if len(self.steps) >= MAX_STEPS or (self.steps and self.steps[-1] == step):
+            return self
+        return replace(self, steps=(*self.steps, step))
+
+
+Taints = dict[Origin, Flow]
+MAX_PATH = 4
+
+
+def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
+    """Replay one structural operation on a flow; None when it drops the value (another field is read)."""
+    kind, key = op
+    if flow.origin.kind == "param":
+        last = flow.ops[-1] if flow.ops else None
+        if kind == "read" and last is not None and last[0] == "wrap":
+            return replace(flow, ops=flow.ops[:-1]) if last[1] == key else None
+        if kind == "read" and last is None and not flow.origin.field:
+            return replace(flow, origin=replace(flow.origin, field=key), ops=(op,))
+        return replace(flow, ops=(*flow.ops, op)[-8:])
+    if kind == "order":  # only the iteration order carries on: ordering sources, as a whole
+        return replace(flow, path=()) if flow.origin.volatility == "ordering" else None
+    if kind == "flat":
+        return replace(flow, path=()) if flow.path else flow
+    if kind == "wrap":
+        return replace(flow, path=(key, *flow.path)[:MAX_PATH])
+    if not flow.path:  # a property of a volatile plain value (`.length`) is still volatile
+        return flow
+    return replace(flow, path=flow.path[1:]) if flow.path[0] == key else None
+
+
+def apply_ops(flow: Flow, ops: tuple[tuple[str, str], ...]) -> Flow | None:
+    out: Flow | None = flow
+    for op in ops:
+        if out is None:
+            return None
+        out = apply_op(out, op)
+    return out
+
+
+def mapped(t: Taints, op: tuple[str, str]) -> Taints:
+    out: Taints = {}
+    for f in t.values():
+        g = apply_op(f, op)
+        if g is not None and (g.origin not in out or _rank(g) < _rank(out[g.origin])):
+            out[g.origin] = g
+    return out
+
+
+def _rank(flow: Flow) -> tuple[int, int]:
+    """The most general shape first (the whole value over one of its fields), then the shortest chain."""
+    return (len(flow.path) + len(flow.ops), len(flow.steps))
+
+
+def union(*parts: Taints) -> Taints:
+    """Merge, keeping one flow per origin: the most general shape, then the shortest explanation."""
+    out: Taints = {}
+    for part in parts:
+        for origin, flow in part.items():
+            old = out.get(origin)
+            if old is None or _rank(flow) < _rank(old):
+                out[origin] = flow
+    return out
+
+
+def stepped(t: Taints, step: Step) -> Taints:
+    return {o: f.then(step) for o, f in t.items()}
+
+
+@dataclass(frozen=True)
+class Site:
+    rule: str
+    part: str  # request part, or the dismissal reason for misses
+    repo: str
+    path: str
+    line: int
+    text: str
+    function: str
+    # Where in its part the value lands, when the code states it (`section({ name, order })`).
+    position: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Hit:
+    flow: Flow
+    site: Site
+
+
+@dataclass
+class Summary:
+    returns: Taints = field(default_factory=dict)
+    sinks: list[Hit] = field(default_factory=list)
+    misses: list[Hit] = field(default_factory=list)
+    fields: dict[str, Taints] = field(default_factory=dict)  # this.<name> = … (flows with source origins)
+    truncated: bool = False  # a callee was beyond the depth bound
+    unmapped: bool = False  # the graph node's body was not found in its file
+
+
+def compose_through(flow: Flow, inner: Flow, call: Step, possible: bool) -> Flow | None:
+    """An argument's flow carried through a callee's parameter flow (its ops replayed), or None when the
+    callee reads another field of it."""
+    shaped = apply_ops(flow, inner.ops)
+    if shaped is None:
+        return None
+    steps = (*flow.steps, call, *inner.steps)[:MAX_STEPS]
+    return replace(shaped, steps=steps, neutralisers=(*flow.neutralisers, *inner.neutralisers),
+                   possible=flow.possible or inner.possible or possible)
+
+
+def norm(text: str) -> str:
+    return _TYPE_ARGS.sub("", _WS.sub("", text).replace("?.", ".").replace("!.", "."))
