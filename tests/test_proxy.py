@@ -333,3 +333,27 @@ def test_a_chunked_request_body_with_expect_continue_arrives_whole(tmp_path: Pat
     assert "Expect" not in up.received[0]["headers"]
     (row,) = read_rows(proxy.log_path)
     assert row["request_body"] == payload.decode() and row["outcome"] == "ok"
+
+
+def _proxy_server_error(tmp_path: Path, exc: BaseException, capsys) -> tuple[list[str], str]:
+    """What the proxy's server does when a connection's thread ends with `exc`: the lines `say` got, stderr."""
+    said: list[str] = []
+    with scripted(lambda h, body: None) as upstream, \
+            start_proxy(upstream.base_url, tmp_path, say=said.append) as proxy:
+        try:
+            raise exc
+        except BaseException:
+            proxy._server.handle_error(None, ("127.0.0.1", 5555))
+    return said, capsys.readouterr().err
+
+
+def test_a_client_dropping_its_connection_prints_no_traceback(tmp_path: Path, capsys) -> None:
+    said, err = _proxy_server_error(tmp_path, ConnectionResetError(104, "Connection reset by peer"), capsys)
+    assert "Traceback" not in err and err == ""
+    assert said == []
+
+
+def test_any_other_failure_of_a_connection_is_one_line(tmp_path: Path, capsys) -> None:
+    said, err = _proxy_server_error(tmp_path, ValueError("bad state"), capsys)
+    assert "Traceback" not in err
+    assert said == ["connection from 127.0.0.1:5555 ended by ValueError: bad state"]

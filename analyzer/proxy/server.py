@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -77,7 +78,8 @@ class RunningProxy:
         self._client.headers = httpx.Headers()  # no default User-Agent/Accept-Encoding: the client's headers only
         self.server_version = server_version(self._client, self.upstream, self._auth_headers())
         try:
-            self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+            self._server = _Server(("127.0.0.1", port), _handler_for(self))
+            self._server.say = self._say
         except OSError as exc:
             self._writer.close()
             self.log_path.unlink(missing_ok=True)
@@ -232,6 +234,24 @@ def _client_secrets(headers: Any) -> list[str]:
             if len(token) >= MIN_SECRET_CHARS:
                 found.append(token)
     return found
+
+
+# A client closing or resetting its keep-alive connection between requests is how many clients end a session.
+CLIENT_GONE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, TimeoutError)
+
+
+class _Server(ThreadingHTTPServer):
+    """The stdlib server, minus its traceback on stderr for every connection a client drops: a dropped
+    connection is silent, any other failure of a connection's thread is one line through `say`."""
+
+    say: Callable[[str], None] = staticmethod(lambda line: None)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if exc is None or isinstance(exc, CLIENT_GONE):
+            return
+        self.say(f"connection from {client_address[0]}:{client_address[1]} ended by "
+                 f"{type(exc).__name__}: {exc}")
 
 
 def _handler_for(proxy: RunningProxy) -> type[BaseHTTPRequestHandler]:
