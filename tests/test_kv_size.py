@@ -82,3 +82,12 @@ def test_cli_bad_input_is_one_error_line(argv: list[str], capsys) -> None:
     assert main(["kv-size", *argv]) == 3
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_custom_kv_heads_without_heads_is_not_called_mha(capsys) -> None:
+    """Without --heads the tool cannot tell MHA from GQA; it says so instead of guessing MHA."""
+    assert main(["kv-size", "--json", "--layers", "4", "--kv-heads", "8", "--head-dim", "16"]) == 0
+    model = json.loads(capsys.readouterr().out)["models"][0]
+    assert model["kind"] == "MHA/GQA" and model["elements_per_token"] == 2 * 4 * 8 * 16
+    assert main(["kv-size", "--json", "--layers", "4", "--heads", "8", "--kv-heads", "8", "--head-dim", "16"]) == 0
+    assert json.loads(capsys.readouterr().out)["models"][0]["kind"] == "MHA"

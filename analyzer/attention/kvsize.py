@@ -18,7 +18,8 @@ V2_CLAIMED_REDUCTION = 0.933
 
 @dataclass(frozen=True)
 class KvLayout:
-    """One model's cached-state shape. kind is MHA, GQA, MQA or MLA."""
+    """One model's cached-state shape. kind is MHA, GQA, MQA or MLA, or "MHA/GQA" when the query heads are not
+    known (the cache is the same size either way; only the label needs them)."""
 
     name: str
     kind: str
@@ -35,7 +36,7 @@ class KvLayout:
         if self.kind == "MLA":
             if self.latent_dim < 1 or self.rope_dim < 0:
                 raise AnalyzerError(f"{self.name}: MLA needs --latent-dim (d_c) ≥ 1 and --rope-dim (d_h^R) ≥ 0")
-        elif self.kind in ("MHA", "GQA", "MQA"):
+        elif self.kind in ("MHA", "GQA", "MQA", "MHA/GQA"):
             if self.kv_heads < 1 or self.head_dim < 1:
                 raise AnalyzerError(f"{self.name}: {self.kind} needs --kv-heads and --head-dim ≥ 1")
         else:

@@ -51,7 +51,12 @@ def _custom(args: argparse.Namespace) -> KvLayout | None:
                         source="command-line numbers")
     if args.kv_heads is None or args.head_dim is None:
         raise AnalyzerError("give --kv-heads and --head-dim (MHA/GQA/MQA) or --latent-dim and --rope-dim (MLA)")
-    kind = "MQA" if args.kv_heads == 1 else ("GQA" if args.heads is not None and args.heads > args.kv_heads else "MHA")
+    if args.kv_heads == 1:
+        kind = "MQA"
+    elif args.heads is None:  # the bytes do not depend on it; the label does
+        kind = "MHA/GQA"
+    else:
+        kind = "GQA" if args.heads > args.kv_heads else "MHA"
     return KvLayout(args.name, kind, layers=args.layers, kv_heads=args.kv_heads, head_dim=args.head_dim,
                     source="command-line numbers")
 
