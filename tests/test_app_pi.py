@@ -91,3 +91,26 @@ def test_the_key_reaches_the_engine_but_never_the_app_or_the_disk(
     written = [p for p in out.rglob("*") if p.is_file() and not p.is_symlink()]
     assert any(p.name == "models.json" for p in written)
     assert written and not [p for p in written if SENTINEL_API_KEY.encode() in p.read_bytes()]
+
+
+def test_the_command_runs_an_app_experiment_and_writes_its_record(pi_app, local_engine, tmp_path: Path,
+                                                                  capsys) -> None:  # noqa: F811
+    """`analyze observe` on an [app] experiment: install (cached), run through the proxy, summary, record."""
+    import tomli_w
+
+    from analyzer.cli import main
+    from appfixtures import PI_VERSION
+
+    path = tmp_path / "one.toml"
+    path.write_text(tomli_w.dumps({"name": "one-turn", "question": "does a second turn reuse the first?",
+                                   "endpoint": {"base_url": local_engine.base_url},
+                                   "app": {"profile": "pi", "turns": ["Say hello.", "Say it again."]},
+                                   "vary": {"factor": "none"}}))
+    record = tmp_path / "record.md"
+    code = main(["--json", "observe", str(path), "--app-version", PI_VERSION, "--out", str(tmp_path / "obs"),
+                 "--record", str(record)])
+    out = capsys.readouterr().out
+    assert code == 0
+    summary = json.loads(out)
+    assert len(summary["app_requests"]) >= 2 and summary["app_requests"][1]["raw_cached"] > 0
+    assert record.is_file() and "one-turn" in record.read_text(encoding="utf-8")

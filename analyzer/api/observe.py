@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from analyzer.api.session import Session
+    from analyzer.observe.appexperiment import AppExperiment
+    from analyzer.observe.apprunner import AppRunResult
     from analyzer.observe.experiment import Experiment
     from analyzer.observe.runner import RunResult
 
@@ -72,3 +75,68 @@ def observe(experiment: Experiment, options: ObserveOptions = ObserveOptions()) 
                 raise AnalyzerError(f"cannot write the record {options.record_file} ({exc.strerror}); the "
                                     f"observations are in {path}; choose a writable path") from None
     return ObserveResult(summary, path, result, text)
+
+
+@dataclass(frozen=True)
+class AppObserveOptions:
+    """For an experiment whose requests a real application builds: where the log goes, the app's commit
+    (`at`, `NAME=SHA`; default the lock's pin) or an npm release by hand (`version`), the upstream (default
+    the experiment's `base_url`, else the running local engine) and the research record (`record`, in
+    `lang`; written to `record_file` when given)."""
+
+    out_dir: Path = Path("observations")
+    at: tuple[str, ...] = ()
+    version: str | None = None
+    base_url: str | None = None
+    record: bool = False
+    record_file: Path | None = None
+    lang: str = "en"
+
+
+@dataclass(frozen=True)
+class AppObserveResult:
+    summary: dict[str, Any]  # analyzer.observe.appsummary's summary (rows, prefix analysis, predictions)
+    run: AppRunResult
+    record: str | None = None  # the record's Markdown
+
+    @property
+    def exit_code(self) -> int:
+        """0 every turn's request succeeded, 1 some failed."""
+        return 1 if self.run.failed else 0
+
+
+def observe_app(session: Session, experiment: AppExperiment, options: AppObserveOptions = AppObserveOptions(),
+                say: Callable[[str], None] | None = None) -> AppObserveResult:
+    """Install the app at its pin, run the experiment's turns through the recording proxy, analyse where
+    consecutive requests stop sharing a prefix; `say` hears progress (install, build, each turn)."""
+    from urllib.parse import urlparse
+
+    from analyzer.apps.setup import default_base_url, install_app
+    from analyzer.atomic import write_text_atomic
+    from analyzer.errors import AnalyzerError
+    from analyzer.observe.apprecord import build_app_record
+    from analyzer.observe.apprunner import run_app_experiment
+    from analyzer.observe.appsummary import app_summary
+    from analyzer.observe.literals import app_literal_lookup
+    from analyzer.observe.runner import LOOPBACK
+
+    tell = say or session.notify
+    upstream = options.base_url or experiment.base_url or default_base_url(session)
+    host = urlparse(upstream).hostname or ""
+    engine_url = upstream.rstrip("/").removesuffix("/v1") if host in LOOPBACK else None
+    app = install_app(session, experiment.profile, list(options.at) or None, version=options.version, say=tell)
+    lookup, note = app_literal_lookup(session, app)
+    result = run_app_experiment(experiment, app, upstream=upstream, out_dir=options.out_dir, engine_url=engine_url,
+                                say=tell, lookup=lookup)
+    result.lookup_note = note
+    summary = app_summary(experiment, app, result)
+    text = None
+    if options.record:
+        text = build_app_record(experiment, app, summary, lang=options.lang).to_markdown(options.lang)
+        if options.record_file is not None:
+            try:
+                write_text_atomic(options.record_file, text)
+            except OSError as exc:
+                raise AnalyzerError(f"cannot write the record {options.record_file} ({exc.strerror}); the "
+                                    f"observations are in {result.log}; choose a writable path") from None
+    return AppObserveResult(summary, result, text)

@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="validate and print the planned requests; send nothing")
     parser.add_argument("--at", action="append", metavar="NAME=SHA",
                         help="for an [app] experiment: install the app at NAME's commit SHA (the lock is not edited)")
+    parser.add_argument("--app-version", default=None, metavar="VERSION",
+                        help="for an [app] experiment: install this npm release of the app instead of the pinned "
+                             "commit's (its code is then not looked up at a commit)")
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -73,9 +76,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         base_url=args.base_url or os.environ.get(BASE_URL_ENV) or None,
         model=args.model or os.environ.get(MODEL_ENV) or None, api_key_env=args.api_key_env)
     if isinstance(exp, AppExperiment):  # requests built by a real app, recorded through the proxy
-        from analyzer.observe.apprun import observe_app
-
-        return observe_app(exp, args, ctx)
+        return _observe_app(exp, args, ctx)
     if args.dry_run:
         return _dry_run(exp, ctx)
     return _observe(exp, _api_key(exp.endpoint.api_key_env), args, ctx)
@@ -95,6 +96,35 @@ def _summarize(path: Path, ctx: CliContext) -> int:
         for line in summary_lines(summary):
             ctx.out.print(line, markup=False)
     return 0
+
+
+def _observe_app(exp: Any, args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.api.observe import AppObserveOptions, observe_app
+    from analyzer.observe.appsummary import app_summary_lines
+
+    if args.dry_run:
+        ctx.out.print(f"{exp.name}: app {exp.profile}, {len(exp.turns)} turns per series, series "
+                      f"{', '.join(f'{s} ({v!r})' for s, v in exp.vary.series())}, factor {exp.vary.describe()}; "
+                      "nothing run", markup=False)
+        return 0
+    to_file = record_file(args.record)
+
+    def say(line: str) -> None:
+        ctx.err.print(line, markup=False)
+
+    options = AppObserveOptions(args.out, tuple(args.at or ()), args.app_version, record=bool(args.record),
+                                record_file=Path(to_file) if to_file else None, lang=args.lang)
+    done = observe_app(ctx.session(), exp, options, say=say)
+    if done.record is not None and to_file is None:
+        ctx.out.print(done.record, markup=False)
+    if ctx.json:
+        ctx.emit_json(done.summary)
+    else:
+        for line in app_summary_lines(done.summary):
+            ctx.out.print(line, markup=False)
+        if to_file:
+            ctx.out.print(f"record: {to_file}", markup=False)
+    return done.exit_code
 
 
 def _api_key(name: str | None) -> str | None:
