@@ -14,7 +14,7 @@ from analyzer.cli import main
 from analyzer.errors import AnalyzerError
 from analyzer.hazards.model import validate_hazards_json
 from analyzer.hazards.rules import load_hazard_rules
-from analyzer.hazards.run import compute_hazards, git_dirs_for
+from analyzer.hazards.run import compute_hazards, git_dirs_for, index_facts_for
 
 EXPECTED = tomllib.loads((FIXTURES / "expected.toml").read_text())
 
@@ -27,7 +27,8 @@ def world(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def result(world) -> dict[str, Any]:
     analysis = world.analysis()
-    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), include_near_misses=True)
+    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), index_facts_for(world.ctx, analysis),
+                           include_near_misses=True)
 
 
 def _value(result: dict[str, Any], path: str, line: int, text: str | None = None) -> dict[str, Any]:
@@ -140,7 +141,9 @@ def test_cross_repo_sink_in_the_provider_repo(result: dict[str, Any]) -> None:
 
 def test_json_schema_and_ids_are_stable(result: dict[str, Any], world) -> None:
     assert validate_hazards_json(result) == []
-    again = compute_hazards(world.analysis(), git_dirs_for(world.ctx, world.analysis()), include_near_misses=True)
+    analysis = world.analysis()
+    again = compute_hazards(analysis, git_dirs_for(world.ctx, analysis), index_facts_for(world.ctx, analysis),
+                            include_near_misses=True)
     assert [f["id"] for f in again["findings"]] == [f["id"] for f in result["findings"]]
     broken = json.loads(json.dumps(result))
     first = next(i for i, f in enumerate(broken["findings"]) if f["category"] == "value")
@@ -312,7 +315,8 @@ def test_a_parameter_flow_cut_at_a_call_without_an_edge_is_a_near_miss(result: d
 
 def test_the_depth_limit_cuts_flows_visibly(world) -> None:
     analysis = world.analysis()
-    shallow = compute_hazards(analysis, git_dirs_for(world.ctx, analysis), max_depth=1, include_near_misses=True)
+    shallow = compute_hazards(analysis, git_dirs_for(world.ctx, analysis), index_facts_for(world.ctx, analysis),
+                              max_depth=1, include_near_misses=True)
     assert shallow["cut_flows"]["by_reason"]["depth-limit"] >= 1
     assert any(m["dismissed_by"] == "depth-limit" and "--max-depth" in m["reason"] for m in shallow["near_misses"])
 

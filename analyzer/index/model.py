@@ -290,7 +290,7 @@ class Value:
              joined by dots (see the callee chains above); one per scope and text, at its first line
     ident    a CommonJS module-wrapper name read (`__dirname`); one per scope and name
     assign   the target of a plain `=` to a member or an element (`this.prompt = …`, `list[i].text = …`)
-    update   the operand of `x++` / `--this.n`
+    update   the operand of an `x++` / `--this.n` whose value is used (`id = ++this.n`; not a bare `i++;`)
     iterate  the iterated value of a `for … of` loop or a spread (`...this.items`)
     literal  a string or template literal of at least LITERAL_MIN_CHARS characters, as written (quotes and
              `${…}` included), not a module specifier; it ends at `line` plus its line breaks

@@ -61,6 +61,8 @@ VALUE_ROLES = ("value.member", "value.ident", "value.assign", "value.update", "v
 # or a call, `new`, write or update fact holds it
 _HELD_BY = {"member_expression": "object", "subscript_expression": "object", "call_expression": "function",
             "new_expression": "constructor", "assignment_expression": "left", "update_expression": "argument"}
+# an update here has no value (`i++;`, `for (…; …; i++)`): only a used one says anything (`id = ++this.n`)
+_VALUELESS_UPDATE = frozenset({"expression_statement", "for_statement", "sequence_expression"})
 # a literal here is a module specifier, not text (`import … from "…"`, `export * from "…"`)
 _SPECIFIER_PARENTS = frozenset({"import_statement", "export_statement"})
 
@@ -389,6 +391,7 @@ class Sites(Surface):
         for role in VALUE_ROLES:
             member = role == "value.member"
             literal = role == "value.literal"
+            update = role == "value.update"
             for m in self.matches(role):
                 n = m["value"][0]
                 if literal:
@@ -396,6 +399,10 @@ class Sites(Surface):
                         continue
                     parent = n.parent
                     if parent is not None and parent.type in _SPECIFIER_PARENTS:
+                        continue
+                elif update:
+                    parent = n.parent
+                    if parent is None or parent.type in _VALUELESS_UPDATE:
                         continue
                 elif member:
                     parent = n.parent
