@@ -176,11 +176,11 @@ def test_the_literal_next_to_a_divergence_is_found_at_its_pinned_line(app_index:
     assert elsewhere.hazard is None and "none passes src/prompt.ts:3" in elsewhere.hazard_why
     assert "src/prompt.ts:2" in elsewhere.hazard_why
     assert (a.literal.repo, a.literal.path, a.literal.line, a.literal.commit) == ("app", "src/prompt.ts", 3, commit)
-    assert a.literal.via == "syntax tree" and a.literal.side == "before"
+    assert a.literal.via == "index literals" and a.literal.side == "before"
     facts = lookup("Read a file")                  # a string property value: straight from the index's facts
     assert [(h.path, h.line, h.via) for h in facts] == [("src/tools.ts", 1, "index facts")]
-    array = lookup("Read files before editing")    # an array element: not a fact, found on the syntax tree
-    assert [(h.path, h.line, h.via) for h in array] == [("src/prompt.ts", 2, "syntax tree")]
+    array = lookup("Read files before editing")    # an array element: not a string fact, a literal fact
+    assert [(h.path, h.line, h.via) for h in array] == [("src/prompt.ts", 2, "index literals")]
     assert lookup("mentioned in a comment") == []                # text outside any literal is not an attribution
 
 
