@@ -513,11 +513,12 @@ export class Agent {
     this.items[i] = home;
     this.n++;
     const id = ++this.turn;
-    for (const tool of this.tools.values()) { join(__dirname, tool); }
+    for (const tool of this.tools.values()) { join(__dirname, tool); i++; }
     for (const key in this.table) { this.log(key); }
     return [...this.extra, "short", "a longer text"].join(stat.mtimeMs);
   }
 }
+const PARENT = dirname(import.meta.url);
 """
 
 
@@ -525,12 +526,13 @@ def test_values_are_the_reads_writes_and_texts_no_call_fact_holds() -> None:
     f = facts(VALUES)
     got = [(v.kind, v.scope, v.line, v.text) for v in f.values]
     assert got == [
-        ("member", None, 2, "import.meta.url"),               # an argument read whole, at module level
+        ("member", None, 2, "import.meta.url"),               # an argument read whole
         ("member", "Agent.run", 6, "process.env.HOME"),        # once per scope: line 7 reads it again
         ("assign", "Agent.run", 8, "this.prompt.text"),
         ("literal", "Agent.run", 8, "`Home: ${home}`"),         # as written, `${…}` included
         ("assign", "Agent.run", 9, "this.items.[i]"),
-        ("update", "Agent.run", 11, "this.turn"),              # its value is used; the bare `this.n++;` is not
+        ("update", "Agent.run", 10, "this.n"),                 # a member's state; the bare `i++;` is none
+        ("update", "Agent.run", 11, "this.turn"),              # its value is used
         ("iterate", "Agent.run", 12, "this.tools.values()"),
         ("ident", "Agent.run", 12, "__dirname"),
         ("member", "Agent.run", 13, "this.table"),             # read; `for … in` iterates keys: no iterate
@@ -538,6 +540,7 @@ def test_values_are_the_reads_writes_and_texts_no_call_fact_holds() -> None:
         ("member", "Agent.run", 14, "this.extra"),
         ("literal", "Agent.run", 14, '"a longer text"'),       # "short" is under LITERAL_MIN_CHARS
         ("member", "Agent.run", 14, "stat.mtimeMs"),
+        ("member", None, 17, "import.meta.url"),              # module level: every line (each constant)
     ]
     # callees (`this.tools.values`, `this.log`), the inner members of a chain (`process.env`) and the module
     # specifier are none of them

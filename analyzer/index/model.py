@@ -287,11 +287,14 @@ class Value:
 
     kind     what `text` is
     member   a member read that is not called (`process.env.HOME`, `import.meta.url`, `st.mtimeMs`): its chain
-             joined by dots (see the callee chains above); one per scope and text, at its first line
-    ident    a CommonJS module-wrapper name read (`__dirname`); one per scope and name
-    assign   the target of a plain `=` to a member or an element (`this.prompt = …`, `list[i].text = …`)
-    update   the operand of an `x++` / `--this.n` whose value is used (`id = ++this.n`; not a bare `i++;`)
-    iterate  the iterated value of a `for … of` loop or a spread (`...this.items`)
+             joined by dots (see the callee chains above); in a definition once per scope and text, at its
+             first line; at module level on every line
+    ident    a CommonJS module-wrapper name read (`__dirname`); like members, once per scope and name
+    assign   the target chain of a plain `=` to a member or an element (`this.prompt = …`, `list[i].text = …`)
+    update   the operand chain of an `x++` / `--this.n` whose value is used (`id = ++this.n`) or that updates a
+             member (`this.n++;`); not a bare `i++;`
+    iterate  the iterated value of a `for … of` loop or a spread as written, folded (`this.items`,
+             `this.byName.get(k) ?? []`)
     literal  a string or template literal of at least LITERAL_MIN_CHARS characters, as written (quotes and
              `${…}` included), not a module specifier; it ends at `line` plus its line breaks
     """

@@ -61,7 +61,8 @@ VALUE_ROLES = ("value.member", "value.ident", "value.assign", "value.update", "v
 # or a call, `new`, write or update fact holds it
 _HELD_BY = {"member_expression": "object", "subscript_expression": "object", "call_expression": "function",
             "new_expression": "constructor", "assignment_expression": "left", "update_expression": "argument"}
-# an update here has no value (`i++;`, `for (…; …; i++)`): only a used one says anything (`id = ++this.n`)
+# an update here has no value (`i++;`, `for (…; …; i++)`): kept only when it updates a member (`this.n++;`,
+# state another function reads) or its value is used (`id = ++this.n`)
 _VALUELESS_UPDATE = frozenset({"expression_statement", "for_statement", "sequence_expression"})
 # a literal here is a module specifier, not text (`import … from "…"`, `export * from "…"`)
 _SPECIFIER_PARENTS = frozenset({"import_statement", "export_statement"})
@@ -402,7 +403,8 @@ class Sites(Surface):
                         continue
                 elif update:
                     parent = n.parent
-                    if parent is None or parent.type in _VALUELESS_UPDATE:
+                    if parent is not None and parent.type in _VALUELESS_UPDATE \
+                            and m["target"][0].type not in ("member_expression", "subscript_expression"):
                         continue
                 elif member:
                     parent = n.parent
@@ -421,9 +423,10 @@ class Sites(Surface):
         if kind == "member" or kind == "ident":
             text = ".".join(self.chain(node)[0]) if kind == "member" else self.text(node)
             key = (scope or "", kind, text)
-            if key in self.value_keys:
-                return  # one per scope: the hazard scan asks which functions read it, not how often
-            self.value_keys.add(key)
+            if scope is not None:  # module level: each line (a constant's declaration) counts
+                if key in self.value_keys:
+                    return  # one per scope: the hazard scan asks which functions read it, not how often
+                self.value_keys.add(key)
         elif kind == "literal":
             text = self.text(node)
             if len(text) < LITERAL_MIN_CHARS + 2:
@@ -432,7 +435,10 @@ class Sites(Surface):
             if kind == "iterate" and node.type == "for_in_statement" \
                     and not any(c.type == "of" for c in node.children):
                 return  # `for (k in o)` iterates keys, a shape of its own
-            text = ".".join(self.chain(m["target"][0])[0])
+            target = m["target"][0]
+            # an iterated value as written (`this.byName.get(k) ?? []`), an assignment target or an update's
+            # operand as a chain
+            text = self.snippet(target) if kind == "iterate" else ".".join(self.chain(target)[0])
         self.facts.values.append(Value(kind, scope, self.line(node), text))
 
 
