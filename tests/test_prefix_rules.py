@@ -159,7 +159,6 @@ def app_index(tmp_path_factory: pytest.TempPathFactory) -> Any:
     commit = repo.index.commit("app", author=actor, committer=actor).hexsha
     idx = index_repo(repo, commit, repo_name="app", cache=None, workers=1)
     yield idx, commit
-    idx.close()
 
 
 def test_the_literal_next_to_a_divergence_is_found_at_its_pinned_line(app_index: Any) -> None:

@@ -43,9 +43,7 @@ def index_facts_for(ctx: Any, analysis: Analysis) -> dict[str, list[FileFacts]]:
     with FactsCache(Path(ctx.cache_dir), warn=getattr(ctx, "warn", None)) as cache:
         for pin in analysis.pins:
             repo = analysis.repos.get(pin.name) or open_repo(ctx, pin)
-            index = index_repo(repo, pin.commit, repo_name=pin.name, cache=cache)
-            index.close()
-            out[pin.name] = index.files
+            out[pin.name] = index_repo(repo, pin.commit, repo_name=pin.name, cache=cache).files
     return out
 
 
