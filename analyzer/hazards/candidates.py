@@ -70,11 +70,9 @@ class Candidates:
             for call in f.calls:
                 chain = call.callee
                 name = chain[-1] if chain else ""
-                if call.kind == "new":
-                    if not call.args and any(chain[-len(n):] == n for n in news):
-                        yield path, call.line
-                    continue
-                if _ends_with_any(name, last_names) or any(chain[-len(d):] == d for d in dotted) \
+                if call.kind == "new" and not call.args and any(chain[-len(n):] == n for n in news):
+                    yield path, call.line
+                elif _ends_with_any(name, last_names) or any(chain[-len(d):] == d for d in dotted) \
                         or (name in iterators and len(chain) > 1 and not call.args) \
                         or any(_contains(chain, m, after_root) for m, after_root in members):
                     yield path, call.line
@@ -82,7 +80,7 @@ class Candidates:
             yield from ((path, d.line) for d in f.definitions if _ends_with_any(d.name, last_names))
             for v in f.values:
                 kind = v.kind
-                if kind == "member":
+                if kind == "member" or kind == "assign":  # `process.env.X = …` writes the environment
                     chain = v.text.split(".")
                     if any(_contains(chain, m, after_root) for m, after_root in members):
                         yield path, v.line
