@@ -278,3 +278,11 @@ def test_against_control_pairs_each_treatment_request_with_the_control_at_its_in
     assert fourth is not None and (fourth.part, fourth.new[:4]) == ("system", "beta")
     # the prediction still follows what the server saw last (row 3), not the chosen baseline
     assert rep.requests[3].slot_row == 3
+
+
+def test_the_index_records_every_literal_a_needle_can_be_looked_up_in() -> None:
+    """Needles are at least `min_chars` long; the index keeps literal texts of at least LITERAL_MIN_CHARS."""
+    from analyzer.index.model import LITERAL_MIN_CHARS
+    from analyzer.prefix.attribute import literal_settings
+
+    assert int(literal_settings()["min_chars"]) >= LITERAL_MIN_CHARS
