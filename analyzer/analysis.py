@@ -195,7 +195,6 @@ def _build(ctx: Workspace, lock: Lock, pins: list[RepoPin], key: str, cache_dir:
                 files = {f.path for f in idx.files}
                 inputs.append(RepoInput(pin.name, pin.commit, list(idx.files),
                                         RepoModules(pin.name, files, configs, pin.aliases)))
-                idx.close()
     finally:
         for check in checks.values():
             check.cancel()

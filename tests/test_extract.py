@@ -499,3 +499,64 @@ def test_a_long_destructured_parameter_keeps_every_name() -> None:
     source = f"export function View({{ {', '.join(names)} }}: Props) {{ propertyNumber19() }}".encode()
     (view,) = [d for d in extract_facts(source, "a.tsx").definitions if d.name == "View"]
     assert len(view.params[0].name) > 120 and view.params[0].name.endswith("propertyNumber19 }")
+
+
+VALUES = """
+import { join } from "node:path/posix/long";
+const ROOT = fileURLToPath(import.meta.url);
+export class Agent {
+  started = Date.now();
+  run(i: number): string {
+    const home = process.env.HOME;
+    const again = process.env.HOME;
+    this.prompt.text = `Home: ${home}`;
+    this.items[i] = home;
+    this.n++;
+    const id = ++this.turn;
+    for (const tool of this.tools.values()) { join(__dirname, tool); i++; }
+    for (const key in this.table) { this.log(key); }
+    return [...this.extra, "short", "a longer text"].join(stat.mtimeMs);
+  }
+}
+const PARENT = dirname(import.meta.url);
+"""
+
+
+def test_values_are_the_reads_writes_and_texts_no_call_fact_holds() -> None:
+    f = facts(VALUES)
+    got = [(v.kind, v.scope, v.line, v.text) for v in f.values]
+    assert got == [
+        ("member", None, 2, "import.meta.url"),               # an argument read whole
+        ("member", "Agent.run", 6, "process.env.HOME"),        # once per scope: line 7 reads it again
+        ("assign", "Agent.run", 8, "this.prompt.text"),
+        ("literal", "Agent.run", 8, "`Home: ${home}`"),         # as written, `${…}` included
+        ("assign", "Agent.run", 9, "this.items.[i]"),
+        ("update", "Agent.run", 10, "this.n"),                 # a member's state; the bare `i++;` is none
+        ("update", "Agent.run", 11, "this.turn"),              # its value is used
+        ("iterate", "Agent.run", 12, "this.tools.values()"),
+        ("ident", "Agent.run", 12, "__dirname"),
+        ("member", "Agent.run", 13, "this.table"),             # read; `for … in` iterates keys: no iterate
+        ("iterate", "Agent.run", 14, "this.extra"),            # a spread
+        ("member", "Agent.run", 14, "this.extra"),
+        ("literal", "Agent.run", 14, '"a longer text"'),       # "short" is under LITERAL_MIN_CHARS
+        ("member", "Agent.run", 14, "stat.mtimeMs"),
+        ("member", None, 17, "import.meta.url"),              # module level: every line (each constant)
+    ]
+    # callees (`this.tools.values`, `this.log`), the inner members of a chain (`process.env`) and the module
+    # specifier are none of them
+    assert not {v.text for v in f.values} & {"this.tools.values", "this.log", "process.env", "this.tools",
+                                              '"node:path/posix/long"'}
+
+
+def test_values_leave_the_call_facts_as_they_were(monkeypatch) -> None:
+    """The value facts are extra records: the calls, bindings and objects of a file do not change."""
+    import analyzer.parse.extract as extract
+    from analyzer.parse.queries_loader import FULL_ASPECTS, combined_query
+
+    with_values = facts(VALUES)
+    others = tuple(a for a in FULL_ASPECTS if a != "values")
+    monkeypatch.setattr(extract, "file_query", lambda language, _declaration: combined_query(language, others))
+    without = facts(VALUES)
+    assert without.values == [] and with_values.values
+    with_values.values = []
+    assert with_values == without

@@ -14,7 +14,7 @@ from analyzer.cli import main
 from analyzer.errors import AnalyzerError
 from analyzer.hazards.model import validate_hazards_json
 from analyzer.hazards.rules import load_hazard_rules
-from analyzer.hazards.run import compute_hazards, git_dirs_for
+from analyzer.hazards.run import compute_hazards, git_dirs_for, index_facts_for
 
 EXPECTED = tomllib.loads((FIXTURES / "expected.toml").read_text())
 
@@ -27,7 +27,8 @@ def world(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def result(world) -> dict[str, Any]:
     analysis = world.analysis()
-    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), include_near_misses=True)
+    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), index_facts_for(world.ctx, analysis),
+                           include_near_misses=True)
 
 
 def _value(result: dict[str, Any], path: str, line: int, text: str | None = None) -> dict[str, Any]:
@@ -140,7 +141,9 @@ def test_cross_repo_sink_in_the_provider_repo(result: dict[str, Any]) -> None:
 
 def test_json_schema_and_ids_are_stable(result: dict[str, Any], world) -> None:
     assert validate_hazards_json(result) == []
-    again = compute_hazards(world.analysis(), git_dirs_for(world.ctx, world.analysis()), include_near_misses=True)
+    analysis = world.analysis()
+    again = compute_hazards(analysis, git_dirs_for(world.ctx, analysis), index_facts_for(world.ctx, analysis),
+                            include_near_misses=True)
     assert [f["id"] for f in again["findings"]] == [f["id"] for f in result["findings"]]
     broken = json.loads(json.dumps(result))
     first = next(i for i, f in enumerate(broken["findings"]) if f["category"] == "value")
@@ -156,7 +159,7 @@ def test_cli_exit_codes_and_output(world, capsys: pytest.CaptureFixture[str]) ->
     cache = str(world.ctx.cache_dir)
     assert main(["--lock", lock, "--cache-dir", cache, "hazards"]) == 1
     out = capsys.readouterr().out
-    assert "15 value finding(s), 2 structural" in out and "by effect: breaks-prefix" in out
+    assert "17 value finding(s), 2 structural" in out and "by effect: breaks-prefix" in out
     assert "app:packages/prompt/src/index.ts:12" in out and "near-misses" not in out
     assert main(["--lock", lock, "--cache-dir", cache, "hazards", "--all"]) == 1
     out = capsys.readouterr().out
@@ -256,7 +259,7 @@ def test_report_marks_the_hops_where_a_hazard_enters(world, tmp_path: Path,
                  "buildParams", "--out", str(out)]) == 0
     data = json.loads((out / "trace.json").read_text())
     marked = {h["symbol"]: [m["summary"] for m in h["hazards"]] for h in data["hops"]}
-    assert data["hazards"]["available"] and data["hazards"]["findings"] == 17
+    assert data["hazards"]["available"] and data["hazards"]["findings"] == 19
     # the random cache key enters in buildParams; the in-place history rewrite is in Agent.compact (not a hop)
     assert any("random → cache key" in s for s in marked["buildParams"]), marked
     assert marked["Agent.send"] == []
@@ -312,7 +315,8 @@ def test_a_parameter_flow_cut_at_a_call_without_an_edge_is_a_near_miss(result: d
 
 def test_the_depth_limit_cuts_flows_visibly(world) -> None:
     analysis = world.analysis()
-    shallow = compute_hazards(analysis, git_dirs_for(world.ctx, analysis), max_depth=1, include_near_misses=True)
+    shallow = compute_hazards(analysis, git_dirs_for(world.ctx, analysis), index_facts_for(world.ctx, analysis),
+                              max_depth=1, include_near_misses=True)
     assert shallow["cut_flows"]["by_reason"]["depth-limit"] >= 1
     assert any(m["dismissed_by"] == "depth-limit" and "--max-depth" in m["reason"] for m in shallow["near_misses"])
 
@@ -377,3 +381,48 @@ def test_an_apps_own_folder_is_varied_as_the_same_install_at_another_path(result
     assert exp["source"]["experiment_rule"] == "vary-package-directory"
     assert exp["vary"] == {"factor": "env", "name": "MINI_PACKAGE_DIR",
                            "values": ["{app_dir}", "{run_dir}/store/app-package"], "link_to": "{app_dir}"}
+
+
+def test_candidates_are_index_facts_not_source_text(world, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Roots, sink functions and structural candidates are looked up in the index's facts: the scan runs with
+    git's text search made to fail, a comment naming a source is no candidate, and without the value facts
+    the roots only a member read makes (`import.meta.url` in a module constant, `process.env.X`) are gone."""
+    import subprocess
+    from dataclasses import replace
+
+    from analyzer.hazards.candidates import Candidates
+
+    analysis = world.analysis()
+    git_dirs, facts = git_dirs_for(world.ctx, analysis), index_facts_for(world.ctx, analysis)
+    install = "packages/prompt/src/install.ts"
+    sources = Candidates(facts, load_hazard_rules()).sources("app")
+    assert (install, 4) in sources and (install, 11) in sources
+    assert (install, 3) not in sources  # `// … (not process.cwd()) …`
+
+    class NoGrep(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, args: Any, *rest: Any, **kw: Any) -> None:
+            assert "grep" not in [str(a) for a in (args if isinstance(args, (list, tuple)) else [args])], args
+            super().__init__(args, *rest, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", NoGrep)
+    full = compute_hazards(analysis, git_dirs, facts, include_near_misses=True)
+    bare = {repo: [replace(f, values=[]) for f in files] for repo, files in facts.items()}
+    without = compute_hazards(analysis, git_dirs, bare, include_near_misses=True)
+
+    def places(r: dict[str, Any]) -> set[tuple[str, int]]:
+        return {(f["source"]["path"], f["source"]["line"]) for f in r["findings"] if f["category"] == "value"}
+
+    assert {(install, 4), (install, 11), ("packages/prompt/src/index.ts", 12)} <= places(full)
+    assert ("packages/prompt/src/index.ts", 12) in places(without)  # `new Date()`: a call fact
+    assert not {(install, 4), (install, 11)} & places(without)
+
+
+def test_every_identifier_source_is_a_name_the_index_records() -> None:
+    """`identifiers` of the source rules are found through the index's `ident` value facts only."""
+    from analyzer.parse.extract import extract_facts
+
+    names = [i for s in load_hazard_rules().sources for i in s.identifiers]
+    assert names
+    for name in names:
+        got = extract_facts(f"export function f() {{ return g({name}) }}\n".encode(), "src/a.ts").values
+        assert [(v.kind, v.text) for v in got] == [("ident", name)], name

@@ -159,7 +159,6 @@ def app_index(tmp_path_factory: pytest.TempPathFactory) -> Any:
     commit = repo.index.commit("app", author=actor, committer=actor).hexsha
     idx = index_repo(repo, commit, repo_name="app", cache=None, workers=1)
     yield idx, commit
-    idx.close()
 
 
 def test_the_literal_next_to_a_divergence_is_found_at_its_pinned_line(app_index: Any) -> None:
@@ -176,11 +175,11 @@ def test_the_literal_next_to_a_divergence_is_found_at_its_pinned_line(app_index:
     assert elsewhere.hazard is None and "none passes src/prompt.ts:3" in elsewhere.hazard_why
     assert "src/prompt.ts:2" in elsewhere.hazard_why
     assert (a.literal.repo, a.literal.path, a.literal.line, a.literal.commit) == ("app", "src/prompt.ts", 3, commit)
-    assert a.literal.via == "syntax tree" and a.literal.side == "before"
+    assert a.literal.via == "index literals" and a.literal.side == "before"
     facts = lookup("Read a file")                  # a string property value: straight from the index's facts
     assert [(h.path, h.line, h.via) for h in facts] == [("src/tools.ts", 1, "index facts")]
-    array = lookup("Read files before editing")    # an array element: not a fact, found on the syntax tree
-    assert [(h.path, h.line, h.via) for h in array] == [("src/prompt.ts", 2, "syntax tree")]
+    array = lookup("Read files before editing")    # an array element: not a string fact, a literal fact
+    assert [(h.path, h.line, h.via) for h in array] == [("src/prompt.ts", 2, "index literals")]
     assert lookup("mentioned in a comment") == []                # text outside any literal is not an attribution
 
 
@@ -279,3 +278,11 @@ def test_against_control_pairs_each_treatment_request_with_the_control_at_its_in
     assert fourth is not None and (fourth.part, fourth.new[:4]) == ("system", "beta")
     # the prediction still follows what the server saw last (row 3), not the chosen baseline
     assert rep.requests[3].slot_row == 3
+
+
+def test_the_index_records_every_literal_a_needle_can_be_looked_up_in() -> None:
+    """Needles are at least `min_chars` long; the index keeps literal texts of at least LITERAL_MIN_CHARS."""
+    from analyzer.index.model import LITERAL_MIN_CHARS
+    from analyzer.prefix.attribute import literal_settings
+
+    assert int(literal_settings()["min_chars"]) >= LITERAL_MIN_CHARS

@@ -109,3 +109,20 @@ def test_a_malformed_route_file_is_one_error_naming_it(tmp_path: Path, text: str
     with pytest.raises(AnalyzerError, match=message) as exc:
         load_routes((write(tmp_path, text),))
     assert "extra.toml" in str(exc.value)
+
+
+def test_route_choices_are_the_rule_files_routes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`reconcile --route` offers the routes of the rule file(s), then "both": a new route is a choice."""
+    import argparse
+
+    from analyzer.cli.commands import reconcile as command
+    from analyzer.usage import routes
+
+    book = load_routes((write(tmp_path, PROXY_RULES),))
+    assert routes.route_choices(book) == ("pi-ai", "deepseek-native", "proxy", "both")
+    monkeypatch.setattr(routes, "load_routes", lambda extra=(): book)
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    route = next(a for a in parser._actions if a.dest == "route")
+    assert list(route.choices or []) == ["pi-ai", "deepseek-native", "proxy", "both"] and route.default == "both"
+    assert parser.parse_args(["--route", "proxy"]).route == "proxy"

@@ -1,7 +1,7 @@
 """Inter-procedural driver: which functions to read, summaries on demand along call-graph edges.
 
-Roots are the functions holding a source expression (found with one `git grep` per repository at the
-pinned commit, so only those files are parsed). Each root's summary composes its callees' summaries
+Roots are the functions holding a source expression (candidate lines read from the index's facts, see
+`analyzer.hazards.candidates`, so only those files are parsed). Each root's summary composes its callees' summaries
 (edges at the call's line and column, the same edges `trace` uses, bounded depth); a root whose return
 value carries a volatile value pulls its callers in (bounded too). Every flow that meets a sink in any
 summary is a finding; flows neutralised or dismissed on the way are near-misses.
@@ -10,19 +10,17 @@ summary is a finding; flows neutralised or dismissed on the way are near-misses.
 from __future__ import annotations
 
 import re
-import subprocess
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
 
+from analyzer.hazards.candidates import Candidates, Site
 from analyzer.hazards.flow import FunctionFlow, FunctionInfo
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
 from analyzer.hazards.taints import Flow, Hit, Step, Summary, Taints, compose_through, norm, stepped, union
-from analyzer.index.source import skip_reason
-from analyzer.index.testcode import is_test_path
-from analyzer.parse.languages import language_for_path
 
 FUNCTION_KINDS = frozenset({"function", "method", "object_method", "getter", "setter", "constructor"})
 FOLLOWED_KINDS = frozenset({"direct", "method", "interface", "dispatch"})
@@ -43,10 +41,10 @@ class EngineResult:
 class Engine:
     """Implements `FlowContext` for `FunctionFlow` over one graph at one pin set."""
 
-    def __init__(self, graph: nx.MultiDiGraph, files: SourceFiles, rules: HazardRules, *,
+    def __init__(self, graph: nx.MultiDiGraph, files: SourceFiles, rules: HazardRules, candidates: Candidates, *,
                  max_depth: int = DEFAULT_MAX_DEPTH, caller_depth: int = DEFAULT_CALLER_DEPTH,
                  allow_guesses: bool = False, include_tests: bool = False) -> None:
-        self.g, self.files, self.rules = graph, files, rules
+        self.g, self.files, self.rules, self.candidates = graph, files, rules, candidates
         self.max_depth, self.caller_depth = max_depth, caller_depth
         self.kinds = FOLLOWED_KINDS | ({"name"} if allow_guesses else set())
         self.include_tests = include_tests
@@ -63,7 +61,7 @@ class Engine:
         self._edges: dict[str, dict[int, list[tuple[str, dict[str, Any]]]]] = {}
         self.request_side: set[str] = set()  # functions reaching a sink, and their direct callees
         self.may_return_source: set[str] | None = None  # None: unknown (compose every call)
-        self._source_hint = re.compile(source_regex(self.rules, python=True))
+        self._source_lines: dict[tuple[str, str], list[int]] = {}  # (repo, path) → sorted candidate lines
         # Fields set from constructor arguments at the construction sites seen (`new C({ cwd })` with
         # `this.cwd = config.cwd`): (class, field) → flows with source origins. Summaries that read a
         # field are recorded in `_deps`, so a field that gains flows re-runs only them (see `run`).
@@ -212,8 +210,8 @@ class Engine:
         return bool(re.search(pattern, text)) and bool(re.search(filled, text))
 
     # ---- driving -----------------------------------------------------------------------------------
-    def run(self, pins: dict[str, str], git_dirs: dict[str, str]) -> EngineResult:
-        roots = self._roots(pins, git_dirs)
+    def run(self, repos: list[str]) -> EngineResult:
+        roots = self._roots(repos)
         result = EngineResult(roots=len(roots))
         self._drive(roots)
         # Fields that construction sites filled: re-run the summaries that read them (and the class's
@@ -264,39 +262,40 @@ class Engine:
                     seen.add(caller)
                     frontier.append((caller, level + 1))
 
-    def _roots(self, pins: dict[str, str], git_dirs: dict[str, str]) -> set[str]:
+    def _roots(self, repos: list[str]) -> set[str]:
         """Functions holding a source expression that stand near a sink: a source reaches a sink by going
         up through return values (to callers) and then down through arguments, so only functions below
         an ancestor of a sink function (within the depth bounds) can matter."""
-        sources = self._grep_nodes(pins, git_dirs, source_regex(self.rules, python=True), source_tokens(self.rules))
-        sinks = self._sink_functions(pins, git_dirs)
+        sources = set()
+        for repo in repos:
+            sites = self.candidates.sources(repo)
+            for path, line in sites:
+                self._source_lines.setdefault((repo, path), []).append(line)
+            sources |= self._site_nodes(repo, sites)
+        for lines in self._source_lines.values():
+            lines.sort()
+        sinks = self._sink_functions(repos)
         self.region = self._region(sinks)
         # a call whose arguments carry nothing matters only if its callee can return a volatile value
         self.may_return_source = self._walk(sources, self.max_depth, backwards=True)
         return sources & self.region
 
-    def _grep_nodes(self, pins: dict[str, str], git_dirs: dict[str, str], regex: str,
-                    tokens: list[str] | None = None) -> set[str]:
+    def _site_nodes(self, repo: str, sites: list[Site]) -> set[str]:
         found: set[str] = set()
-        for repo, commit in pins.items():
-            if repo not in git_dirs or not regex:
-                continue
-            module_level: set[str] = set()
-            for path, line in grep_lines(git_dirs[repo], commit, regex, tokens):
-                if skip_reason(path, 0) is not None or (is_test_path(path) and not self.include_tests):
-                    continue
-                node = self.innermost(repo, path, line)
-                if node is not None:
-                    found.add(node)
-                else:
-                    module_level.add(path)
-            # a module-level constant (`const ROOT = fileURLToPath(import.meta.url)`) is read by the
-            # functions of its file: they hold the value as if they computed it
-            for path in sorted(module_level):
-                found.update(n for _, _, n in self._file_functions(repo, path))
+        module_level: set[str] = set()
+        for path, line in sites:
+            node = self.innermost(repo, path, line)
+            if node is not None:
+                found.add(node)
+            else:
+                module_level.add(path)
+        # a module-level constant (`const ROOT = fileURLToPath(import.meta.url)`) is read by the
+        # functions of its file: they hold the value as if they computed it
+        for path in sorted(module_level):
+            found.update(n for _, _, n in self._file_functions(repo, path))
         return found
 
-    def _sink_functions(self, pins: dict[str, str], git_dirs: dict[str, str]) -> set[str]:
+    def _sink_functions(self, repos: list[str]) -> set[str]:
         named = [s for s in self.rules.sinks if s.kind in ("returns", "property")]
         out = set()
         for n, a in self.g.nodes(data=True):
@@ -304,7 +303,15 @@ class Engine:
                 if any(glob_match(a.get("name", ""), s.functions) or glob_match(a.get("qualname", ""), s.functions)
                        for s in named):
                     out.add(n)
-        return out | self._grep_nodes(pins, git_dirs, sink_regex(self.rules))
+        for repo in repos:
+            out |= self._site_nodes(repo, self.candidates.sinks(repo))
+        return out
+
+    def _holds_source(self, repo: str, path: str, first: int, last: int) -> bool:
+        """A source candidate of the file lies on lines first..last."""
+        lines = self._source_lines.get((repo, path), [])
+        at = bisect_left(lines, first)
+        return at < len(lines) and lines[at] <= last
 
     def _region(self, sinks: set[str]) -> set[str]:
         up = self._walk(sinks, self.max_depth, backwards=True)
@@ -411,7 +418,7 @@ class Engine:
             for stmt in pf.root.named_children:
                 decl = stmt.child_by_field_name("declaration") if stmt.type == "export_statement" else stmt
                 if decl is None or decl.type not in ("lexical_declaration", "variable_declaration") \
-                        or not self._source_hint.search(pf.text(decl)):
+                        or not self._holds_source(pf.repo, pf.path, decl.start_point[0] + 1, decl.end_point[0] + 1):
                     continue
                 if decl is not None and decl.type in ("lexical_declaration", "variable_declaration"):
                     for d in decl.named_children:
@@ -432,95 +439,6 @@ def _neutralised(t: Taints, rule: str) -> Taints:
     from dataclasses import replace
 
     return {o: replace(f, neutralisers=(*f.neutralisers, rule)) for o, f in t.items()}
-
-
-def sink_regex(rules: HazardRules) -> str:
-    """Lines that may hold a registration-call or assignment sink (`.section(`, `.systemPrompt =`)."""
-    alts = set()
-    for s in rules.sinks:
-        if s.kind == "call_argument":
-            alts.add(rf"{re.escape(s.method)}[[:space:]]*\(")
-        elif s.kind == "assignment":
-            alts.update(rf"\.{re.escape(p)}[[:space:]]*=[^=]" for p in s.properties)
-    return "|".join(sorted(alts))
-
-
-def source_regex(rules: HazardRules, python: bool = False) -> str:
-    """One regex that finds every line a source rule could match (a cheap superset): POSIX extended for
-    `git grep`, or Python's dialect with `python=True`."""
-    text = _source_regex(rules)
-    if python:
-        for posix, py in (("[^[:alnum:]_$.]", r"[^\w$.]"), ("[^[:alnum:]_$]", r"[^\w$]"), ("[[:alnum:]_$.]", r"[\w$.]"),
-                          ("[[:alnum:]_$]", r"[\w$]"), ("[^[:space:]=(,;{]", r"[^\s=(,;{]"), ("[[:space:]]", r"\s")):
-            text = text.replace(posix, py)
-    return text
-
-
-def _source_regex(rules: HazardRules) -> str:
-    alts: set[str] = set()
-    for s in rules.sources:
-        for c in s.calls:
-            last = c.call.rsplit(".", 1)[-1]
-            alts.add(rf"{re.escape(last)}[[:space:]]*\(" if c.call.startswith("*.") or "." not in c.call
-                     else rf"{re.escape(c.call)}[[:space:]]*\(")
-        for n in s.new:
-            alts.add(rf"new[[:space:]]+{re.escape(n)}[[:space:]]*\([[:space:]]*\)")
-        for m in s.members:
-            alts.add(re.escape(m[1:] if m.startswith("*.") else m) + r"([^[:alnum:]_$]|$)")
-        for ident in s.identifiers:
-            alts.add(rf"(^|[^[:alnum:]_$.]){re.escape(ident)}([^[:alnum:]_$]|$)")
-        if s.iterators:
-            alts.add(r"\.(" + "|".join(map(re.escape, s.iterators)) + r")[[:space:]]*\([[:space:]]*\)")
-            alts.add(r"(for[[:space:]]*\(.*[[:space:]]of[[:space:]]|\.\.\.)[[:space:]]*this\.")
-        if s.updates:
-            alts.add(r"[^[:space:]=(,;{]\.[[:alnum:]_$]+[[:space:]]*(\+\+|--)|(\+\+|--)[[:space:]]*[[:alnum:]_$]+\."
-                     r"|[=(,`{][[:space:]]*[[:alnum:]_$.]+(\+\+|--)")
-    return "|".join(sorted(alts))
-
-
-def grep_lines(git_dir: str, commit: str, regex: str, tokens: list[str] | None = None) -> list[tuple[str, int]]:
-    """(path, line) of every TS/JS line at `commit` matching `regex` (git grep over objects: no checkout).
-
-    With `tokens`, git looks for those fixed strings (fast) and `regex` (Python dialect) filters the lines."""
-    if tokens:
-        pattern = ["-F", *(x for t in tokens for x in ("-e", t))]
-    else:
-        pattern = ["-E", "-e", regex]
-    cmd = ["git", "--git-dir", git_dir, "grep", "-n", "-I", *pattern, commit, "--",
-           "*.ts", "*.tsx", "*.mts", "*.cts", "*.js", "*.jsx", "*.mjs", "*.cjs"]
-    precise = re.compile(regex) if tokens else None
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"git grep failed: {proc.stderr.strip()[:200]}")
-    out = []
-    prefix = f"{commit}:"
-    readable: dict[str, bool] = {}
-    for line in proc.stdout.splitlines():
-        if not line.startswith(prefix):
-            continue
-        path, _, rest = line[len(prefix):].partition(":")
-        num, _, text = rest.partition(":")
-        if path not in readable:
-            readable[path] = language_for_path(path) is not None and not path.endswith(".d.ts")
-        if num.isdigit() and readable[path] and (precise is None or precise.search(text)):
-            out.append((path, int(num)))
-    return out
-
-
-def source_tokens(rules: HazardRules) -> list[str]:
-    """Fixed strings at least one of which is on every line `source_regex` matches."""
-    toks: set[str] = set()
-    for s in rules.sources:
-        toks.update(c.call.rsplit(".", 1)[-1] for c in s.calls)
-        toks.update(s.new)
-        toks.update(m.rsplit(".", 1)[-1] for m in s.members)
-        toks.update(s.identifiers)
-        toks.update(f".{i}(" for i in s.iterators)
-        if s.iterators:
-            toks.update(("...this.", "of this."))
-        if s.updates:
-            toks.update(("++", "--"))
-    return sorted(toks)
 
 
 def effective_neutraliser(rules: HazardRules, flow: Flow) -> str | None:

@@ -1,8 +1,9 @@
 """Structural hazards: history shapes that invalidate the cached prefix whatever the values are.
 
-Candidates are found with one `git grep` per repository (method names of the rules); each candidate
-line is confirmed on the tree-sitter tree of its function and kept only when that function stands on
-the request side (the engine's region: it reaches a request part through the call graph).
+Candidates are read from the index's facts (calls of the rules' methods, writes to an element; see
+`analyzer.hazards.candidates`); each candidate line is confirmed on the tree-sitter tree of its function
+and kept only when that function stands on the request side (the engine's region: it reaches a request
+part through the call graph).
 """
 
 from __future__ import annotations
@@ -12,28 +13,18 @@ from typing import Any
 
 from tree_sitter import Node
 
-from analyzer.hazards.engine import Engine, EngineResult, grep_lines
+from analyzer.hazards.engine import Engine, EngineResult
 from analyzer.hazards.model import finding_id
 from analyzer.hazards.rules import HazardRules, Structural, glob_match
 from analyzer.hazards.taints import norm
-from analyzer.index.testcode import is_test_path
 
 
-def structural_hazards(engine: Engine, rules: HazardRules, res: EngineResult, pins: dict[str, str],
-                       git_dirs: dict[str, str]) -> list[dict[str, Any]]:
+def structural_hazards(engine: Engine, rules: HazardRules, res: EngineResult, repos: list[str]) -> list[dict[str, Any]]:
     if not rules.structural:
         return []
-    methods = sorted({m for s in rules.structural for m in s.methods})
-    regex = r"\.(" + "|".join(map(re.escape, methods)) + r")[[:space:]]*\("
-    if any(s.index_assignment for s in rules.structural):
-        regex += r"|\][[:space:]]*(\.[[:alnum:]_$]+[[:space:]]*)?=[^=>]"
     out: dict[str, dict[str, Any]] = {}
-    for repo, commit in pins.items():
-        if repo not in git_dirs:
-            continue
-        for path, line in grep_lines(git_dirs[repo], commit, regex):
-            if is_test_path(path) and not engine.include_tests:
-                continue
+    for repo in repos:
+        for path, line in engine.candidates.structural(repo):
             node = engine.innermost(repo, path, line)
             if node is None or not any(_request_side(engine, node, siblings=r.kind == "runtime_tools")
                                        for r in rules.structural):

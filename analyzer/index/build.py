@@ -49,7 +49,8 @@ class IndexStats:
 
 @dataclass
 class RepoIndex:
-    """The facts of every indexed file of one repo at one commit, plus access to file text."""
+    """The facts of every indexed file of one repo at one commit (file text is the syntax-tree service's,
+    `analyzer.index.trees`)."""
 
     name: str
     commit: str
@@ -57,34 +58,12 @@ class RepoIndex:
     stats: IndexStats
     blobs: dict[str, str]  # path → blob sha
     git_dir: str
-    _reader: BlobReader | None = field(default=None, repr=False)
     _by_path: dict[str, FileFacts] | None = field(default=None, repr=False)
 
     def facts(self, path: str) -> FileFacts | None:
         if self._by_path is None:
             self._by_path = {f.path: f for f in self.files}
         return self._by_path.get(path)
-
-    def read_bytes(self, path: str) -> bytes:
-        """A file's content at the indexed commit (any path of the commit, indexed or not)."""
-        sha = self.blobs.get(path)
-        reader = self._blob_reader()
-        if sha is None:
-            return reader.git.show(f"{self.commit}:{path}", stdout_as_string=False)
-        return reader.read(sha)
-
-    def read_text(self, path: str) -> str:
-        return self.read_bytes(path).decode("utf-8", "replace")
-
-    def close(self) -> None:
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
-
-    def _blob_reader(self) -> BlobReader:
-        if self._reader is None:
-            self._reader = BlobReader(self.git_dir)
-        return self._reader
 
 
 def default_workers() -> int:
@@ -119,6 +98,7 @@ def index_repo(repo: git.Repo, commit: str, *, repo_name: str, cache: FactsCache
             gc.freeze()
         stats.worker_cpu_seconds = _children_cpu() - children_started  # the pool's workers are reaped by now
     finally:
+        reader.close()
         if own_cache and store is not None:
             store.close()
     skipped = Counter(scan.skipped)
@@ -127,7 +107,7 @@ def index_repo(repo: git.Repo, commit: str, *, repo_name: str, cache: FactsCache
     stats.seconds = time.perf_counter() - started
     stats.cpu_seconds = time.process_time() - cpu_started
     return RepoIndex(name=repo_name, commit=full, files=files, stats=stats,
-                     blobs={f.path: f.blob_sha for f in scan.files}, git_dir=str(repo.git_dir), _reader=reader)
+                     blobs={f.path: f.blob_sha for f in scan.files}, git_dir=str(repo.git_dir))
 
 
 def _index_files(reader: BlobReader, sources: list[SourceFile], store: FactsCache | None,

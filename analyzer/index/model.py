@@ -281,6 +281,35 @@ class DynamicImport:
 
 
 @dataclass(slots=True)
+class Value:
+    """An expression no call fact holds, recorded for the questions that look code up by what it reads or
+    writes (the hazard scan's candidates, literal attribution); the resolver reads none of it.
+
+    kind     what `text` is
+    member   a member read that is not called (`process.env.HOME`, `import.meta.url`, `st.mtimeMs`): its chain
+             joined by dots (see the callee chains above); in a definition once per scope and text, at its
+             first line; at module level on every line
+    ident    a CommonJS module-wrapper name read (`__dirname`); like members, once per scope and name
+    assign   the target chain of a plain `=` to a member or an element (`this.prompt = …`, `list[i].text = …`)
+    update   the operand chain of an `x++` / `--this.n` whose value is used (`id = ++this.n`) or that updates a
+             member (`this.n++;`); not a bare `i++;`
+    iterate  the iterated value of a `for … of` loop or a spread as written, folded (`this.items`,
+             `this.byName.get(k) ?? []`)
+    literal  a string or template literal of at least LITERAL_MIN_CHARS characters, as written (quotes and
+             `${…}` included), not a module specifier; it ends at `line` plus its line breaks
+    """
+
+    kind: str
+    scope: str | None
+    line: int
+    text: str
+
+
+# Literal texts shorter than this are not recorded as `Value`s (a lookup needs a needle at least this long).
+LITERAL_MIN_CHARS: Final = 8
+
+
+@dataclass(slots=True)
 class FileFacts:
     """Everything extraction knows about one file."""
 
@@ -299,6 +328,7 @@ class FileFacts:
     exports: list[Export] = field(default_factory=list)
     dynamic_imports: list[DynamicImport] = field(default_factory=list)
     assignments: list[Assignment] = field(default_factory=list)
+    values: list[Value] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -310,7 +340,7 @@ class FileFacts:
 RECORD_LISTS: Final[dict[type, dict[str, type]]] = {
     FileFacts: {"definitions": Definition, "fields": Field, "bindings": Binding, "calls": Call,
                 "objects": ObjectLiteral, "imports": Import, "exports": Export, "dynamic_imports": DynamicImport,
-                "assignments": Assignment},
+                "assignments": Assignment, "values": Value},
     Definition: {"params": Param, "overload_params": Param},
     Call: {"args": Arg},
     ObjectLiteral: {"properties": ObjectProperty},

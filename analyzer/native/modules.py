@@ -21,6 +21,7 @@ COMPILED: tuple[str, ...] = (
     "analyzer.index.types",
     "analyzer.parse.extract",
     "analyzer.parse.reader",
+    "analyzer.parse.sites",
     "analyzer.parse.surface",
     "analyzer.resolve.calls",
     "analyzer.resolve.construct",

@@ -18,7 +18,7 @@ from tree_sitter import Query
 from analyzer.parse.languages import get_language
 
 QUERY_DIR = Path(__file__).resolve().parent / "queries"
-FULL_ASPECTS = ("definitions", "heritage", "members", "modules", "code", "tokens", "jsx")
+FULL_ASPECTS = ("definitions", "heritage", "members", "modules", "code", "tokens", "jsx", "values")
 DECLARATION_ASPECTS = ("definitions", "heritage", "members", "modules", "tokens")
 
 

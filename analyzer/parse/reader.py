@@ -135,6 +135,7 @@ class Reader:
         self._field_holder_nodes: dict[int, tuple[Node, str]] = {}
         self._dyn_nodes: list[tuple[Node, str]] = []
         self.params: dict[int, tuple[Node, bool]] = {}
+        self.value_keys: set[tuple[str, str, str]] = set()  # (scope, kind, text) of member and name reads
         self.track_args = bool(self.by_role.get("dynamic_import"))  # only then args/properties need lookup
 
     # -- helpers -----------------------------------------------------------------------------

@@ -6,8 +6,8 @@ Two witnesses, in this order:
    tool at a position → ordering …; the mapping is `analyzer/rules/prefix/attribution.toml`);
 2. the pinned file and line whose literal text stands next to the divergence: the text just before it on
    its line (or the new text after it), looked up among the index's string facts (call arguments, object
-   property values) and then among the string and template literals of the indexed files that hold it,
-   each hit confirmed on the file's syntax tree at the pinned commit.
+   property values) and then among the literal texts the index records (string and template literals as
+   written, see `analyzer.prefix.literals`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class LiteralSite:
     literal: str       # the literal's text (shortened)
     needle: str        # the text of the request that was found in it
     side: str          # "before": the text just before the divergence; "new"/"old": the text after it
-    via: str           # "index facts" | "syntax tree"
+    via: str           # "index facts" (a string argument or property value) | "index literals" (a literal's text)
     full: str = ""     # the literal's whole source text (for ranking, not printed)
     candidates: int = 1  # how many literals held the needle
     first_line: int = 0  # the literal's span (a template literal runs over many lines); 0: just `line`

@@ -18,6 +18,20 @@ Public API:
 - Errors: `errors.UnsupportedSyntax`, `UnresolvedName`, `JSThrow`, `LocateError` (all `AnalyzerError`s).
 """
 
-from analyzer.usage.pins import ledger_for_pins  # noqa: E402  (re-exported for analyzer.recheck)
+from __future__ import annotations
 
-__all__ = ["ledger_for_pins"]
+from importlib import import_module
+from typing import Any
+
+# re-exported for analyzer.recheck, loaded on first use: the command line reads `routes` (the `--route`
+# choices) when it builds its parser, and that must not import the evaluator or GitPython
+_EXPORTS = {"ledger_for_pins": "pins"}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value

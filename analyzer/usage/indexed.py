@@ -42,7 +42,6 @@ class IndexedFunctionLocator:
         self.trees = trees or SyntaxTrees()
         with FactsCache(cache_dir) as cache:
             index = index_repo(repo, self.commit, repo_name=repo_name, cache=cache)
-        index.close()
         self._blobs = index.blobs
         self._declares: dict[str, list[str]] = {}
         for facts in index.files:

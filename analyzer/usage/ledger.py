@@ -23,7 +23,15 @@ from analyzer.usage.errors import LocateError
 from analyzer.usage.evaluator import Interpreter, check_parse_errors
 from analyzer.usage.locate import FunctionLocator, LocatedFunction
 from analyzer.usage.registry import lookup_model
-from analyzer.usage.routes import ROUTE_OUTPUT, ROUTE_OUTPUT_RECORD, HopSpec, Route, RouteBook, load_routes
+from analyzer.usage.routes import (
+    ALL_ROUTES,
+    ROUTE_OUTPUT,
+    ROUTE_OUTPUT_RECORD,
+    HopSpec,
+    Route,
+    RouteBook,
+    load_routes,
+)
 from analyzer.usage.scenarios import Scenario
 from analyzer.usage.values import JSArray, JSObject, from_python, json_stringify, to_python
 
@@ -36,7 +44,7 @@ ROUTES: dict[str, Route] = BOOK.routes
 
 def routes_for(choice: str) -> list[Route]:
     """`both` → every route in order; otherwise the one named."""
-    return list(ROUTES.values()) if choice == "both" else [ROUTES[choice]]
+    return list(ROUTES.values()) if choice == ALL_ROUTES else [ROUTES[choice]]
 
 
 def model_object(scenario: Scenario, interps: Mapping[str, Interpreter],

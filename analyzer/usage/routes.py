@@ -20,6 +20,7 @@ PACKAGE = "analyzer.rules.usage"
 START_VALUES = ("provider-usage", "model")  # what a request's hops start from
 ROUTE_OUTPUT = "token-usage"  # what every route's request hops must produce: the value the meter folds
 ROUTE_OUTPUT_RECORD = "dsh_usage"  # the ledger field listing it
+ALL_ROUTES = "both"  # the choice that replays every route and compares them
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,11 @@ class RouteBook:
 
     def hop(self, key: str) -> HopSpec:
         return self.hops[key]
+
+
+def route_choices(book: RouteBook | None = None) -> tuple[str, ...]:
+    """What `--route` accepts: every route of the rule file(s), in order, then ALL_ROUTES."""
+    return (*(book or load_routes()).routes, ALL_ROUTES)
 
 
 @lru_cache(maxsize=8)

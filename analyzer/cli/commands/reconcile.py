@@ -6,6 +6,7 @@ import argparse
 
 from analyzer.cli.context import CliContext
 from analyzer.cli.options import add_record_option
+from analyzer.errors import AnalyzerError
 from analyzer.records.i18n import DEFAULT_LANG, LANGS
 
 NAME = "reconcile"
@@ -18,17 +19,23 @@ DESCRIPTION = (
     "it, the fields each layer drops, the invariants (✓/✗) and, for both routes, the numbers on which they "
     "disagree and why. Exit 0 when all invariants hold, 1 when some fail or a layer could not be located."
 )
-ROUTE_CHOICES = ("pi-ai", "deepseek-native", "both")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from analyzer.usage.routes import route_choices  # light: the rule file, like the languages of records
+
+    try:
+        routes = list(route_choices())  # the route rule file's names, then "both"
+    except AnalyzerError:  # a broken route file is one error line when reconcile runs, not in every parser
+        routes = []
     parser.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
                         help="a shipped scenario name or a TOML path (default: deepseek-10k; --list shows them)")
     parser.add_argument("--list", action="store_true", help="list the shipped scenarios and exit")
     parser.add_argument("--from-log", default=None, metavar="FILE.jsonl",
                         help="replay the raw usage of an `analyze observe` log, one request per row")
-    parser.add_argument("--route", choices=ROUTE_CHOICES, default="both",
-                        help="pi-ai (llm-pi-ai → Pi), deepseek-native (llm-deepseek), or both and compare (both)")
+    parser.add_argument("--route", choices=routes or None, default=routes[-1] if routes else None,
+                        help=f"one route of analyzer/rules/usage/routes.toml ({', '.join(routes[:-1])}), "
+                             f"or {', '.join(routes[-1:])} and compare (the default)")
     parser.add_argument("--at", action="append", default=[], metavar="NAME=SHA",
                         help="replay NAME at another commit (or tag) without editing the lock (repeatable)")
     parser.add_argument("--repo-dir", action="append", default=[], metavar="NAME=GITDIR",
