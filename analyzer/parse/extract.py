@@ -55,7 +55,7 @@ from analyzer.parse.reader import (
 from analyzer.parse.surface import Surface
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "11"
+EXTRACTOR_VERSION = "12"
 
 log = logging.getLogger(__name__)
 
