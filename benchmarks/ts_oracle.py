@@ -1,7 +1,8 @@
 """Measure the call graph against the TypeScript compiler (LanguageService) on a random sample of functions.
 
     python benchmarks/ts_oracle.py --typescript DIR [--lock repos.lock] [--cache-dir DIR] [--sample 200]
-                                   [--seed 11 [23 …]] [--misses F.json] [--rows F.jsonl]
+                                   [--seed 11 [23 …]] [--stratum trace] [--misses F.json]
+                                   [--rows F.jsonl | --from-rows F.jsonl]
 
 DIR is a `node_modules` folder holding `typescript` (`npm install typescript` into a scratch dir; the
 compiler is a yardstick, never a dependency of analyzer). The pinned commits are exported from the synced
@@ -20,6 +21,15 @@ function-typed values) is compared with the graph's edges at that call line. Pri
   with an edge, and with the compiler's implementation reached;
 - `direct` / `method` precision: edges whose target the compiler names at that line;
 - `name` guesses: how many, how many right, how many into another repo.
+
+`--stratum trace` adds one more sample, measured on its own: the functions on the request path `analyze
+trace` prints (the lock's `[trace]` FROM → TO), the other production targets at that path's dynamic seams,
+and every production function those call directly (the graph's confident edges) — the code whose calls
+decide whether the traced path is complete.
+
+`--rows F` keeps the compiler's rows (and the samples, as the file's first line) in a scratch file;
+`--from-rows F` measures the current graph against such a file without running the compiler again (the
+samples are read from it, so a changed graph is measured on the same functions).
 
 Nothing the compiler outputs about upstream code is stored; the temp dir is removed.
 """
@@ -73,6 +83,28 @@ def sample_functions(g: Any, n: int, seed: int) -> list[str]:
                   and a.get("path", "").endswith(SOURCE_SUFFIXES))
     random.seed(seed)
     return pool if n >= len(pool) else random.sample(pool, n)
+
+
+def trace_stratum(g: Any, spec_from: str, spec_to: str) -> list[str]:
+    """The functions on the best FROM → TO path, the other production targets at its dynamic seams, and the
+    production functions all of those call directly (confident edges, no `name` guesses)."""
+    from analyzer.trace.search import PathOptions, trace_graph
+
+    doc = trace_graph(g, spec_from, spec_to, {}, PathOptions()).document
+    assert doc is not None
+    core = {h["node"] for h in doc["hops"]}
+    for e in doc["edges"]:
+        core.update(e["alternatives"])
+    out = set(core)
+    for n in core:
+        out.update(v for _, v, d in g.out_edges(n, data=True) if d.get("kind") != "name")
+
+    def wanted(n: str) -> bool:
+        a = g.nodes[n]
+        return (a.get("kind") in FUNCTION_KINDS and a.get("has_body", True) and not a.get("test")
+                and a.get("path", "").endswith(SOURCE_SUFFIXES))
+
+    return sorted(n for n in out if wanted(n))
 
 
 def run_oracle(root: Path, g: Any, nodes: list[str], paths: dict[str, list[str]], typescript: Path) -> list[dict]:
@@ -272,11 +304,26 @@ def main() -> int:
     ap.add_argument("--seed", type=int, nargs="+", default=[11],
                     help="one or more seeds: one sample each, measured separately over one TypeScript program")
     ap.add_argument("--misses", type=Path, help="write the misses as JSON here (scratch; quotes upstream names)")
-    ap.add_argument("--rows", type=Path, help="write the compiler's rows as JSON lines here (scratch)")
+    ap.add_argument("--stratum", choices=["trace"], action="append", default=[],
+                    help="also measure this stratum on its own (trace: the functions of `analyze trace`'s path)")
+    ap.add_argument("--source", action="append", default=[], metavar="NAME=URL", help="as analyze's --source")
+    rows_from = ap.add_mutually_exclusive_group()
+    rows_from.add_argument("--rows", type=Path, help="write the compiler's rows as JSON lines here (scratch)")
+    rows_from.add_argument("--from-rows", type=Path,
+                           help="measure against rows a --rows run wrote (no compiler run; same samples)")
     args = ap.parse_args()
-    ctx = CliContext(lock_path=args.lock, cache_dir_option=args.cache_dir)
+    ctx = CliContext(lock_path=args.lock, cache_dir_option=args.cache_dir, source_options=args.source)
     g = analyze(ctx).graph
     lock = ctx.lock
+    if args.from_rows:
+        head, *lines = args.from_rows.read_text(encoding="utf-8").splitlines()
+        samples = {k: v for k, v in json.loads(head)["samples"].items()}
+        rows = [json.loads(line) for line in lines if line.startswith("{")]
+        missing = sorted(n for nodes in samples.values() for n in nodes if n not in g)
+        if missing:
+            print(f"warning: {len(missing)} sampled functions are not in this graph (e.g. {missing[0]})",
+                  file=sys.stderr)
+        return _measure(g, samples, rows, args.misses)
     root = Path(tempfile.mkdtemp(prefix="ts-oracle-"))
     try:
         aliases: dict[str, list[str]] = {}
@@ -295,22 +342,31 @@ def main() -> int:
             for alias in repo.aliases:  # an old npm scope of this repo's package of the same name
                 if alias.split("/")[-1] in own:
                     aliases[alias] = [own[alias.split("/")[-1]]]
-        samples = {seed: sample_functions(g, args.sample, seed) for seed in args.seed}
+        samples: dict[str, list[str]] = {f"seed {seed}": sample_functions(g, args.sample, seed)
+                                          for seed in args.seed}
+        if "trace" in args.stratum:
+            if not lock.trace_from or not lock.trace_to:
+                raise SystemExit("error: --stratum trace needs a [trace] table with from/to in the lock")
+            samples["trace"] = trace_stratum(g, lock.trace_from, lock.trace_to)
         union = sorted(set().union(*samples.values()))
         rows = run_oracle(root, g, union, workspace_paths(root, aliases), args.typescript)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if args.rows:
-        args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        args.rows.write_text(json.dumps({"samples": samples}) + "\n" + "".join(json.dumps(r) + "\n" for r in rows))
+    return _measure(g, samples, rows, args.misses)
+
+
+def _measure(g: Any, samples: dict[str, list[str]], rows: list[dict], misses_file: Path | None) -> int:
     all_misses = {}
-    for seed, nodes in samples.items():
+    for label, nodes in samples.items():
         chosen = set(nodes)
         stats, misses = compare(g, [r for r in rows if r.get("sample") in chosen])
-        all_misses[str(seed)] = misses
-        print(f"sample: {len(nodes)} production functions (seed {seed})")
+        all_misses[label] = misses
+        print(f"sample: {len(nodes)} production functions ({label})")
         print("\n".join(report(stats)))
-    if args.misses:
-        args.misses.write_text(json.dumps(all_misses if len(samples) > 1 else all_misses[str(args.seed[0])],
+    if misses_file:
+        misses_file.write_text(json.dumps(all_misses if len(samples) > 1 else next(iter(all_misses.values())),
                                           indent=1))
     return 0
 

@@ -257,3 +257,128 @@ def test_return_type_of_a_local_chain_with_an_explicit_key_types_a_callback_para
     assert {(c, t, k) for c, _line, t, k in got if t.endswith(".list") and k != "dispatch"} == {
         ("createProxy.list", "LocalJobRegistry.list", "interface"),
         ("createProxy.other", "LocalJobRegistry.list", "interface")}
+
+
+PICKED = {
+    "src/types.ts": """
+        export interface Provider { run(x: string): string; list(): string[] }
+        export interface Registry { get(id: string): Provider | undefined }
+        """,
+    "src/impl.ts": """
+        import type { Provider, Registry } from "./types.ts";
+        export function makeProvider(): Provider { return { run: (x) => x, list: () => [] }; }
+        export function makeRegistry(): Registry { return { get: (id) => makeProvider() }; }
+        """,
+    "src/use.ts": """
+        import { makeRegistry } from "./impl.ts";
+        const shared = makeRegistry();
+        function pick(id: string) {
+          if (!id) return undefined;
+          const provider = shared.get(id);
+          return provider?.list().some((m) => m === id) ? provider : undefined;
+        }
+        export function go(id: string) {
+          const p = pick(id);
+          if (p) {
+            return p.run(id);
+          }
+          return id;
+        }
+        """,
+}
+
+
+def test_an_unannotated_function_returning_a_local_from_a_conditional_has_that_locals_type() -> None:
+    # `pick` declares no return type; its `return ok ? provider : undefined` hands back the local `provider`
+    # (a `Provider | undefined` from the registry lookup), so `p.run(…)` reaches Provider's implementations
+    got = _edges(_graph(PICKED), "src/use.ts")
+    assert {(c, line, t, k) for c, line, t, k in got if c == "go"} == {
+        ("go", 10, "pick", "direct"), ("go", 12, "makeProvider.run", "interface")}
+
+
+LOADED = {
+    "src/types.ts": """
+        export interface Streams { stream(x: string): string }
+        """,
+    "src/lazy.ts": """
+        import type { Streams } from "./types.ts";
+        export function lazy(load: () => Promise<Streams>): Streams {
+          return {
+            stream: (x) => later(async () => (await load()).stream(x)),
+          };
+        }
+        function later(f: () => Promise<string>): string { void f(); return ""; }
+        """,
+    "src/wrap.ts": """
+        import type { Streams } from "./types.ts";
+        export function wrap(inner: Streams): Streams {
+          return { stream: (x) => inner.stream(x) };
+        }
+        """,
+    "src/other.ts": """
+        export interface Unrelated { stream(x: string): string }
+        export function unrelated(): Unrelated { return { stream: (x) => x }; }
+        """,
+}
+
+
+def test_the_awaited_result_of_a_function_typed_parameter_has_its_declared_result_type() -> None:
+    # `(await load()).stream(…)` with `load: () => Promise<Streams>`: the value is a Streams, so every
+    # Streams the code builds is a target — the lazy literal itself and the wrapper — and no other `stream`
+    got = _edges(_graph(LOADED), "src/lazy.ts")
+    assert {(t, k) for c, line, t, k in got if c == "lazy.stream" and line == 5} == {
+        ("later", "direct"), ("lazy.stream", "interface"), ("wrap.stream", "interface")}
+
+
+OPTIONS = {
+    "src/types.ts": """
+        export interface Options { signal?: string; onPayload?: (p: unknown) => unknown; }
+        export interface SimpleOptions extends Options { reasoning?: string }
+        export interface OtherOptions { onPayload?: (p: unknown) => unknown }
+        """,
+    "src/api.ts": """
+        import type { Options } from "./types.ts";
+        export interface CompletionOptions extends Options { tool?: string }
+        export const stream = (model: string, options?: CompletionOptions): string => {
+          (async () => {
+            const next = await options?.onPayload?.(model);
+            return next;
+          })();
+          return model;
+        };
+        """,
+    "src/models.ts": """
+        import type { OtherOptions, SimpleOptions } from "./types.ts";
+        export interface Transforms { mapModel?: (m: string) => string }
+        export type ModelsOptions = SimpleOptions & Transforms;
+        export interface Models {
+          streamSimple(model: string, options?: ModelsOptions): string
+          other(options: OtherOptions): string
+        }
+        """,
+    "src/harness.ts": """
+        import type { Models } from "./models.ts";
+        export class Harness {
+          constructor(private models: Models) {}
+          private make(): () => Promise<string> {
+            return async () => {
+              this.models.other({ onPayload: (p) => p });
+              return this.models.streamSimple("m", {
+                signal: "s",
+                onPayload: async (p) => await this.emit(p),
+              });
+            };
+          }
+          emit(p: unknown) { return p; }
+        }
+        """,
+}
+
+
+def test_a_literal_typed_by_an_intersection_alias_implements_each_part_of_it() -> None:
+    # the options literal is passed where `ModelsOptions = SimpleOptions & Transforms` is declared: it is a
+    # SimpleOptions, hence an Options, so `options?.onPayload?.(…)` on a CompletionOptions (another Options)
+    # reaches its `onPayload`; the literal passed as an OtherOptions is no Options
+    g = _graph(OPTIONS)
+    out = [(d["line"], d["kind"], g.nodes[v]["line"]) for u, v, d in g.edges(data=True) if u == "app:src/api.ts:stream"]
+    assert out == [(6, "interface", 10)]  # the closure written on harness.ts line 10, not the one on line 7

@@ -50,3 +50,23 @@ def test_implementations_without_a_body_or_inside_a_function_are_not_counted() -
     stats, misses = ts_oracle.compare(_graph(), rows)
     assert stats["impl_without_body"] == 1 and stats["impl_not_a_function"] == 1
     assert stats["iface_prod_impls"] == 1 and [m[3] for m in misses["interface"]] == ["r:a.ts:make.local"]
+
+
+def test_the_trace_stratum_is_the_path_its_seam_alternatives_and_their_direct_callees() -> None:
+    g = nx.MultiDiGraph()
+    for nid, line in (("r:a.ts:start", 1), ("r:a.ts:middle", 10), ("r:a.ts:finish", 20), ("r:a.ts:other", 30),
+                      ("r:a.ts:helper", 40), ("r:a.ts:deeper", 50), ("r:a.ts:guessed", 60)):
+        _node(g, nid, "function", line, line + 5)
+    _node(g, "r:a.test.ts:fake", "function", 1, 5)
+    g.nodes["r:a.test.ts:fake"]["test"] = True
+    _node(g, "r:a.ts:Api", "interface", 70, 72, has_body=False)
+    g.add_edge("r:a.ts:start", "r:a.ts:middle", kind="direct", line=2, path="a.ts", confidence=1.0)
+    for target in ("r:a.ts:finish", "r:a.ts:other", "r:a.test.ts:fake"):  # one interface seam, three targets
+        g.add_edge("r:a.ts:middle", target, kind="interface", line=11, path="a.ts", confidence=0.5, possible=True)
+    g.add_edge("r:a.ts:other", "r:a.ts:helper", kind="direct", line=31, path="a.ts", confidence=1.0)
+    g.add_edge("r:a.ts:helper", "r:a.ts:deeper", kind="direct", line=41, path="a.ts", confidence=1.0)
+    g.add_edge("r:a.ts:finish", "r:a.ts:guessed", kind="name", line=21, path="a.ts", confidence=0.1)
+    got = ts_oracle.trace_stratum(g, "start", "finish")
+    # the path, the other production target at its seam and what that calls; not test code, not a guess's
+    # target, not two calls away
+    assert got == ["r:a.ts:finish", "r:a.ts:helper", "r:a.ts:middle", "r:a.ts:other", "r:a.ts:start"]

@@ -38,7 +38,7 @@ from analyzer.parse.reader import State, fold, type_text
 from analyzer.parse.sites import Frame, Sites
 
 # Bump when extraction output changes for the same input (part of the per-blob cache key).
-EXTRACTOR_VERSION = "14"
+EXTRACTOR_VERSION = "15"
 
 log = logging.getLogger(__name__)
 

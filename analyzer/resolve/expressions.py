@@ -357,9 +357,10 @@ class Expressions(Hierarchy):
         return out
 
     def _value_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int) -> list[Typed]:
-        """What calling a function-typed property returns: `r.faceOf(k)` with `faceOf: (key: string) => Store`.
-        Not for a bare parameter (`(await load()).stream()`): a loader's module is the lazy-loader rule's."""
-        if len(chain) < 2 or chain[0] in ("<expr>", "<literal>") or any(seg.endswith("()") for seg in chain):
+        """What calling a function-typed value returns: `r.faceOf(k)` with `faceOf: (key: string) => Store`, and a
+        parameter or local called bare — `(await load()).stream()` with `load: () => Promise<Streams>` is a
+        Streams, as the compiler reads it (the module a lazy loader is given is the lazy-loader rule's: both)."""
+        if not chain or chain[0] in ("<expr>", "<literal>") or any(seg.endswith("()") for seg in chain):
             return []
         out: list[Typed] = []
         for t in self.chain_types(mod, scope, chain, line):

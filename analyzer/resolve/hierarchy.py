@@ -26,11 +26,15 @@ class Hierarchy(Declarations):
         if self._impl_index is None:
             index: dict[DefRef, list[tuple[DefRef, str]]] = defaultdict(list)
             for cref, d in self.p.defs.items():
-                if d.kind not in ("class", "interface"):
+                if d.kind not in ("class", "interface", "type_alias"):
                     continue
+                # `type ModelsOptions = SimpleOptions & Transforms`: a literal typed by the alias is each part
+                # (only object literals are found through an alias: `implementations` keeps classes)
                 for sup in self.supertypes(cref):
-                    verb = "extends" if sup.ref.qualname in _names(d.extends) else "implements"
-                    index[sup.ref].append((cref, f"{cref.path}:{d.line}: {d.kind} {d.name} {verb} {sup.ref.qualname}"))
+                    verb = "is" if d.kind == "type_alias" else \
+                        "extends" if sup.ref.qualname in _names(d.extends) else "implements"
+                    kind = "type" if d.kind == "type_alias" else d.kind
+                    index[sup.ref].append((cref, f"{cref.path}:{d.line}: {kind} {d.name} {verb} {sup.ref.qualname}"))
             self._impl_index = index
         return self._impl_index
 

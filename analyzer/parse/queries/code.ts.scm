@@ -13,6 +13,11 @@
 ((arrow_function body: (new_expression constructor: (_) @class) @return) (#set! role "return.new"))
 ; `return this.session.agent`: an unannotated getter/function hands back what that chain is
 ((return_statement [(member_expression) (identifier)] @chain) @return (#set! role "return.chain"))
+; `return ok ? provider : undefined`: either branch is what it hands back (the first that is a chain)
+((return_statement (ternary_expression consequence: [(member_expression) (identifier)] @chain)) @return
+ (#set! role "return.chain"))
+((return_statement (ternary_expression alternative: [(member_expression) (identifier)] @chain)) @return
+ (#set! role "return.chain"))
 
 ; anonymous functions: calls inside them belong to the enclosing named definition, one level deeper
 ([(arrow_function) (function_expression) (generator_function)] @function (#set! role "scope.function"))
