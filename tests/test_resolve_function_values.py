@@ -112,6 +112,20 @@ FILES = {
           readonly plain = new Table<number>(tableError, 'plain')
           readonly inline = new Table<string>((name) => new Error(name + ' twice'), 'inline')
         }
+        export type Writer = (text: string) => void
+        export const writeOut: Writer = (text) => {
+          void text
+        }
+        function writeTwice(text: string): void {
+          void text
+        }
+        export class Sink {
+          constructor(private readonly write: Writer = writeOut) {}
+          flush(text: string): void {
+            this.write(text)
+          }
+        }
+        export const loud = new Sink(writeTwice)
         """,
     "src/pool.ts": """
         const idle: string[] = []
@@ -133,6 +147,42 @@ FILES = {
           const { conn, release } = await acquire(key)
           void conn
           release(true)
+        }
+        """,
+    "src/log.ts": """
+        export type Level = 'error' | 'warn' | 'info'
+        export type LogMethod = (format: any, ...rest: any[]) => void
+        export interface Logger extends Record<Level, LogMethod> {}
+        export class Logger {
+          constructor(readonly name: string) {
+            this.warn = this.method('warn')
+          }
+          private method(level: Level): LogMethod {
+            return (...args: any[]) => {
+              void level
+              void args
+            }
+          }
+        }
+        export interface LogService extends Record<Level, LogMethod> {
+          (name?: string): Logger
+        }
+        export class LogService {
+          constructor() {}
+        }
+        """,
+    "src/runtime.ts": """
+        import type { LogService } from './log.ts'
+        export interface Host {
+          log: LogService
+        }
+        export class Runtime {
+          constructor(private readonly host: Host) {}
+          warnFailure(error: unknown): void {
+            this.host.log.warn('a listener failed')
+            this.host.log.warn(error)
+            this.host.log.trace(error)
+          }
         }
         """,
 }
@@ -205,3 +255,18 @@ def test_a_member_destructured_from_a_calls_result_is_what_the_callees_returned_
     assert sorted(e["to"] for e in edges[20]) == ["app:src/pool.ts:acquire.release", "app:src/pool.ts:acquire.release#2"]
     ev = edges[20][0]["evidence"]
     assert any("release is member 'release' of what acquire(…) returns" in line for line in ev), ev
+
+
+def test_an_optional_parameter_property_also_reaches_its_declared_types_producers() -> None:
+    # what `new Sink(writeTwice)` passes, and — a caller may leave it out — the producers of `Writer`
+    got = sorted(e["to"] for e in _value_edges("app:src/table.ts:Sink.flush")[27])
+    assert got == ["app:src/table.ts:writeOut", "app:src/table.ts:writeTwice"], got
+
+
+def test_a_service_member_typed_through_a_record_heritage_reaches_the_producers_of_its_function_type() -> None:
+    edges = _value_edges("app:src/runtime.ts:Runtime.warnFailure")
+    assert [e["to"] for e in edges[9]] == ["app:src/log.ts:Logger.method"]  # the closure `method` returns
+    assert [e["to"] for e in edges[10]] == ["app:src/log.ts:Logger.method"]
+    ev = edges[9][0]["evidence"]
+    assert "src/log.ts:16: LogService extends Record<Level, LogMethod>" in ev, ev
+    assert 11 not in edges  # `trace` is no literal of Level: no member, no value

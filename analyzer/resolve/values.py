@@ -41,7 +41,8 @@ class FunctionValues(ValueSites):
                 values = self._values_for(mod, call)
                 if not values and (mod.repo, mod.path, call.line, call.column) not in bound:
                     values = self.stored.values(self, mod, call)
-                if not values and len(call.callee) <= 2 and call.callee[-1] in typed_names \
+                typed = len(call.callee) <= 2 or call.callee[0] == "this"  # `this.ctx.log.warn()` too
+                if not values and typed and call.callee[-1] in typed_names \
                         and (mod.repo, mod.path, call.line, call.column) not in bound:
                     values = self._typed_values(mod, call)
                 for v in values:
@@ -475,6 +476,8 @@ class FunctionValues(ValueSites):
                 if prm.name == chain[1] and prm.is_property:
                     why = (f"{ctor.path}:{m.field.line}: {chain[1]} is a parameter property of {m.owner.qualname}",)
                     out.extend(Value(v.target, (*why, *v.evidence)) for v in self._param_values(ctor, i, None, 1))
+                    if out and prm.optional:  # `= writeDefault` when a caller leaves it out: the declared type's
+                        out.extend(self._typed_values(mod, call))  # producers, as when nothing is followed
         return out
 
     def _assigned_values(self, mod: ModuleRef, call: Call) -> list[Value]:

@@ -277,6 +277,18 @@ class ValueSites:
                 out.append(t)
         if owner is not None and len(chain) == 2 and not self.ftypes.function_aliases(out):
             out += self._param_member_types(owner[0], owner[1], chain[1])  # `props.t()`, props typed by an alias
+        if not out and len(chain) > 2:  # `this.ctx.log.warn()`: the member as the receiver's declared type reads it
+            out += self._receiver_member_types(mod, call)
+        return out
+
+    def _receiver_member_types(self, mod: ModuleRef, call: Call) -> list[NamedType]:
+        """Member `m` of the declared type of the receiver `a.b` in `a.b.m()`, read as text: through
+        `interface Log extends Record<Level, LogMethod>` (one member per literal of `Level`) and the other
+        forms `FunctionTypes.member_types` reads."""
+        out: list[NamedType] = []
+        for recv in self.types.chain_types(mod, call.scope, call.callee[:-1], call.line):
+            if isinstance(recv, TypeExpr):
+                out.extend(self.ftypes.member_types(recv.mod, recv.text, call.callee[-1], recv.evidence))
         return out
 
     def _param_member_types(self, fn: DefRef, index: int, key: str) -> list[NamedType]:
