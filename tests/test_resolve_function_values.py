@@ -184,6 +184,9 @@ FILES = {
             this.host.log.trace(error)
           }
         }
+        export function complain(host: Host): void {
+          host.log.error('from a parameter')
+        }
         """,
 }
 
@@ -270,3 +273,8 @@ def test_a_service_member_typed_through_a_record_heritage_reaches_the_producers_
     ev = edges[9][0]["evidence"]
     assert "src/log.ts:16: LogService extends Record<Level, LogMethod>" in ev, ev
     assert 11 not in edges  # `trace` is no literal of Level: no member, no value
+
+
+def test_the_same_member_read_off_a_parameters_declared_type() -> None:
+    edges = _value_edges("app:src/runtime.ts:complain")
+    assert [e["to"] for e in edges[15]] == ["app:src/log.ts:Logger.method"]

@@ -41,8 +41,7 @@ class FunctionValues(ValueSites):
                 values = self._values_for(mod, call)
                 if not values and (mod.repo, mod.path, call.line, call.column) not in bound:
                     values = self.stored.values(self, mod, call)
-                typed = len(call.callee) <= 2 or call.callee[0] == "this"  # `this.ctx.log.warn()` too
-                if not values and typed and call.callee[-1] in typed_names \
+                if not values and call.callee[-1] in typed_names \
                         and (mod.repo, mod.path, call.line, call.column) not in bound:
                     values = self._typed_values(mod, call)
                 for v in values:
