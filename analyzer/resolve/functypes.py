@@ -148,8 +148,20 @@ class FunctionTypes:
                     elif prm.type and prm.type.lstrip().startswith("{"):  # `({ t }: { t: Translate })`
                         names.update(k for k, t in object_type_members(prm.type).items() if candidate(t))
             names.update(self._alias_member_names(candidate))
+            names.update(self._record_member_names(candidate))
             self._typed_names = names
         return self._typed_names
+
+    def _record_member_names(self, candidate) -> set[str]:  # type: ignore[no-untyped-def]
+        """The members `interface L extends Record<Level, LogMethod>` declares, one per literal of `Level`, when
+        the value type may be a named function type."""
+        names: set[str] = set()
+        for ref, d in self.p.defs.items():
+            for ext in d.extends:
+                if ext.lstrip().startswith("Record<") and len(args := type_arguments(ext.strip())) == 2 \
+                        and candidate(args[1]):
+                    names |= self._literal_keys(TypeText(ref.module, args[0])) or set()
+        return names
 
     def _alias_member_names(self, candidate) -> set[str]:  # type: ignore[no-untyped-def]
         """Members written inline in aliases (`type PropsLocale<N> = N extends … ? { t: TranslateNS<N> } : object`)
@@ -299,6 +311,9 @@ class FunctionTypes:
             return self.member_texts(tt.at(args[0]), key, depth + 1)
         if name in SAME_MEMBERS and args:
             return self.member_texts(tt.at(args[0]), key, depth + 1)
+        if name == "Record" and len(args) == 2:  # `extends Record<Level, LogMethod>`: a member per literal key
+            keys = self._literal_keys(tt.at(args[0]))
+            return [tt.at(args[1])] if keys is not None and key in keys else []
         return self._named_member(tt, name, args, key, depth)
 
     def _named_member(self, tt: TypeText, name: str, args: list[str], key: str, depth: int) -> list[TypeText]:
@@ -325,18 +340,26 @@ class FunctionTypes:
                     out.append(TypeText(m.owner.module, f.type, (),
                                         (*tt.evidence, f"{m.owner.path}:{f.line}: {f.owner}.{key}: {f.type}")))
                 if not found:  # `interface P extends PropsLocale<'x'>`: a supertype only text can read
-                    for ext in d.extends:
-                        why = f"{nt.ref.path}:{d.line}: {d.name} extends {ext}"
+                    half = self.p.defs.get(DefRef(nt.ref.repo, nt.ref.path, d.merges)) if d.merges else None
+                    for line, ext in [(x.line, e) for x in (d, half) if x is not None for e in x.extends]:
+                        why = f"{nt.ref.path}:{line}: {d.name} extends {ext}"
                         out.extend(self.member_texts(TypeText(nt.ref.module, ext, (), (*tt.evidence, why)), key,
                                                      depth + 1))
         return out
 
-    def _literal_keys(self, tt: TypeText) -> set[str] | None:
+    def _literal_keys(self, tt: TypeText, depth: int = 0) -> set[str] | None:
         text = tt.text.strip()
         bound = tt.bound(text)
         if bound is not None and len(bound) == 1:
-            return self._literal_keys(bound[0])
-        return literal_keys(text)
+            return self._literal_keys(bound[0], depth + 1)
+        keys = literal_keys(text)
+        if keys is None and depth < 3 and _NAME_RE.fullmatch(text):  # `type Level = 'error' | 'warn'`
+            for nt in self.types.resolve_name(tt.mod, text):
+                d = self.p.defs.get(nt.ref)
+                rhs = alias_rhs(d.signature) if d is not None and d.kind == "type_alias" else None
+                if rhs:
+                    return self._literal_keys(TypeText(nt.ref.module, strip_comments(rhs)), depth + 1)
+        return keys
 
     def _inferred(self, tt: TypeText, check: str, extends: str, depth: int) -> tuple:
         """`I extends { hooks: infer HS } ? …`: HS is I's `hooks` member (only object patterns are read)."""

@@ -57,7 +57,8 @@ def _function_value_edges(program: Program, symbols: SymbolResolver, types: Type
     `function_values` rule (see `analyzer.resolve.values`); counts each rule's matches into `matches`."""
     out: list[Edge] = []
     for rule in rules.function_values:
-        found, count = FunctionValues(program, symbols, types, calls, rule, rules.events).edges(edges)
+        found, count = FunctionValues(program, symbols, types, calls, rule, rules.events,
+                                      {r["name"] for r in rules.services}).edges(edges)
         out.extend(found)
         matches[rule["name"]] += count
     return out

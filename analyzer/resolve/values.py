@@ -41,7 +41,7 @@ class FunctionValues(ValueSites):
                 values = self._values_for(mod, call)
                 if not values and (mod.repo, mod.path, call.line, call.column) not in bound:
                     values = self.stored.values(self, mod, call)
-                if not values and len(call.callee) <= 2 and call.callee[-1] in typed_names \
+                if not values and call.callee[-1] in typed_names \
                         and (mod.repo, mod.path, call.line, call.column) not in bound:
                     values = self._typed_values(mod, call)
                 for v in values:
@@ -71,7 +71,7 @@ class FunctionValues(ValueSites):
     def _values_for(self, mod: ModuleRef, call: Call) -> list[Value]:
         chain = call.callee
         if chain[0] in ("this", "<expr>", "<literal>", "super") or chain[0].endswith("()") or len(chain) > 2:
-            return self._assigned_values(mod, call)
+            return self._assigned_values(mod, call) or self._parameter_property_values(mod, call)
         if len(chain) == 1 and self.p.local_function(mod, call.scope, chain[0]) is not None:
             return []
         owner = self._param_owner(mod, call.scope, chain[0])
@@ -80,7 +80,7 @@ class FunctionValues(ValueSites):
                 picked = self._prop_of(mod, call.scope, chain[0])
                 if picked is not None:
                     return self._unpacking(mod, call.scope, chain[0], self._param_values(*picked, 0))
-                return self._closure_param_values(mod, call) if call.nested else []
+                return self._result_member_values(mod, call) or self._closure_param_values(mod, call)
             picked = self._prop_of(mod, call.scope, chain[0])
             if picked is not None:  # `function View({ actions }) { actions.setOrder() }`: a member of a prop
                 found = self._prop_member_values(*picked, chain[1], 0)
@@ -99,28 +99,72 @@ class FunctionValues(ValueSites):
             values = self._assigned_values(mod, call)
         return values
 
+    def _result_member_values(self, mod: ModuleRef, call: Call) -> list[Value]:
+        """`const { socket, release } = await acquire(…)`, then `release()`: the member of that name of the
+        object literals the callee returns (a closure there is the callee's own)."""
+        name = call.callee[0]
+        for sc in self.p.scope_chain(mod, call.scope):
+            for b in self.p.bindings_named(mod, sc, name):
+                if not b.destructure_key or not b.init_callee or b.line > call.line:
+                    continue
+                out: list[Value] = []
+                for made in self._calls_in.get((mod, b.scope), []):
+                    if made.line != b.line or made.callee != b.init_callee:
+                        continue
+                    for target in self._out_at.get((mod.repo, mod.path, made.line, made.column), []):
+                        repo, path, qual = target.split(":", 2)
+                        fmod = ModuleRef(repo, path)
+                        where = (f"{mod.path}:{b.line}: {name} is member {b.destructure_key!r} of what "
+                                 f"{'.'.join(b.init_callee)}(…) returns",)
+                        for obj in self.registries.returned_literals(fmod, qual):
+                            out.extend(self._property_values(fmod, obj.object_id, b.destructure_key, where,
+                                                             f"{qual} returns", 1))
+                return out
+            if sc is not None and self.p.bindings_named(mod, sc, name):
+                return []  # bound otherwise in a nearer scope
+        return []
+
     def _closure_param_values(self, mod: ModuleRef, call: Call) -> list[Value]:
         """`withLock(key, async (release) => { …; release() })`: a parameter of an inline closure handed to
         a function of the repos is what that function passes when it calls the closure."""
         name = call.callee[0]
         if (mod.repo, mod.path, call.line, call.column) in self._bound:
             return []  # bound already (an import, a global the resolver knows)
-        for outer, i, params in self._closure_params(mod, call.scope).get(name, ()):
-            if outer.line > call.line or outer is call:
-                continue
-            heard = self._event_of(outer, "listen_methods") if self.events else None
-            if heard is not None and params[-1] == name:
-                where = (f"{mod.path}:{outer.line}: {name} is the last parameter of a listener of "
-                         f"{heard[1]!r}",)
-                return self._next_values(heard[1], where)
-            return self._invoked_with(mod, outer, i, params.index(name), name)
-        return []
+        found = self.declaring_closure(mod, call.scope, call.line, name, call.nested, skip=call)
+        if found is None:
+            return []
+        outer, i, params = found
+        heard = self._event_of(outer, "listen_methods") if self.events else None
+        if heard is not None and params[-1] == name:
+            where = (f"{mod.path}:{outer.line}: {name} is the last parameter of a listener of "
+                     f"{heard[1]!r}",)
+            return self._next_values(heard[1], where)
+        return self._closure_arg_values(mod, outer, i, params.index(name), name)
+
+    def _closure_arg_values(self, mod: ModuleRef, outer: Call, index: int, position: int, name: str) -> list[Value]:
+        """What reaches parameter `position` of the closure handed to `outer` as argument `index`: what the
+        callee passes when it calls it; for a closure a variable holds (`const install = Object.assign((ctx,
+        report) => …, meta)`), what each function the variable is handed to passes when it calls it."""
+        held = self.holding_variable(mod, outer, index)
+        if held is None:
+            return self._invoked_with(mod, outer, index, position, name)
+        out: list[Value] = []
+        said = f"{mod.path}:{outer.line}: {held} = {'.'.join(outer.callee)}(…) holds the closure declaring {name}"
+        for call, k in self.passes_of(mod, held, outer.scope):
+            out.extend(Value(v.target, (said, *v.evidence), v.passer)
+                       for v in self._invoked_with(mod, call, k, position, name, held))
+        return out
 
     def _invoked_with(self, mod: ModuleRef, outer: Call, index: int, position: int, name: str,
                       what: str = "the closure") -> list[Value]:
         """What the callees of `outer` pass at `position` when they call their parameter `index`."""
         out: list[Value] = []
-        for target in self.types.callee_targets(mod, outer.scope, outer.callee, outer.line):
+        targets = self.types.callee_targets(mod, outer.scope, outer.callee, outer.line)
+        for node in self._out_at.get((mod.repo, mod.path, outer.line, outer.column), []):  # a service's method
+            repo, path, qual = node.split(":", 2)
+            if (ref := DefRef(repo, path, qual)) not in targets:
+                targets.append(ref)
+        for target in targets:
             d = self.p.defs.get(target)
             if d is None or index >= len(d.params) or d.params[index].name.startswith(("{", "[")):
                 continue
@@ -303,7 +347,10 @@ class FunctionValues(ValueSites):
             repo, path, qual = owner.split(":", 2)
             return [Value(DefRef(repo, path, qual), (*where, INLINE))]
         if arg.kind == "identifier":
-            return self.identifier_values(mod, call.scope, arg.text, where, depth)
+            found = self.identifier_values(mod, call.scope, arg.text, where, depth)
+            if not found and depth < MAX_FORWARDS:  # `check(x, report)` in a closure declaring `report`
+                found = self._forwarded_closure_param(mod, call, arg.text, where)
+            return found
         if arg.kind == "call":  # `w.render.bind(w)`
             return self.stored.bound(self, mod, call, arg, where)
         if arg.kind == "member" and arg.text.startswith("this.") and arg.text.count(".") == 1 and call.scope:
@@ -313,6 +360,18 @@ class FunctionValues(ValueSites):
                     if m.definition is not None and m.definition.kind in CALLABLE_KINDS:
                         return [Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), where)]
         return []
+
+    def _forwarded_closure_param(self, mod: ModuleRef, call: Call, name: str, where: tuple[str, ...]) -> list[Value]:
+        """A parameter of an enclosing inline closure handed on by name: what arrives at the closure."""
+        if self._param_owner(mod, call.scope, name) is not None or self._prop_of(mod, call.scope, name) is not None \
+                or self.p.local_function(mod, call.scope, name) is not None:
+            return []
+        found = self.declaring_closure(mod, call.scope, call.line, name, call.nested, skip=call)
+        if found is None:
+            return []
+        outer, i, params = found
+        return [Value(v.target, (*where, *v.evidence)) for v in
+                self._closure_arg_values(mod, outer, i, params.index(name), name)]
 
     def identifier_values(self, mod: ModuleRef, scope: str | None, name: str, where: tuple[str, ...],
                            depth: int) -> list[Value]:
@@ -396,6 +455,30 @@ class FunctionValues(ValueSites):
         return [Value(v.target, (*where, *v.evidence)) for v in self._param_values(owner[0], owner[1], key, depth + 1)]
 
     # --- fields assigned after construction ---------------------------------------------------
+    def _parameter_property_values(self, mod: ModuleRef, call: Call) -> list[Value]:
+        """`this.makeError(name)` of a constructor parameter property (`constructor(private readonly makeError:
+        (n: string) => Error)`): what the callers of the constructor pass there. Held in a field, it runs for any
+        caller of the method, so no passer is named."""
+        chain = call.callee
+        if len(chain) != 2 or chain[0] != "this" or not call.scope:
+            return []
+        cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, call.scope))
+        if cls is None:
+            return []
+        out: list[Value] = []
+        for m in self.types.find_member(cls, chain[1]):
+            if m.field is None or not m.field.from_parameter:
+                continue
+            ctor = DefRef(m.owner.repo, m.owner.path, f"{m.owner.qualname}.constructor")
+            d = self.p.defs.get(ctor)
+            for i, prm in enumerate(d.params if d is not None else []):
+                if prm.name == chain[1] and prm.is_property:
+                    why = (f"{ctor.path}:{m.field.line}: {chain[1]} is a parameter property of {m.owner.qualname}",)
+                    out.extend(Value(v.target, (*why, *v.evidence)) for v in self._param_values(ctor, i, None, 1))
+                    if out and prm.optional:  # `= writeDefault` when a caller leaves it out: the declared type's
+                        out.extend(self._typed_values(mod, call))  # producers, as when nothing is followed
+        return out
+
     def _assigned_values(self, mod: ModuleRef, call: Call) -> list[Value]:
         """`this.onChunk()` where some `stream.onChunk = fn` assigns the same declared field."""
         key = call.callee[-1]

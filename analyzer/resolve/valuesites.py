@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 
-from analyzer.index.model import Arg, Assignment, Call, Definition, ObjectLiteral
+from analyzer.index.model import Arg, Assignment, Binding, Call, Definition, ObjectLiteral
 from analyzer.resolve.calls import CallResolver, node_id_for_scope
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.functypes import FunctionTypes
@@ -37,7 +37,7 @@ class ValueSites:
     """The program's value sites, indexed; the lookups over them."""
 
     def __init__(self, program: Program, symbols: SymbolResolver, types: Types, calls: CallResolver,
-                 rule: dict, events: list[dict] | None = None) -> None:
+                 rule: dict, events: list[dict] | None = None, call_rules: set[str] | None = None) -> None:
         self.p = program
         self.symbols = symbols
         self.types = types
@@ -45,7 +45,10 @@ class ValueSites:
         self.rule = rule["name"]
         self.element_factories = set(rule.get("element_factories", []))
         self.function_wrappers = set(rule.get("function_wrappers", []))
+        self.closure_holders = set(rule.get("closure_holders", []))  # `Object.assign(closure, meta)` is the closure
         self.events = [e for e in events or [] if e.get("next_methods")]
+        # dispatch rules whose edges are real calls with the call site's arguments (service injection)
+        self.call_rules = call_rules or set()
         self._next_given: dict[str, list[tuple[ModuleRef, Call]]] = defaultdict(list)  # event → emitter calls
         self._listener_of: dict[str, set[str]] = defaultdict(set)  # named handler → events it listens to
         self._out_at: dict[tuple[str, str, int, int], list[str]] = defaultdict(list)
@@ -69,6 +72,7 @@ class ValueSites:
         self._scoped_objects: dict[ModuleRef, dict[str | None, list[ObjectLiteral]]] = {}
         self._option_names: dict[ModuleRef, set[str]] = {}
         self._unpacked: dict[tuple[ModuleRef, str | None, str], tuple[str, ...]] = {}  # body destructuring
+        self._ident_args: dict[ModuleRef, dict[str, list[tuple[Call, int]]]] = {}  # name → calls passing it
 
     def index(self, graph_edges: list[Edge]) -> set[tuple[str, str, int]]:
         """Fill the per-call indexes from the program and from the graph's other edges (what calls what,
@@ -96,7 +100,7 @@ class ValueSites:
         for e in graph_edges:
             have.add((e.source, e.target, e.line))
             bound.add((e.repo, e.path, e.line, e.column))
-            if e.kind in CALL_KINDS:
+            if e.kind in CALL_KINDS or e.kind == "dispatch" and e.rule in self.call_rules:
                 self._into[e.target].append(e)
                 self._out_at[(e.repo, e.path, e.line, e.column)].append(e.target)
         self._index_events()
@@ -175,6 +179,46 @@ class ValueSites:
             self._closure_index[key] = found
         return found
 
+    def declaring_closure(self, mod: ModuleRef, scope: str | None, line: int, name: str, nested: int,
+                          skip: Call | None = None) -> tuple[Call, int, list[str]] | None:
+        """The inline closure (the call it is handed to, its argument index, its parameters) that declares
+        `name` as a parameter around a use at `line`: one handed to a call of `scope` before the line when the
+        use is itself in a closure (`nested`), else one of an enclosing scope, around the local function
+        the use is in (`const check = () => report(…)` written inside `Object.assign((ctx, report) => …)`).
+        None when a nearer definition binds the name otherwise."""
+        chain = self.p.scope_chain(mod, scope)
+        for k, sc in enumerate(chain):
+            if k > 0 or nested:
+                for outer, i, params in self._closure_params(mod, sc).get(name, ()):
+                    if outer.line <= line and outer is not skip:
+                        return outer, i, params
+            if sc is not None and any(b.kind != "param" for b in self.p.bindings_named(mod, sc, name)):
+                return None  # a local of a nearer definition
+        return None
+
+    def holding_variable(self, mod: ModuleRef, outer: Call, index: int) -> str | None:
+        """`const install = Object.assign((ctx, report) => …, { needs })`: the variable that holds the closure
+        handed to a `closure_holders` call as its first argument (the call returns that closure)."""
+        if index != 0 or ".".join(outer.callee) not in self.closure_holders:
+            return None
+        facts = self.p.files.get(mod)
+        for b in facts.bindings if facts else []:
+            if b.scope == outer.scope and b.line == outer.line and b.init_callee == outer.callee:
+                return b.name
+        return None
+
+    def passes_of(self, mod: ModuleRef, name: str, scope: str | None) -> list[tuple[Call, int]]:
+        """The calls of `mod` that hand the variable `name` (bound in `scope`) on by name, and where."""
+        index = self._ident_args.get(mod)
+        if index is None:
+            index = self._ident_args[mod] = defaultdict(list)
+            facts = self.p.files.get(mod)
+            for call in facts.calls if facts else []:
+                for k, a in enumerate(call.args):
+                    if a.kind == "identifier":
+                        index[a.text].append((call, k))
+        return [(c, k) for c, k in index.get(name, ()) if scope in self.p.scope_chain(mod, c.scope)]
+
     def _passed_along(self) -> dict[str, list[tuple[ModuleRef, Call, int]]]:
         """Named functions handed to other functions by name: function → (module, call, argument index)."""
         if self._passed is None:
@@ -233,6 +277,18 @@ class ValueSites:
                 out.append(t)
         if owner is not None and len(chain) == 2 and not self.ftypes.function_aliases(out):
             out += self._param_member_types(owner[0], owner[1], chain[1])  # `props.t()`, props typed by an alias
+        if not out and len(chain) > 2:  # `this.ctx.log.warn()`: the member as the receiver's declared type reads it
+            out += self._receiver_member_types(mod, call)
+        return out
+
+    def _receiver_member_types(self, mod: ModuleRef, call: Call) -> list[NamedType]:
+        """Member `m` of the declared type of the receiver `a.b` in `a.b.m()`, read as text: through
+        `interface Log extends Record<Level, LogMethod>` (one member per literal of `Level`) and the other
+        forms `FunctionTypes.member_types` reads."""
+        out: list[NamedType] = []
+        for recv in self.types.chain_types(mod, call.scope, call.callee[:-1], call.line):
+            if isinstance(recv, TypeExpr):
+                out.extend(self.ftypes.member_types(recv.mod, recv.text, call.callee[-1], recv.evidence))
         return out
 
     def _param_member_types(self, fn: DefRef, index: int, key: str) -> list[NamedType]:
@@ -477,15 +533,22 @@ class ValueSites:
                 self._faces_of(DefRef(repo, path, qual), step, depth + 1, out, seen)
 
     def _wrapped_closure(self, mod: ModuleRef, scope: str | None, name: str) -> tuple[DefRef, str] | None:
-        """`const close = useCallback(() => …, deps)`: the closure belongs to the function that writes it."""
-        if not self.function_wrappers:
+        """`const close = useCallback(() => …, deps)` or `const install = Object.assign((ctx) => …, meta)`: the
+        closure belongs to the function that writes it."""
+        if not self.function_wrappers and not self.closure_holders:
             return None
         for sc in self.p.scope_chain(mod, scope):
             for b in self.p.bindings_named(mod, sc, name):
-                if b.init_callee and ".".join(b.init_callee) in self.function_wrappers:
+                wrapper = ".".join(b.init_callee) if b.init_callee else ""
+                if wrapper in self.function_wrappers or wrapper in self.closure_holders and self._holds_closure(mod, b):
                     repo, path, qual = node_id_for_scope(mod, b.scope).split(":", 2)
-                    return DefRef(repo, path, qual), f"{mod.path}:{b.line}: {name} = {'.'.join(b.init_callee)}(…)"
+                    return DefRef(repo, path, qual), f"{mod.path}:{b.line}: {name} = {wrapper}(…)"
         return None
+
+    def _holds_closure(self, mod: ModuleRef, b: Binding) -> bool:
+        """The `closure_holders` call initialising `b` is given an inline closure first."""
+        return any(c.line == b.line and c.callee == b.init_callee and c.args and c.args[0].kind == "function"
+                   for c in self._calls_in.get((mod, b.scope), []))
 
     def _named_function(self, mod: ModuleRef, scope: str | None, name: str) -> DefRef | None:
         local = self.p.local_function(mod, scope, name)
