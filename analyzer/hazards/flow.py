@@ -46,6 +46,11 @@ class FlowContext(Protocol):
     def field_flows(self, class_node: str, name: str, depth: int) -> Taints: ...
     def is_container_field(self, class_node: str, name: str) -> bool: ...
     def constructed(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], call: Step) -> None: ...
+    def through_edge(self, target: str, attrs: dict[str, Any], callee: str, pf: ParsedFile, args: list[Node],
+                     arg_t: list[Taints], elements: dict[int, list[Taints]],
+                     depth: int) -> list[tuple[Summary | None, dict[int, tuple[int, Taints]], str]]: ...
+    def forwarded(self, node: str, class_node: str | None, pf: ParsedFile, call: Node, callee: str,
+                  args: list[Node]) -> list[tuple[str, dict[str, Any]]]: ...
     def qualname(self, node: str) -> str: ...
 
 @dataclass
@@ -538,7 +543,7 @@ class FunctionFlow:
         prop = fn.child_by_field_name("property") if fn.type == "member_expression" else None
         method = self.pf.text(prop) if prop is not None else ""
         recv_t = self._eval(receiver) if receiver is not None else {}
-        arg_t = [self._eval(a) for a in args]
+        arg_t, elements = self._eval_args(args)
         result: Taints = {}
 
         src = self._call_source(callee, method)
@@ -566,10 +571,20 @@ class FunctionFlow:
                 return union(result, self._neutralise(union(*arg_t), n, node))
 
         edges = self.ctx.callees(self.info.node, self._line(node), node.start_point[1], callee)
+        if not edges:  # a forwarded call the graph has no edge for (`Reflect.apply(this.slot.m, …)`)
+            edges = self.ctx.forwarded(self.info.node, self.info.class_node, self.pf, node, callee, args)
         if edges:
-            return union(result, self._compose(edges, arg_t, node, callee))
+            composed = self._compose(edges, arg_t, node, callee, args, elements)
+            if fn.type == "identifier" and self.pf.text(fn) in self.env:  # a function value (a parameter
+                # such as a listener's `next`): what it holds is what calling it gives, whatever the edge
+                composed = union(composed, stepped(self.env[self.pf.text(fn)], self._step(node, f"called {callee}()")))
+            return union(result, composed)
 
         if fn.type == "identifier" and self.pf.text(fn) in self.env:  # calling a local function value
+            for t in arg_t:  # its parameters are not followed: the arguments stop here, visibly
+                if t:
+                    self._miss(t, "not-followed", f"passed to {callee}(), a function value without a "
+                               "call-graph edge — not followed", node)
             return union(result, stepped(self.env[self.pf.text(fn)], self._step(node, f"called {callee}()")))
         if receiver is not None and method in self.rules.mutators:
             base = base_identifier(receiver) if receiver.type != "identifier" else receiver
@@ -605,6 +620,20 @@ class FunctionFlow:
             if t:
                 self._miss(t, "not-followed", f"passed to {callee}() — no call-graph edge, not followed", node)
         return result
+
+    def _eval_args(self, args: list[Node]) -> tuple[list[Taints], dict[int, list[Taints]]]:
+        """Each argument's flows, and an array literal's per element (a forwarder spreads it)."""
+        arg_t: list[Taints] = []
+        elements: dict[int, list[Taints]] = {}
+        for i, a in enumerate(args):
+            inner = unwrap(a)
+            if inner.type == "array" and not any(c.type == "spread_element" for c in inner.named_children):
+                elements[i] = [stepped(self._eval(c), self._step(c, "array element"))
+                               for c in inner.named_children if c.type != "comment"]
+                arg_t.append(union(*elements[i]))
+            else:
+                arg_t.append(self._eval(a))
+        return arg_t, elements
 
     def _args_ok(self, n: Neutraliser, args_node: Node | None) -> bool:
         if n.args is None:
@@ -673,13 +702,16 @@ class FunctionFlow:
                 self._sink(flow, sink, sink.part, node, f"argument of {callee}()", position)
 
     def _compose(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], node: Node,
-                 callee: str) -> Taints:
+                 callee: str, args: list[Node] | None = None,
+                 elements: dict[int, list[Taints]] | None = None) -> Taints:
+        """The callees' summaries at this call: each edge maps the call's arguments to the parameters of
+        what it runs (`analyzer.hazards.seams`: named events, forwarders), then its flows are replayed."""
         out: Taints = {}
         tainted = any(arg_t)
-        for target, attrs in edges:
-            if not self.ctx.needed(target, tainted):
-                continue
-            summ = self.ctx.summary(target, self.depth + 1)
+        runs = [(target, attrs, run) for target, attrs in edges if self.ctx.needed(target, tainted)
+                for run in self.ctx.through_edge(target, attrs, callee, self.pf, args or [], arg_t, elements or {},
+                                                 self.depth + 1)]
+        for target, attrs, (summ, params, ran) in runs:
             if summ is None:
                 self.summary.truncated = True
                 for t in arg_t:
@@ -697,6 +729,7 @@ class FunctionFlow:
                                    "read — not followed", node)
                 continue
             kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
+            kind += f", {ran}" if ran else ""
             possible = bool(attrs.get("possible"))
             line = self._line(node)
 
@@ -708,25 +741,28 @@ class FunctionFlow:
             back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call")
             for origin, rf in summ.returns.items():
                 if origin.kind == "param":
-                    if origin.index < len(arg_t):
-                        for flow in arg_t[origin.index].values():
-                            composed = through(flow, rf, origin.index)
+                    if origin.index in params:
+                        a, t = params[origin.index]
+                        for flow in t.values():
+                            composed = through(flow, rf, a)
                             if composed is not None:
                                 out = union(out, {composed.origin: composed.then(back)})
                 else:
                     out = union(out, {origin: replace(rf, possible=rf.possible or possible).then(back)})
             for hit in summ.sinks:
                 o = hit.flow.origin
-                if o.kind == "param" and o.index < len(arg_t):
-                    for flow in arg_t[o.index].values():
-                        composed = through(flow, hit.flow, o.index)
+                if o.kind == "param" and o.index in params:
+                    a, t = params[o.index]
+                    for flow in t.values():
+                        composed = through(flow, hit.flow, a)
                         if composed is not None:
                             self.summary.sinks.append(Hit(composed, hit.site))
             for hit in summ.misses:
                 o = hit.flow.origin
-                if o.kind == "param" and o.index < len(arg_t):
-                    for flow in arg_t[o.index].values():
-                        composed = through(flow, hit.flow, o.index)
+                if o.kind == "param" and o.index in params:
+                    a, t = params[o.index]
+                    for flow in t.values():
+                        composed = through(flow, hit.flow, a)
                         if composed is not None:
                             self._add_miss(Hit(composed, hit.site))
         return out
@@ -736,7 +772,7 @@ class FunctionFlow:
         args_node = node.child_by_field_name("arguments")
         name = norm(self.pf.text(ctor)) if ctor is not None else ""
         args = [a for a in (args_node.named_children if args_node is not None else []) if a.type != "comment"]
-        arg_t = [self._eval(a) for a in args]
+        arg_t, elements = self._eval_args(args)
         for src in self.rules.sources:
             if name in src.new and not args:
                 return self._origin_flow(src, node)
@@ -747,7 +783,7 @@ class FunctionFlow:
             return {}
         edges = self.ctx.callees(self.info.node, self._line(node), node.start_point[1], name)
         if edges:  # a constructor the graph knows: its sinks, and the fields it sets from its arguments
-            made = self._compose(edges, arg_t, node, f"new {name}")
+            made = self._compose(edges, arg_t, node, f"new {name}", args, elements)
             if any(arg_t):
                 self.ctx.constructed(edges, arg_t, self._step(node, f"new {name}()"))
             return made
@@ -756,4 +792,7 @@ class FunctionFlow:
             if name in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
             return stepped(carried, self._step(node, f"new {name}()"))
+        for t in arg_t:  # a constructor the graph does not know: its arguments stop here, visibly
+            if t:
+                self._miss(t, "not-followed", f"passed to new {name}() — no call-graph edge, not followed", node)
         return {}

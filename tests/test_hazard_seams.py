@@ -1,0 +1,74 @@
+"""Value flow through the seams: named events, forwarders and registries map arguments to parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hazardfixtures import build_seam_world
+
+from analyzer.hazards.run import compute_hazards, git_dirs_for
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    world = build_seam_world(tmp_path_factory.mktemp("seams"))
+    analysis = world.analysis()
+    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), include_near_misses=True)
+
+
+def _findings(result: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    return [f for f in result["findings"] if f["category"] == "value" and f["source"]["path"] == path]
+
+
+def _from(result: dict[str, Any], path: str, line: int) -> dict[str, Any]:
+    found = [f for f in _findings(result, path) if f["source"]["line"] == line]
+    assert len(found) == 1, [(f["source"]["line"], f["sink"]["line"]) for f in _findings(result, path)]
+    return found[0]
+
+
+EVENTS = "packages/host/src/events.ts"
+
+
+def test_an_emitted_value_reaches_the_listener_parameter_after_the_event_name(result: dict[str, Any]) -> None:
+    f = _from(result, EVENTS, 5)
+    assert f["sink"]["line"] == 9 and f["sink"]["rule"] == "set-system-prompt"
+    assert any("argument 3 of bus.emit()" in s["why"] and "onStamp" in s["why"] for s in f["steps"])
+
+
+def test_a_listener_that_ignores_the_emitted_value_is_no_finding(result: dict[str, Any]) -> None:
+    assert not [f for f in _findings(result, EVENTS) if f["source"]["line"] == 44]
+
+
+def test_an_inline_waterfall_listener_returns_its_value_to_the_emitter(result: dict[str, Any]) -> None:
+    f = _from(result, EVENTS, 21)
+    assert f["sink"]["line"] == 27
+    assert any("returned by" in s["why"] and "listener of 'turn/prepare'" in s["why"] for s in f["steps"])
+
+
+def test_the_waterfall_default_next_is_the_listener_last_parameter(result: dict[str, Any]) -> None:
+    f = _from(result, EVENTS, 37)
+    assert f["sink"]["line"] == 38 and f["source"]["text"] == "process.cwd()"
+    assert any("argument 3 of bus.waterfall()" in s["why"] for s in f["steps"])
+
+
+def test_a_value_given_to_a_registry_reaches_the_factory_registered_earlier(result: dict[str, Any]) -> None:
+    f = _from(result, "packages/host/src/registry.ts", 39)
+    assert f["sink"]["line"] == 33 and f["possible"]
+    assert any("Reflect.apply()" in s["why"] and "PromptLoop.open" in s["why"] for s in f["steps"])
+    assert not [x for x in _findings(result, "packages/host/src/registry.ts") if x["sink"]["line"] != 33]
+
+
+def test_a_parameter_flow_cut_at_a_constructor_without_an_edge_is_a_near_miss(result: dict[str, Any]) -> None:
+    miss = [m for m in result["near_misses"] if m["source"]["path"] == "packages/host/src/cuts.ts"]
+    assert len(miss) == 1 and miss[0]["dismissed_by"] == "not-followed"
+    assert miss[0]["sink"]["line"] == 9 and "new ExternalStamp()" in miss[0]["reason"]
+    assert any("argument 1 of describe()" in s["why"] for s in miss[0]["steps"])
+    assert any(p["path"] == "packages/host/src/cuts.ts" and p["line"] == 9 for p in result["cut_flows"]["places"])
+
+
+def test_fixture_has_no_other_findings(result: dict[str, Any]) -> None:
+    places = sorted((f["source"]["path"], f["source"]["line"], f["sink"]["line"]) for f in result["findings"])
+    assert places == [("packages/host/src/events.ts", 5, 9), ("packages/host/src/events.ts", 21, 27),
+                      ("packages/host/src/events.ts", 37, 38), ("packages/host/src/registry.ts", 39, 33)]
+
