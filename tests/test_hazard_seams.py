@@ -46,6 +46,11 @@ def test_an_inline_waterfall_listener_returns_its_value_to_the_emitter(result: d
     assert any("returned by" in s["why"] and "listener of 'turn/prepare'" in s["why"] for s in f["steps"])
 
 
+def test_an_inline_listener_handed_to_on_is_no_cut_flow(result: dict[str, Any]) -> None:
+    assert not [m for m in result["near_misses"] if "bus.on()" in m["reason"]]
+    assert not [p for p in result["cut_flows"]["places"] if p["path"] == EVENTS]
+
+
 def test_the_waterfall_default_next_is_the_listener_last_parameter(result: dict[str, Any]) -> None:
     f = _from(result, EVENTS, 37)
     assert f["sink"]["line"] == 38 and f["source"]["text"] == "process.cwd()"
@@ -55,7 +60,8 @@ def test_the_waterfall_default_next_is_the_listener_last_parameter(result: dict[
 def test_a_value_given_to_a_registry_reaches_the_factory_registered_earlier(result: dict[str, Any]) -> None:
     f = _from(result, "packages/host/src/registry.ts", 39)
     assert f["sink"]["line"] == 33 and f["possible"]
-    assert any("Reflect.apply()" in s["why"] and "PromptLoop.open" in s["why"] for s in f["steps"])
+    assert any("argument 3 of Reflect.apply() → PromptLoop.open (dispatch:registered-factory, forwarded by "
+               "reflect-apply)" in s["why"] for s in f["steps"])
     assert not [x for x in _findings(result, "packages/host/src/registry.ts") if x["sink"]["line"] != 33]
 
 

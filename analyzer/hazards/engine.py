@@ -111,6 +111,9 @@ class Engine:
                   args: list[Any]) -> list[tuple[str, dict[str, Any]]]:
         return self.seams.forwarded(node, class_node, pf, call, callee, args)
 
+    def listener_arg(self, pf: ParsedFile, call: Any) -> int | None:
+        return self.seams.listener_arg(pf, call)
+
     def needed(self, node: str, tainted: bool) -> bool:
         """Whether composing this callee can change anything at a call site."""
         return tainted or self.may_return_source is None or node in self.may_return_source

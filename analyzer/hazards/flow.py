@@ -51,6 +51,7 @@ class FlowContext(Protocol):
                      depth: int) -> list[tuple[Summary | None, dict[int, tuple[int, Taints]], str]]: ...
     def forwarded(self, node: str, class_node: str | None, pf: ParsedFile, call: Node, callee: str,
                   args: list[Node]) -> list[tuple[str, dict[str, Any]]]: ...
+    def listener_arg(self, pf: ParsedFile, call: Node) -> int | None: ...
     def qualname(self, node: str) -> str: ...
 
 @dataclass
@@ -615,9 +616,11 @@ class FunctionFlow:
                 carried = mapped(carried, ("flat", ""))
             return union(result, stepped(carried, self._step(node, f"{callee}()")))
         # an unresolved call: say so, never guess. Parameter flows are cut here too, and the cut is
-        # replayed at every call site that passes a volatile value in (so a loss is never silent).
-        for t in arg_t:
-            if t:
+        # replayed at every call site that passes a volatile value in (so a loss is never silent). An
+        # inline listener handed to `on('x/y', …)` is no loss: its emitters run it (analyzer.hazards.seams).
+        listener = self.ctx.listener_arg(self.pf, node)
+        for i, t in enumerate(arg_t):
+            if t and i != listener:
                 self._miss(t, "not-followed", f"passed to {callee}() — no call-graph edge, not followed", node)
         return result
 

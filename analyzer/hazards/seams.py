@@ -150,9 +150,9 @@ class Seams:
         self.e = engine
         self.rules = load_seam_rules()
         self._listeners: dict[tuple[str, str], list[tuple[ParsedFile, Node]]] = {}
-        self._closures: dict[str, Summary] = {}
+        self._closures: dict[str, tuple[Summary, int]] = {}  # key → (summary, the depth it was made at)
         self._busy: set[str] = set()
-        self._registered: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self._registered: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
         self._links: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None
 
     # ---- named events ------------------------------------------------------------------------------
@@ -183,8 +183,10 @@ class Seams:
         from analyzer.hazards.flow import FunctionFlow, FunctionInfo
 
         key = f"{target}@{closure.start_point[0] + 1}:{closure.start_point[1]}"
-        if key in self._closures:
-            return self._closures[key]
+        cached = self._closures.get(key)
+        # made deeper and cut by the depth bound there: made again from here (as the engine does)
+        if cached is not None and (not cached[0].truncated or cached[1] <= depth or key in self._busy):
+            return cached[0]
         if depth > self.e.max_depth:
             return None
         if key in self._busy:
@@ -198,7 +200,7 @@ class Seams:
             result = FunctionFlow(self.e, pf, closure, info, depth, module_names=self.e._module_names(pf)).run()
         finally:
             self._busy.discard(key)
-        self._closures[key] = result
+        self._closures[key] = (result, depth)
         return result
 
     def listener_returns_source(self, node: str) -> bool:
@@ -239,6 +241,22 @@ class Seams:
                      f"forwarded by {fwd.name}")]
         return [(self.e.summary(target, depth), identity(arg_t), "")]
 
+    def listener_arg(self, pf: ParsedFile, call: Node) -> int | None:
+        """The argument of a listener registration (`ctx.on('x/y', (…) => …)`) that is the inline listener:
+        its emitters run it, so what it returns is followed from them."""
+        for rule in self.rules.events:
+            fn = call.child_by_field_name("function")
+            prop = fn.child_by_field_name("property") if fn is not None and fn.type == "member_expression" else None
+            if prop is None or pf.text(prop) not in rule.listen:
+                continue
+            args_node = call.child_by_field_name("arguments")
+            args = [c for c in (args_node.named_children if args_node is not None else []) if c.type != "comment"]
+            at = next((i for i, a in enumerate(args) if a.type == "string"), None)
+            if at is None or not rule.pattern.match(pf.text(args[at])[1:-1]):
+                continue
+            return next((i for i in range(at + 1, len(args)) if unwrap(args[i]).type in FUNCTION_NODES), None)
+        return None
+
     # ---- forwarders and registries -----------------------------------------------------------------
     def forwarded(self, node: str, class_node: str | None, pf: ParsedFile, call: Node, callee: str,
                   args: list[Node]) -> list[tuple[str, dict[str, Any]]]:
@@ -257,17 +275,17 @@ class Seams:
         prop = fn.child_by_field_name("property")
         member = pf.text(prop) if prop is not None else ""
         out = []
-        for target, where in self.registered(class_node, member):
-            out.append((target, {"kind": "dispatch", "rule": fwd.name, "possible": True, "forwarded": True,
+        for target, rule, where in self.registered(class_node, member):
+            out.append((target, {"kind": "dispatch", "rule": rule, "possible": True, "forwarded": True,
                                  "evidence": (where,)}))
         return out
 
-    def registered(self, class_node: str, member: str) -> list[tuple[str, str]]:
+    def registered(self, class_node: str, member: str) -> list[tuple[str, str, str]]:
         """Member `member` of every value registered with one of `class_node`'s registering methods."""
         key = (class_node, member)
         if key in self._registered:
             return self._registered[key]
-        out: list[tuple[str, str]] = []
+        out: list[tuple[str, str, str]] = []
         for method in self.e._members(class_node):
             name = self.e.g.nodes[method].get("name", "")
             rule = next((r for r in self.rules.registries if glob_match(name, r.methods)), None)
@@ -278,11 +296,11 @@ class Seams:
                     continue
                 for cls in self._registered_classes(caller, d, rule):
                     for m in self.e._members(cls):
-                        if self.e.g.nodes[m].get("name") == member and (caller, m) not in out:
-                            out.append((m, f"{d.get('path')}:{d.get('line')}: {d.get('call_text')}(…) registers "
-                                           f"{self.e.qualname(cls)} ({rule.name})"))
-        self._registered[key] = [(m, why) for m, why in out]
-        return self._registered[key]
+                        if self.e.g.nodes[m].get("name") == member and all(m != x[0] for x in out):
+                            out.append((m, rule.name, f"{d.get('path')}:{d.get('line')}: {d.get('call_text')}(…) "
+                                                      f"registers {self.e.qualname(cls)}"))
+        self._registered[key] = out
+        return out
 
     def links(self, backwards: bool) -> dict[str, set[str]]:
         """Registry seams as adjacency for the engine's region walks (no graph edge stands for them): each
