@@ -73,8 +73,21 @@ def test_a_parameter_flow_cut_at_a_constructor_without_an_edge_is_a_near_miss(re
     assert any(p["path"] == "packages/host/src/cuts.ts" and p["line"] == 9 for p in result["cut_flows"]["places"])
 
 
+PROVIDERS = "packages/host/src/providers.ts"
+
+
+def test_a_provider_registered_by_name_gives_what_it_returns_at_every_assembly(result: dict[str, Any]) -> None:
+    f = _from(result, PROVIDERS, 9)
+    assert f["sink"]["rule"] == "prompt-variable" and f["sink"]["line"] == 18
+    assert f["sink"]["position"] == {"name": "now"}
+    assert any("returned by provider renderNow, run at every assembly" in s["why"] for s in f["steps"])
+    method = _from(result, PROVIDERS, 28)
+    assert method["sink"]["rule"] == "prompt-section-text" and method["sink"]["line"] == 24
+
+
 def test_fixture_has_no_other_findings(result: dict[str, Any]) -> None:
     places = sorted((f["source"]["path"], f["source"]["line"], f["sink"]["line"]) for f in result["findings"])
     assert places == [("packages/host/src/events.ts", 5, 9), ("packages/host/src/events.ts", 21, 27),
-                      ("packages/host/src/events.ts", 37, 38), ("packages/host/src/registry.ts", 39, 33)]
+                      ("packages/host/src/events.ts", 37, 38), (PROVIDERS, 9, 18), (PROVIDERS, 28, 24),
+                      ("packages/host/src/registry.ts", 39, 33)]
 

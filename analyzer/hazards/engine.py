@@ -111,6 +111,9 @@ class Engine:
                   args: list[Any]) -> list[tuple[str, dict[str, Any]]]:
         return self.seams.forwarded(node, class_node, pf, call, callee, args)
 
+    def provider_returns(self, node: str, class_node: str | None, pf: ParsedFile, value: Any, depth: int) -> Taints:
+        return self.seams.provider_returns(class_node, pf, value, depth)
+
     def listener_arg(self, pf: ParsedFile, call: Any) -> int | None:
         return self.seams.listener_arg(pf, call)
 
@@ -269,7 +272,9 @@ class Engine:
                 continue
             # a volatile return value pulls the callers in; an inline listener's pulls its emitters
             if any(o.kind == "source" for o in summ.returns) or self.seams.listener_returns_source(node):
-                for caller, _, d in self.g.in_edges(node, data=True):
+                # …and the functions of its file that hand it on by name (a provider registered as a value)
+                named = [(r, node, {"kind": "direct"}) for r in self.seams.referencers(node)]
+                for caller, _, d in [*self.g.in_edges(node, data=True), *named]:
                     a = self.g.nodes[caller]
                     if caller in seen or caller not in self.region or d.get("kind") not in self.kinds \
                             or a.get("kind") not in FUNCTION_KINDS:

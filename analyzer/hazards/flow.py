@@ -52,6 +52,8 @@ class FlowContext(Protocol):
     def forwarded(self, node: str, class_node: str | None, pf: ParsedFile, call: Node, callee: str,
                   args: list[Node]) -> list[tuple[str, dict[str, Any]]]: ...
     def listener_arg(self, pf: ParsedFile, call: Node) -> int | None: ...
+    def provider_returns(self, node: str, class_node: str | None, pf: ParsedFile, value: Node,
+                         depth: int) -> Taints: ...
     def qualname(self, node: str) -> str: ...
 
 @dataclass
@@ -691,13 +693,19 @@ class FunctionFlow:
                 continue
             value = arg_t[sink.arg]
             arg = unwrap(args[sink.arg])
+            if not value and arg.type in ("identifier", "member_expression"):  # a provider named, not written
+                value = self.ctx.provider_returns(self.info.node, self.info.class_node, self.pf, arg, self.depth)
             if sink.property is not None and arg.type != "object":
                 value = mapped(value, ("read", sink.property))  # an object built elsewhere: its field
             elif sink.property is not None:
                 value = {}
                 for c in arg.named_children:
                     if c.type == "pair" and key_text(self.pf, c.child_by_field_name("key")) == sink.property:
-                        value = self._eval(c.child_by_field_name("value"))
+                        held = c.child_by_field_name("value")
+                        value = self._eval(held)
+                        if not value and held is not None and unwrap(held).type in ("identifier", "member_expression"):
+                            value = self.ctx.provider_returns(self.info.node, self.info.class_node, self.pf,
+                                                              unwrap(held), self.depth)
                     elif c.type == "shorthand_property_identifier" and self.pf.text(c) == sink.property:
                         value = self._eval(c)
             position = self._position(sink, args) if value else ()

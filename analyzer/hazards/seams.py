@@ -26,7 +26,7 @@ from tree_sitter import Node
 
 from analyzer.hazards.rules import glob_match
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, unwrap
-from analyzer.hazards.taints import Summary, Taints, norm
+from analyzer.hazards.taints import Step, Summary, Taints, norm
 from analyzer.rules.files import read_rule_files
 
 if TYPE_CHECKING:
@@ -256,6 +256,51 @@ class Seams:
                 continue
             return next((i for i in range(at + 1, len(args)) if unwrap(args[i]).type in FUNCTION_NODES), None)
         return None
+
+    def provider_returns(self, class_node: str | None, pf: ParsedFile, value: Node, depth: int) -> Taints:
+        """A provider registered by name (`variable('now', renderNow)`, `tools(this.schemas)`) runs at every
+        assembly: what it returns (its volatile values) is what the registration gives."""
+        name = ""
+        target = None
+        if value.type == "identifier":
+            name = pf.text(value)
+            target = next((n for _, _, n in self.e._file_functions(pf.repo, pf.path)
+                           if self.e.g.nodes[n].get("qualname") == name), None)
+        elif value.type == "member_expression" and class_node is not None:
+            obj, prop = value.child_by_field_name("object"), value.child_by_field_name("property")
+            if obj is not None and obj.type == "this" and prop is not None:
+                name = pf.text(prop)
+                target = next((m for m in self.e._members(class_node) if self.e.g.nodes[m].get("name") == name), None)
+        if target is None:
+            return {}
+        summ = self.e.summary(target, depth + 1)
+        if summ is None:
+            return {}
+        step = Step(pf.repo, pf.path, value.start_point[0] + 1,
+                    f"returned by provider {self.e.qualname(target)}, run at every assembly")
+        return {o: f.then(step) for o, f in summ.returns.items() if o.kind == "source"}
+
+    def referencers(self, node: str) -> list[str]:
+        """Functions of `node`'s file that name it as a value (`variable('now', renderNow)`,
+        `text: this.render`) without calling it: they may register it as a provider."""
+        a = self.e.g.nodes[node]
+        name = a.get("name", "")
+        pf = self.e.files.get(a["repo"], a["path"])
+        if pf is None or not name or not re.fullmatch(r"[A-Za-z_$][\w$]*", name):
+            return []
+        text = pf.source.decode("utf-8", errors="replace")
+        out: set[str] = set()
+        for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])(?!\s*[(<:])", text):
+            before = text[max(0, m.start() - 6):m.start()]
+            if a.get("parent") and not before.endswith("this."):
+                continue  # a method is named through `this.`
+            if re.search(r"(function|class|interface|type|\.)\s*$", before) and not before.endswith("this."):
+                continue  # its declaration, or a member of something else
+            line = text.count("\n", 0, m.start()) + 1
+            user = self.e.innermost(a["repo"], a["path"], line)
+            if user is not None and user != node:
+                out.add(user)
+        return sorted(out)
 
     # ---- forwarders and registries -----------------------------------------------------------------
     def forwarded(self, node: str, class_node: str | None, pf: ParsedFile, call: Node, callee: str,
