@@ -114,8 +114,8 @@ class Engine:
     def provider_returns(self, node: str, class_node: str | None, pf: ParsedFile, value: Any, depth: int) -> Taints:
         return self.seams.provider_returns(class_node, pf, value, depth)
 
-    def listener_arg(self, pf: ParsedFile, call: Any) -> int | None:
-        return self.seams.listener_arg(pf, call)
+    def listener_arg(self, node: str, pf: ParsedFile, call: Any) -> int | None:
+        return self.seams.listener_arg(node, pf, call)
 
     def needed(self, node: str, tainted: bool) -> bool:
         """Whether composing this callee can change anything at a call site."""

@@ -241,9 +241,10 @@ class Seams:
                      f"forwarded by {fwd.name}")]
         return [(self.e.summary(target, depth), identity(arg_t), "")]
 
-    def listener_arg(self, pf: ParsedFile, call: Node) -> int | None:
-        """The argument of a listener registration (`ctx.on('x/y', (…) => …)`) that is the inline listener:
-        its emitters run it, so what it returns is followed from them."""
+    def listener_arg(self, node: str, pf: ParsedFile, call: Node) -> int | None:
+        """The argument of a listener registration (`ctx.on('x/y', (…) => …)`) in `node` that is the inline
+        listener, when an emitter of that event has an edge to `node`: the emitter runs it, so what it
+        returns is followed from there (with no emitter in the graph it stays a cut flow)."""
         for rule in self.rules.events:
             fn = call.child_by_field_name("function")
             prop = fn.child_by_field_name("property") if fn is not None and fn.type == "member_expression" else None
@@ -252,7 +253,11 @@ class Seams:
             args_node = call.child_by_field_name("arguments")
             args = [c for c in (args_node.named_children if args_node is not None else []) if c.type != "comment"]
             at = next((i for i, a in enumerate(args) if a.type == "string"), None)
-            if at is None or not rule.pattern.match(pf.text(args[at])[1:-1]):
+            event = pf.text(args[at])[1:-1] if at is not None else ""
+            if at is None or not rule.pattern.match(event) or node not in self.e.g:
+                continue
+            if not any(d.get("seam") == f"event:{event}" and d.get("rule") == rule.name
+                       for _, _, d in self.e.g.in_edges(node, data=True)):
                 continue
             return next((i for i in range(at + 1, len(args)) if unwrap(args[i]).type in FUNCTION_NODES), None)
         return None
