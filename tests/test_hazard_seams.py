@@ -52,6 +52,13 @@ def test_an_inline_listener_handed_to_on_is_no_cut_flow_when_an_emitter_runs_it(
     assert [p["line"] for p in result["cut_flows"]["places"] if p["path"] == EVENTS] == [57]
 
 
+def test_what_a_listener_adds_to_its_argument_reaches_the_emitter(result: dict[str, Any]) -> None:
+    f = _from(result, EVENTS, 63)
+    assert f["sink"]["line"] == 70
+    assert any("added to argument 3 by" in s["why"] and "listener of 'prompt/assemble'" in s["why"]
+               for s in f["steps"])
+
+
 def test_the_waterfall_default_next_is_the_listener_last_parameter(result: dict[str, Any]) -> None:
     f = _from(result, EVENTS, 37)
     assert f["sink"]["line"] == 38 and f["source"]["text"] == "process.cwd()"
@@ -89,6 +96,7 @@ def test_a_provider_registered_by_name_gives_what_it_returns_at_every_assembly(r
 def test_fixture_has_no_other_findings(result: dict[str, Any]) -> None:
     places = sorted((f["source"]["path"], f["source"]["line"], f["sink"]["line"]) for f in result["findings"])
     assert places == [("packages/host/src/events.ts", 5, 9), ("packages/host/src/events.ts", 21, 27),
-                      ("packages/host/src/events.ts", 37, 38), (PROVIDERS, 9, 18), (PROVIDERS, 28, 24),
+                      ("packages/host/src/events.ts", 37, 38), ("packages/host/src/events.ts", 63, 70),
+                      (PROVIDERS, 9, 18), (PROVIDERS, 28, 24),
                       ("packages/host/src/registry.ts", 39, 33)]
 

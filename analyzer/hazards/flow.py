@@ -78,6 +78,7 @@ class FunctionFlow:
         self.summary = Summary()
         self._miss_keys: set[tuple[Any, ...]] = set()
         self._param_misses: dict[int, int] = {}
+        self._params: dict[str, int] = {}  # local name → the parameter it is (or a field of)
         self._nesting = 0  # closures entered (their returns are not this function's)
         self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
         self.returns_sink = self._returns_sink()
@@ -87,6 +88,7 @@ class FunctionFlow:
     # ---- entry -------------------------------------------------------------------------------------
     def run(self) -> Summary:
         self._bind_params(self.fn, symbolic=True)
+        self._params = {name: o.index for name, t in self.env.items() for o in t if o.kind == "param"}
         returns = self._body(self.fn)
         self.summary.returns = union(self.summary.returns, returns)
         return self.summary
@@ -602,6 +604,7 @@ class FunctionFlow:
             elif base is not None:
                 name = self.pf.text(base)
                 self.env[name] = union(self.env.get(name, {}), added)
+                self._mutated(name, added)
             return union(result, recv_t)
         if receiver is not None and method in self.rules.carry_methods:
             carried = union(recv_t, *arg_t) if method in self.rules.carry_with_args or method in (
@@ -639,6 +642,13 @@ class FunctionFlow:
             else:
                 arg_t.append(self._eval(a))
         return arg_t, elements
+
+    def _mutated(self, name: str, added: Taints) -> None:
+        """A parameter's value gained flows (`payload.lines.push(v)`): the caller's argument gains them."""
+        if name in self._params and added and self._nesting == 0:  # (a closure's own names may shadow it)
+            i = self._params[name]
+            self.summary.mutates[i] = union(self.summary.mutates.get(i, {}),
+                                            {o: f for o, f in added.items() if o.kind == "source" or o.index != i})
 
     def _args_ok(self, n: Neutraliser, args_node: Node | None) -> bool:
         if n.args is None:
@@ -776,6 +786,26 @@ class FunctionFlow:
                         composed = through(flow, hit.flow, a)
                         if composed is not None:
                             self._add_miss(Hit(composed, hit.site))
+            for i, gained in summ.mutates.items():  # what the callee added to an argument's value
+                holder = args[params[i][0]] if args and i in params and params[i][0] < len(args) else None
+                base = (unwrap(holder) if unwrap(holder).type == "identifier" else base_identifier(unwrap(holder))) \
+                    if holder is not None else None
+                if base is None:
+                    continue
+                into = Step(self.pf.repo, self.pf.path, line,
+                            f"added to argument {params[i][0] + 1} by {qual} ({kind})")
+                got: Taints = {}
+                for o, gf in gained.items():
+                    if o.kind == "source":
+                        got[o] = replace(gf, possible=gf.possible or possible).then(into)
+                    elif o.index in params:
+                        for flow in params[o.index][1].values():
+                            composed = through(flow, gf, params[o.index][0])
+                            if composed is not None:
+                                got[composed.origin] = composed.then(into)
+                name = self.pf.text(base)
+                self.env[name] = union(self.env.get(name, {}), got)
+                self._mutated(name, got)
         return out
 
     def _new(self, node: Node) -> Taints:

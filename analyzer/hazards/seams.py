@@ -204,14 +204,16 @@ class Seams:
         return result
 
     def listener_returns_source(self, node: str) -> bool:
-        """Does an inline listener registered in `node` return a volatile value (its emitters matter)?"""
+        """Does an inline listener registered in `node` return a volatile value, or add one to what it is
+        handed (its emitters matter)?"""
         for _, _, d in self.e.g.in_edges(node, data=True):
             rule = self.rules.event(d)
             if rule is None:
                 continue
             for pf, closure in self.listeners(node, str(d["seam"])[len("event:"):], rule):
                 summ = self.closure_summary(node, pf, closure, 0)
-                if summ is not None and any(o.kind == "source" for o in summ.returns):
+                if summ is not None and any(o.kind == "source" for t in (summ.returns, *summ.mutates.values())
+                                            for o in t):
                     return True
         return False
 
