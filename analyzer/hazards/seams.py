@@ -20,17 +20,35 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tree_sitter import Node
 
+from analyzer.hazards.flow import FlowContext, FunctionFlow, FunctionInfo
 from analyzer.hazards.rules import glob_match
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, unwrap
 from analyzer.hazards.taints import Step, Summary, Taints, norm
 from analyzer.rules.files import read_rule_files
 
 if TYPE_CHECKING:
-    from analyzer.hazards.engine import Engine
+    import networkx as nx
+
+    from analyzer.hazards.syntax import SourceFiles
+
+
+class Engine(FlowContext, Protocol):
+    """What the seams read of the engine (`analyzer.hazards.engine.Engine`), without importing it."""
+
+    g: nx.MultiDiGraph
+    files: SourceFiles
+    max_depth: int
+
+    @property
+    def kinds(self) -> frozenset[str]: ...
+    def innermost(self, repo: str, path: str, line: int) -> str | None: ...
+    def _members(self, class_node: str) -> list[str]: ...
+    def _file_functions(self, repo: str, path: str) -> list[tuple[int, int, str]]: ...
+    def _module_names(self, pf: ParsedFile) -> dict[str, Taints]: ...
 
 # parameter index → (the call's argument index it comes from, the flows it carries)
 Params = dict[int, tuple[int, Taints]]
@@ -180,8 +198,6 @@ class Seams:
 
     def closure_summary(self, target: str, pf: ParsedFile, closure: Node, depth: int) -> Summary | None:
         """The summary of an inline function (its parameters symbolic); its calls are `target`'s edges."""
-        from analyzer.hazards.flow import FunctionFlow, FunctionInfo
-
         key = f"{target}@{closure.start_point[0] + 1}:{closure.start_point[1]}"
         cached = self._closures.get(key)
         # made deeper and cut by the depth bound there: made again from here (as the engine does)
