@@ -100,3 +100,25 @@ def test_fixture_has_no_other_findings(result: dict[str, Any]) -> None:
                       (PROVIDERS, 9, 18), (PROVIDERS, 28, 24),
                       ("packages/host/src/registry.ts", 39, 33)]
 
+
+
+def test_a_listener_cut_by_the_depth_bound_deep_in_a_chain_is_made_again_nearer_its_emitter(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    from analyzer.hazards.engine import Engine
+    from analyzer.hazards.rules import load_hazard_rules
+    from analyzer.hazards.syntax import SourceFiles
+
+    world = build_seam_world(tmp_path_factory.mktemp("seams-depth"))
+    analysis = world.analysis()
+    commits = {p.name: p.commit for p in analysis.pins}
+    engine = Engine(analysis.graph, SourceFiles(git_dirs_for(world.ctx, analysis), commits), load_hazard_rules(),
+                    max_depth=2)
+    holder = next(n for n in analysis.graph if n.endswith(":installClock"))
+    rule = engine.seams.rules.event({"seam": "event:turn/prepare", "rule": "named-events"})
+    assert rule is not None
+    [(pf, closure)] = engine.seams.listeners(holder, "turn/prepare", rule)
+    deep = engine.seams.closure_summary(holder, pf, closure, 2)
+    assert deep is not None and deep.truncated
+    near = engine.seams.closure_summary(holder, pf, closure, 0)
+    assert near is not None and near is not deep  # made again from depth 0, then kept for deeper callers
+    assert engine.seams.closure_summary(holder, pf, closure, 1) is near
