@@ -20,3 +20,12 @@ def build_hazard_world(tmp: Path) -> FixtureWorld:
     lock = write_fixture_lock(tmp / "repos.lock", repos, ("Agent.buildRequest", "buildParams"))
     ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
     return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})
+
+
+def build_seam_world(tmp: Path) -> FixtureWorld:
+    """One repo whose volatile values reach the prompt only through seams (named events, a registry)."""
+    dest = tmp / "upstreams" / "mini-seams"
+    repos = {"host": (dest, repo_from_folder(FIXTURES / "mini-seams", dest))}
+    lock = write_fixture_lock(tmp / "repos.lock", repos)
+    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})

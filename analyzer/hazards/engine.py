@@ -19,6 +19,7 @@ import networkx as nx
 from analyzer.hazards.candidates import Candidates, Site
 from analyzer.hazards.flow import FunctionFlow, FunctionInfo
 from analyzer.hazards.rules import HazardRules, glob_match
+from analyzer.hazards.seams import Params, Seams
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
 from analyzer.hazards.taints import Flow, Hit, Step, Summary, Taints, compose_through, norm, stepped, union
 
@@ -69,6 +70,7 @@ class Engine:
         self._stack: list[str] = []
         self._deps: dict[str, set[tuple[str, str]]] = {}
         self._made_at: dict[str, int] = {}  # the depth each summary was made at
+        self.seams = Seams(self)  # how each edge's arguments reach the parameters of what it runs
 
     # ---- FlowContext -------------------------------------------------------------------------------
     def qualname(self, node: str) -> str:
@@ -97,6 +99,21 @@ class Engine:
                 continue
             out.append((v, d))
         return out
+
+    def through_edge(self, target: str, attrs: dict[str, Any], callee: str, pf: ParsedFile, args: list[Any],
+                     arg_t: list[Taints], elements: dict[int, list[Taints]],
+                     depth: int) -> list[tuple[Summary | None, Params, str]]:
+        return self.seams.through(target, attrs, callee, pf, args, arg_t, elements, depth)
+
+    def forwarded(self, node: str, class_node: str | None, pf: ParsedFile, call: Any, callee: str,
+                  args: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+        return self.seams.forwarded(node, class_node, pf, call, callee, args)
+
+    def provider_returns(self, node: str, class_node: str | None, pf: ParsedFile, value: Any, depth: int) -> Taints:
+        return self.seams.provider_returns(class_node, pf, value, depth)
+
+    def listener_arg(self, node: str, pf: ParsedFile, call: Any) -> int | None:
+        return self.seams.listener_arg(node, pf, call)
 
     def needed(self, node: str, tainted: bool) -> bool:
         """Whether composing this callee can change anything at a call site."""
@@ -251,8 +268,11 @@ class Engine:
             summ = self.summary(node, 0)
             if summ is None or level >= self.caller_depth:
                 continue
-            if any(o.kind == "source" for o in summ.returns):
-                for caller, _, d in self.g.in_edges(node, data=True):
+            # a volatile return value pulls the callers in; an inline listener's pulls its emitters
+            if any(o.kind == "source" for o in summ.returns) or self.seams.listener_returns_source(node):
+                # …and the functions of its file that hand it on by name (a provider registered as a value)
+                named = [(r, node, {"kind": "direct"}) for r in self.seams.referencers(node)]
+                for caller, _, d in [*self.g.in_edges(node, data=True), *named]:
                     a = self.g.nodes[caller]
                     if caller in seen or caller not in self.region or d.get("kind") not in self.kinds \
                             or a.get("kind") not in FUNCTION_KINDS:
@@ -321,12 +341,13 @@ class Engine:
     def _walk(self, start: set[str], depth: int, backwards: bool) -> set[str]:
         seen = set(start)
         frontier = list(start)
+        seams = self.seams.links(backwards)  # registry seams the graph has no edge for
         for _ in range(depth):
             nxt = []
             for node in frontier:
                 edges = self.g.in_edges(node, data=True) if backwards else self.g.out_edges(node, data=True)
-                for u, v, d in edges:
-                    other = u if backwards else v
+                linked = [(other, {"kind": "dispatch"}) for other in sorted(seams.get(node, ()))]
+                for other, d in [((u if backwards else v), d) for u, v, d in edges] + linked:
                     a = self.g.nodes[other]
                     if other in seen or d.get("kind") not in self.kinds or a.get("kind") not in FUNCTION_KINDS:
                         continue

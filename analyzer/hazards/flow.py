@@ -46,6 +46,14 @@ class FlowContext(Protocol):
     def field_flows(self, class_node: str, name: str, depth: int) -> Taints: ...
     def is_container_field(self, class_node: str, name: str) -> bool: ...
     def constructed(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], call: Step) -> None: ...
+    def through_edge(self, target: str, attrs: dict[str, Any], callee: str, pf: ParsedFile, args: list[Node],
+                     arg_t: list[Taints], elements: dict[int, list[Taints]],
+                     depth: int) -> list[tuple[Summary | None, dict[int, tuple[int, Taints]], str]]: ...
+    def forwarded(self, node: str, class_node: str | None, pf: ParsedFile, call: Node, callee: str,
+                  args: list[Node]) -> list[tuple[str, dict[str, Any]]]: ...
+    def listener_arg(self, node: str, pf: ParsedFile, call: Node) -> int | None: ...
+    def provider_returns(self, node: str, class_node: str | None, pf: ParsedFile, value: Node,
+                         depth: int) -> Taints: ...
     def qualname(self, node: str) -> str: ...
 
 @dataclass
@@ -70,6 +78,7 @@ class FunctionFlow:
         self.summary = Summary()
         self._miss_keys: set[tuple[Any, ...]] = set()
         self._param_misses: dict[int, int] = {}
+        self._params: dict[str, int] = {}  # local name → the parameter it is (or a field of)
         self._nesting = 0  # closures entered (their returns are not this function's)
         self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
         self.returns_sink = self._returns_sink()
@@ -79,6 +88,7 @@ class FunctionFlow:
     # ---- entry -------------------------------------------------------------------------------------
     def run(self) -> Summary:
         self._bind_params(self.fn, symbolic=True)
+        self._params = {name: o.index for name, t in self.env.items() for o in t if o.kind == "param"}
         returns = self._body(self.fn)
         self.summary.returns = union(self.summary.returns, returns)
         return self.summary
@@ -538,7 +548,7 @@ class FunctionFlow:
         prop = fn.child_by_field_name("property") if fn.type == "member_expression" else None
         method = self.pf.text(prop) if prop is not None else ""
         recv_t = self._eval(receiver) if receiver is not None else {}
-        arg_t = [self._eval(a) for a in args]
+        arg_t, elements = self._eval_args(args)
         result: Taints = {}
 
         src = self._call_source(callee, method)
@@ -566,10 +576,20 @@ class FunctionFlow:
                 return union(result, self._neutralise(union(*arg_t), n, node))
 
         edges = self.ctx.callees(self.info.node, self._line(node), node.start_point[1], callee)
+        if not edges:  # a forwarded call the graph has no edge for (`Reflect.apply(this.slot.m, …)`)
+            edges = self.ctx.forwarded(self.info.node, self.info.class_node, self.pf, node, callee, args)
         if edges:
-            return union(result, self._compose(edges, arg_t, node, callee))
+            composed = self._compose(edges, arg_t, node, callee, args, elements)
+            if fn.type == "identifier" and self.pf.text(fn) in self.env:  # a function value (a parameter
+                # such as a listener's `next`): what it holds is what calling it gives, whatever the edge
+                composed = union(composed, stepped(self.env[self.pf.text(fn)], self._step(node, f"called {callee}()")))
+            return union(result, composed)
 
         if fn.type == "identifier" and self.pf.text(fn) in self.env:  # calling a local function value
+            for t in arg_t:  # its parameters are not followed: the arguments stop here, visibly
+                if t:
+                    self._miss(t, "not-followed", f"passed to {callee}(), a function value without a "
+                               "call-graph edge — not followed", node)
             return union(result, stepped(self.env[self.pf.text(fn)], self._step(node, f"called {callee}()")))
         if receiver is not None and method in self.rules.mutators:
             base = base_identifier(receiver) if receiver.type != "identifier" else receiver
@@ -584,6 +604,7 @@ class FunctionFlow:
             elif base is not None:
                 name = self.pf.text(base)
                 self.env[name] = union(self.env.get(name, {}), added)
+                self._mutated(name, added)
             return union(result, recv_t)
         if receiver is not None and method in self.rules.carry_methods:
             carried = union(recv_t, *arg_t) if method in self.rules.carry_with_args or method in (
@@ -600,11 +621,34 @@ class FunctionFlow:
                 carried = mapped(carried, ("flat", ""))
             return union(result, stepped(carried, self._step(node, f"{callee}()")))
         # an unresolved call: say so, never guess. Parameter flows are cut here too, and the cut is
-        # replayed at every call site that passes a volatile value in (so a loss is never silent).
-        for t in arg_t:
-            if t:
+        # replayed at every call site that passes a volatile value in (so a loss is never silent). An
+        # inline listener handed to `on('x/y', …)` is no loss: its emitters run it (analyzer.hazards.seams).
+        listener = self.ctx.listener_arg(self.info.node, self.pf, node)
+        for i, t in enumerate(arg_t):
+            if t and i != listener:
                 self._miss(t, "not-followed", f"passed to {callee}() — no call-graph edge, not followed", node)
         return result
+
+    def _eval_args(self, args: list[Node]) -> tuple[list[Taints], dict[int, list[Taints]]]:
+        """Each argument's flows, and an array literal's per element (a forwarder spreads it)."""
+        arg_t: list[Taints] = []
+        elements: dict[int, list[Taints]] = {}
+        for i, a in enumerate(args):
+            inner = unwrap(a)
+            if inner.type == "array" and not any(c.type == "spread_element" for c in inner.named_children):
+                elements[i] = [stepped(self._eval(c), self._step(c, "array element"))
+                               for c in inner.named_children if c.type != "comment"]
+                arg_t.append(union(*elements[i]))
+            else:
+                arg_t.append(self._eval(a))
+        return arg_t, elements
+
+    def _mutated(self, name: str, added: Taints) -> None:
+        """A parameter's value gained flows (`payload.lines.push(v)`): the caller's argument gains them."""
+        if name in self._params and added and self._nesting == 0:  # (a closure's own names may shadow it)
+            i = self._params[name]
+            self.summary.mutates[i] = union(self.summary.mutates.get(i, {}),
+                                            {o: f for o, f in added.items() if o.kind == "source" or o.index != i})
 
     def _args_ok(self, n: Neutraliser, args_node: Node | None) -> bool:
         if n.args is None:
@@ -659,13 +703,19 @@ class FunctionFlow:
                 continue
             value = arg_t[sink.arg]
             arg = unwrap(args[sink.arg])
+            if not value and arg.type in ("identifier", "member_expression"):  # a provider named, not written
+                value = self.ctx.provider_returns(self.info.node, self.info.class_node, self.pf, arg, self.depth)
             if sink.property is not None and arg.type != "object":
                 value = mapped(value, ("read", sink.property))  # an object built elsewhere: its field
             elif sink.property is not None:
                 value = {}
                 for c in arg.named_children:
                     if c.type == "pair" and key_text(self.pf, c.child_by_field_name("key")) == sink.property:
-                        value = self._eval(c.child_by_field_name("value"))
+                        held = c.child_by_field_name("value")
+                        value = self._eval(held)
+                        if not value and held is not None and unwrap(held).type in ("identifier", "member_expression"):
+                            value = self.ctx.provider_returns(self.info.node, self.info.class_node, self.pf,
+                                                              unwrap(held), self.depth)
                     elif c.type == "shorthand_property_identifier" and self.pf.text(c) == sink.property:
                         value = self._eval(c)
             position = self._position(sink, args) if value else ()
@@ -673,13 +723,16 @@ class FunctionFlow:
                 self._sink(flow, sink, sink.part, node, f"argument of {callee}()", position)
 
     def _compose(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], node: Node,
-                 callee: str) -> Taints:
+                 callee: str, args: list[Node] | None = None,
+                 elements: dict[int, list[Taints]] | None = None) -> Taints:
+        """The callees' summaries at this call: each edge maps the call's arguments to the parameters of
+        what it runs (`analyzer.hazards.seams`: named events, forwarders), then its flows are replayed."""
         out: Taints = {}
         tainted = any(arg_t)
-        for target, attrs in edges:
-            if not self.ctx.needed(target, tainted):
-                continue
-            summ = self.ctx.summary(target, self.depth + 1)
+        runs = [(target, attrs, run) for target, attrs in edges if self.ctx.needed(target, tainted)
+                for run in self.ctx.through_edge(target, attrs, callee, self.pf, args or [], arg_t, elements or {},
+                                                 self.depth + 1)]
+        for target, attrs, (summ, params, ran) in runs:
             if summ is None:
                 self.summary.truncated = True
                 for t in arg_t:
@@ -697,6 +750,7 @@ class FunctionFlow:
                                    "read — not followed", node)
                 continue
             kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
+            kind += f", {ran}" if ran else ""
             possible = bool(attrs.get("possible"))
             line = self._line(node)
 
@@ -708,27 +762,50 @@ class FunctionFlow:
             back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call")
             for origin, rf in summ.returns.items():
                 if origin.kind == "param":
-                    if origin.index < len(arg_t):
-                        for flow in arg_t[origin.index].values():
-                            composed = through(flow, rf, origin.index)
+                    if origin.index in params:
+                        a, t = params[origin.index]
+                        for flow in t.values():
+                            composed = through(flow, rf, a)
                             if composed is not None:
                                 out = union(out, {composed.origin: composed.then(back)})
                 else:
                     out = union(out, {origin: replace(rf, possible=rf.possible or possible).then(back)})
             for hit in summ.sinks:
                 o = hit.flow.origin
-                if o.kind == "param" and o.index < len(arg_t):
-                    for flow in arg_t[o.index].values():
-                        composed = through(flow, hit.flow, o.index)
+                if o.kind == "param" and o.index in params:
+                    a, t = params[o.index]
+                    for flow in t.values():
+                        composed = through(flow, hit.flow, a)
                         if composed is not None:
                             self.summary.sinks.append(Hit(composed, hit.site))
             for hit in summ.misses:
                 o = hit.flow.origin
-                if o.kind == "param" and o.index < len(arg_t):
-                    for flow in arg_t[o.index].values():
-                        composed = through(flow, hit.flow, o.index)
+                if o.kind == "param" and o.index in params:
+                    a, t = params[o.index]
+                    for flow in t.values():
+                        composed = through(flow, hit.flow, a)
                         if composed is not None:
                             self._add_miss(Hit(composed, hit.site))
+            for i, gained in summ.mutates.items():  # what the callee added to an argument's value
+                holder = args[params[i][0]] if args and i in params and params[i][0] < len(args) else None
+                base = (unwrap(holder) if unwrap(holder).type == "identifier" else base_identifier(unwrap(holder))) \
+                    if holder is not None else None
+                if base is None:
+                    continue
+                into = Step(self.pf.repo, self.pf.path, line,
+                            f"added to argument {params[i][0] + 1} by {qual} ({kind})")
+                got: Taints = {}
+                for o, gf in gained.items():
+                    if o.kind == "source":
+                        got[o] = replace(gf, possible=gf.possible or possible).then(into)
+                    elif o.index in params:
+                        for flow in params[o.index][1].values():
+                            composed = through(flow, gf, params[o.index][0])
+                            if composed is not None:
+                                got[composed.origin] = composed.then(into)
+                name = self.pf.text(base)
+                self.env[name] = union(self.env.get(name, {}), got)
+                self._mutated(name, got)
         return out
 
     def _new(self, node: Node) -> Taints:
@@ -736,7 +813,7 @@ class FunctionFlow:
         args_node = node.child_by_field_name("arguments")
         name = norm(self.pf.text(ctor)) if ctor is not None else ""
         args = [a for a in (args_node.named_children if args_node is not None else []) if a.type != "comment"]
-        arg_t = [self._eval(a) for a in args]
+        arg_t, elements = self._eval_args(args)
         for src in self.rules.sources:
             if name in src.new and not args:
                 return self._origin_flow(src, node)
@@ -747,7 +824,7 @@ class FunctionFlow:
             return {}
         edges = self.ctx.callees(self.info.node, self._line(node), node.start_point[1], name)
         if edges:  # a constructor the graph knows: its sinks, and the fields it sets from its arguments
-            made = self._compose(edges, arg_t, node, f"new {name}")
+            made = self._compose(edges, arg_t, node, f"new {name}", args, elements)
             if any(arg_t):
                 self.ctx.constructed(edges, arg_t, self._step(node, f"new {name}()"))
             return made
@@ -756,4 +833,7 @@ class FunctionFlow:
             if name in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
             return stepped(carried, self._step(node, f"new {name}()"))
+        for t in arg_t:  # a constructor the graph does not know: its arguments stop here, visibly
+            if t:
+                self._miss(t, "not-followed", f"passed to new {name}() — no call-graph edge, not followed", node)
         return {}

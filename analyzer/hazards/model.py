@@ -49,8 +49,10 @@ from analyzer.hazards.taints import Hit
 
 SCHEMA = "analyzer.hazards/1"
 LIMITS = [
-    "values that travel through storage, events or the network (a session log, a cache, an emitted event "
-    "read elsewhere) are not followed; a stored value is treated as replayed unchanged",
+    "values that travel through storage or the network (a session log, a cache) are not followed; a stored "
+    "value is treated as replayed unchanged. Named events are followed from emitter to listener and back "
+    "(the listener's return value, what it adds to an argument with push/set/add), but not what a listener "
+    "assigns into an argument (`payload.x = v`)",
     "calls without a call-graph edge stop a flow (listed with --all as 'not followed'); dynamic dispatch the "
     "graph does not resolve is invisible",
     "objects are tracked one field path deep (`{ timestamp: … }` read as `.content` drops it); arrays are "

@@ -303,10 +303,12 @@ def _wire(rules: HazardRules, e: dict[str, Any]) -> None:
 
 
 def _elsewhere(rules: HazardRules, e: dict[str, Any]) -> None:
-    """Read by another module (`[[experiment]]`: analyzer.hazards.experiment)."""
+    """Read by another module (`[[experiment]]`: analyzer.hazards.experiment; `[[forwarder]]`, `[[registry]]`:
+    analyzer.hazards.seams)."""
 
 
-_READERS = {"experiment": _elsewhere, "fixed": _fixed, "effect": _effect, "wire": _wire, "carrier": _carrier,
+_READERS = {"experiment": _elsewhere, "forwarder": _elsewhere, "registry": _elsewhere,
+            "fixed": _fixed, "effect": _effect, "wire": _wire, "carrier": _carrier,
             "mutator": _mutator, "source": _source,
             "neutraliser": _neutraliser, "returns": _returns, "property": _property,
             "call_argument": _call_argument, "assignment": _assignment, "dismiss": _dismiss,

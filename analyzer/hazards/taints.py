@@ -145,6 +145,7 @@ class Summary:
     sinks: list[Hit] = field(default_factory=list)
     misses: list[Hit] = field(default_factory=list)
     fields: dict[str, Taints] = field(default_factory=dict)  # this.<name> = … (flows with source origins)
+    mutates: dict[int, Taints] = field(default_factory=dict)  # parameter i gains these flows (`p.xs.push(v)`)
     truncated: bool = False  # a callee was beyond the depth bound
     unmapped: bool = False  # the graph node's body was not found in its file
 
