@@ -7,14 +7,15 @@ from typing import Any
 import pytest
 from hazardfixtures import build_seam_world
 
-from analyzer.hazards.run import compute_hazards, git_dirs_for
+from analyzer.hazards.run import compute_hazards, git_dirs_for, index_facts_for
 
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     world = build_seam_world(tmp_path_factory.mktemp("seams"))
     analysis = world.analysis()
-    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), include_near_misses=True)
+    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), index_facts_for(world.ctx, analysis),
+                           include_near_misses=True)
 
 
 def _findings(result: dict[str, Any], path: str) -> list[dict[str, Any]]:
@@ -104,6 +105,7 @@ def test_fixture_has_no_other_findings(result: dict[str, Any]) -> None:
 
 def test_a_listener_cut_by_the_depth_bound_deep_in_a_chain_is_made_again_nearer_its_emitter(
         tmp_path_factory: pytest.TempPathFactory) -> None:
+    from analyzer.hazards.candidates import Candidates
     from analyzer.hazards.engine import Engine
     from analyzer.hazards.rules import load_hazard_rules
     from analyzer.hazards.syntax import SourceFiles
@@ -111,8 +113,9 @@ def test_a_listener_cut_by_the_depth_bound_deep_in_a_chain_is_made_again_nearer_
     world = build_seam_world(tmp_path_factory.mktemp("seams-depth"))
     analysis = world.analysis()
     commits = {p.name: p.commit for p in analysis.pins}
-    engine = Engine(analysis.graph, SourceFiles(git_dirs_for(world.ctx, analysis), commits), load_hazard_rules(),
-                    max_depth=2)
+    rules = load_hazard_rules()
+    engine = Engine(analysis.graph, SourceFiles(git_dirs_for(world.ctx, analysis), commits), rules,
+                    Candidates(index_facts_for(world.ctx, analysis), rules), max_depth=2)
     holder = next(n for n in analysis.graph if n.endswith(":installClock"))
     rule = engine.seams.rules.event({"seam": "event:turn/prepare", "rule": "named-events"})
     assert rule is not None

@@ -296,6 +296,9 @@ class Engine:
             lines.sort()
         sinks = self._sink_functions(repos)
         self.region = self._region(sinks)
+        # a provider handed on by name (`variable('now', renderNow)`) runs wherever the function that names
+        # it registers it: it belongs to the region of that function
+        self.region |= {s for s in sources - self.region if any(r in self.region for r in self.seams.referencers(s))}
         # a call whose arguments carry nothing matters only if its callee can return a volatile value
         self.may_return_source = self._walk(sources, self.max_depth, backwards=True)
         return sources & self.region
