@@ -20,3 +20,12 @@ def build_hazard_world(tmp: Path) -> FixtureWorld:
     lock = write_fixture_lock(tmp / "repos.lock", repos, ("Agent.buildRequest", "buildParams"))
     ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
     return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})
+
+
+def build_choice_world(tmp: Path) -> FixtureWorld:
+    """One repo (`choice`) whose prompt is assembled from values volatile tests choose between."""
+    dest = tmp / "upstreams" / "mini-choice"
+    commit = repo_from_folder(FIXTURES / "mini-choice", dest)
+    lock = write_fixture_lock(tmp / "repos.lock", {"choice": (dest, commit)})
+    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    return FixtureWorld(ctx, lock, {"choice": commit})

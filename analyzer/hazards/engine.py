@@ -16,6 +16,7 @@ from typing import Any
 
 import networkx as nx
 
+from analyzer.hazards.control import call_lines
 from analyzer.hazards.flow import FunctionFlow, FunctionInfo
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
@@ -269,6 +270,7 @@ class Engine:
         up through return values (to callers) and then down through arguments, so only functions below
         an ancestor of a sink function (within the depth bounds) can matter."""
         sources = self._grep_nodes(pins, git_dirs, source_regex(self.rules, python=True), source_tokens(self.rules))
+        sources |= self._grep_nodes(pins, git_dirs, *call_lines(self.rules))  # volatile tests (control.py)
         sinks = self._sink_functions(pins, git_dirs)
         self.region = self._region(sinks)
         # a call whose arguments carry nothing matters only if its callee can return a volatile value

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from tree_sitter import Node
 
+from analyzer.hazards import control
 from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_match
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, base_identifier, key_text, pattern_names, unwrap
 from analyzer.hazards.taints import (
@@ -72,6 +73,8 @@ class FunctionFlow:
         self._param_misses: dict[int, int] = {}
         self._nesting = 0  # closures entered (their returns are not this function's)
         self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
+        self._guards: list[control.Guard] = []  # volatile tests with a return under them (this body)
+        self._returned_at: dict[int, Taints] = {}
         self.returns_sink = self._returns_sink()
         self.property_sinks = [s for s in self.rules.sinks if s.kind == "property"
                                and (glob_match(info.name, s.functions) or glob_match(info.qualname, s.functions))]
@@ -93,16 +96,21 @@ class FunctionFlow:
     def _body(self, fn: Node) -> Taints:
         """Walk a function body; returns the flows reaching its return value."""
         saved = getattr(self, "_ret", None)
+        saved_guards, self._guards = self._guards, []
         self._ret: Taints = {}
         body = fn.child_by_field_name("body")
         if body is not None:
             if body.type == "statement_block":
                 self._stmt(body)
+                chosen = control.guarded_returns(self, fn, self._guards)
+                self._returned(chosen, body)
+                self._ret = union(self._ret, chosen)
             else:  # concise arrow body
                 value = self._eval(body)
                 self._returned(value, body)
                 self._ret = union(self._ret, stepped(value, self._step(body, "returned")))
         out, self._ret = self._ret, saved if saved is not None else {}
+        self._guards = saved_guards
         return out
 
     # ---- helpers -----------------------------------------------------------------------------------
@@ -217,6 +225,7 @@ class FunctionFlow:
             returned = node.named_children[0] if node.named_children else None
             if returned is not None:
                 flows = self._eval(returned)
+                self._returned_at[node.start_byte] = flows  # what each return carries (control.py)
                 self._returned(flows, node)
                 self._ret = union(self._ret, stepped(flows, self._step(node, "returned")))
         elif t == "for_in_statement":
@@ -249,13 +258,33 @@ class FunctionFlow:
                 self._eval(c)
         elif t == "if_statement":
             cond = node.child_by_field_name("condition")
-            if cond is not None:
-                self._eval(cond)
-            for branch in (node.child_by_field_name("consequence"), node.child_by_field_name("alternative")):
-                self._stmt_child(branch)
+            cond_t = self._eval(cond) if cond is not None else {}
+            test = control.condition_test(self, cond, cond_t)
+            self._branches(node, test, (node.child_by_field_name("consequence"),
+                                        node.child_by_field_name("alternative")))
+        elif t == "try_statement":
+            self._branches(node, control.catch_test(self, node), (node.child_by_field_name("body"),
+                                                                  node.child_by_field_name("handler")))
+            self._stmt_child(node.child_by_field_name("finalizer"))
         else:  # blocks, try/catch/finally, switch, labels, else, throw, export wrappers…
             for c in node.named_children:
                 self._stmt_child(c)
+
+    def _branches(self, node: Node, test: control.Test | None, branches: tuple[Node | None, ...]) -> None:
+        """Alternative branches (`if`/`else`, `try`/`catch`), each from the same environment; after them a
+        name holds what any branch left in it, and what a volatile test chose (control.py)."""
+        before = dict(self.env)
+        after = []
+        for branch in branches:
+            self.env = dict(before)
+            self._stmt_child(branch)
+            after.append(self.env)
+        self.env = control.merged(after)
+        if test is not None:
+            control.select_assigned(self, test, node, branches, before, after)
+            g = control.guard(test, node, branches)
+            if g is not None:
+                self._guards.append(g)
 
     def _stmt_child(self, node: Node | None) -> None:
         if node is None:
@@ -323,9 +352,13 @@ class FunctionFlow:
         if t == "binary_expression":
             return self._binary(node)
         if t == "ternary_expression":
-            self._eval(node.child_by_field_name("condition"))
-            return union(self._eval(node.child_by_field_name("consequence")),
-                         self._eval(node.child_by_field_name("alternative")))
+            cond = node.child_by_field_name("condition")
+            cond_t = self._eval(cond)
+            alternatives = [(n, self._eval(n)) for n in (node.child_by_field_name("consequence"),
+                                                         node.child_by_field_name("alternative"))]
+            test = control.condition_test(self, cond, cond_t)
+            chosen = control.chosen(self, test, alternatives, node) if test is not None else {}
+            return union(*(a for _, a in alternatives), chosen)
         if t in ("parenthesized_expression", "await_expression", "as_expression", "satisfies_expression",
                  "non_null_expression", "type_assertion", "spread_element"):
             inner = [c for c in node.named_children if not c.type.endswith("type") and c.type != "type_arguments"]
