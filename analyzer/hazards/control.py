@@ -15,16 +15,30 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from tree_sitter import Node
 
 from analyzer.hazards.rules import Control, HazardRules, glob_match
-from analyzer.hazards.syntax import FUNCTION_NODES
+from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile
 from analyzer.hazards.taints import Flow, Origin, Step, Taints, norm, stepped, union
 
-if TYPE_CHECKING:
-    from analyzer.hazards.flow import FunctionFlow
+
+class FunctionFlow(Protocol):
+    """What this module reads of the body walker (`flow.FunctionFlow`)."""
+
+    rules: HazardRules
+    pf: ParsedFile
+    fn: Node
+    info: Any
+    env: dict[str, Taints]
+    _returned_at: dict[int, Taints]
+
+    def _text(self, node: Node, limit: int = 80) -> str: ...
+    def _line(self, node: Node) -> int: ...
+    def _step(self, node: Node, why: str) -> Step: ...
+    def _kind(self, origin: Origin) -> str | None: ...
+    def _imported_name(self, callee: str) -> str: ...
 
 _WS = re.compile(r"\s+")
 _SCOPES = FUNCTION_NODES | {"class_declaration", "class", "abstract_class_declaration"}
