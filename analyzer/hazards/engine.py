@@ -18,6 +18,7 @@ import networkx as nx
 
 from analyzer.hazards.control import call_lines
 from analyzer.hazards.flow import FunctionFlow, FunctionInfo
+from analyzer.hazards.records import RecordStore
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
 from analyzer.hazards.taints import Flow, Hit, Step, Summary, Taints, compose_through, norm, stepped, union
@@ -72,6 +73,7 @@ class Engine:
         self._stack: list[str] = []
         self._deps: dict[str, set[tuple[str, str]]] = {}
         self._made_at: dict[str, int] = {}  # the depth each summary was made at
+        self.records = RecordStore(graph, files, rules)  # flows written into typed record fields
 
     # ---- FlowContext -------------------------------------------------------------------------------
     def qualname(self, node: str) -> str:
@@ -176,6 +178,11 @@ class Engine:
                     marked = _neutralised(got, fixed.name) if fixed is not None else got
                     self._constructed[key] = union(self._constructed.get(key, {}), marked)
 
+    def depend(self, key: tuple[str, str]) -> None:
+        """The summaries being made read `key` (a record field): re-run them when it gains flows."""
+        for n in self._stack:
+            self._deps.setdefault(n, set()).add(key)
+
     def field_flows(self, class_node: str, name: str, depth: int) -> Taints:
         key = (class_node, name)
         for n in self._stack:
@@ -222,7 +229,7 @@ class Engine:
         # gains a flow (at most twice: a construction site found only on a re-run fills a field too).
         before: dict[tuple[str, str], frozenset[Any]] = {}
         for _ in range(2):
-            now = {k: frozenset(v) for k, v in self._constructed.items()}
+            now = {k: frozenset(v) for k, v in (*self._constructed.items(), *self.records.values.items())}
             changed = {k for k, v in now.items() if v != before.get(k)}
             if not changed:
                 break
@@ -275,7 +282,10 @@ class Engine:
         self.region = self._region(sinks)
         # a call whose arguments carry nothing matters only if its callee can return a volatile value
         self.may_return_source = self._walk(sources, self.max_depth, backwards=True)
-        return sources & self.region
+        roots = sources & self.region
+        if self.rules.records:  # typed records (records.py): written anywhere, read at the request side
+            roots |= (sinks & self.region) | self.records.writers(sources - self.region, self.rules)
+        return roots
 
     def _grep_nodes(self, pins: dict[str, str], git_dirs: dict[str, str], regex: str,
                     tokens: list[str] | None = None) -> set[str]:

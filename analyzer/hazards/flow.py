@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from tree_sitter import Node
 
-from analyzer.hazards import control
+from analyzer.hazards import control, records
 from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_match
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, base_identifier, key_text, pattern_names, unwrap
 from analyzer.hazards.taints import (
@@ -48,6 +48,8 @@ class FlowContext(Protocol):
     def is_container_field(self, class_node: str, name: str) -> bool: ...
     def constructed(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], call: Step) -> None: ...
     def qualname(self, node: str) -> str: ...
+    def depend(self, key: tuple[str, str]) -> None: ...
+    records: Any  # records.RecordStore
 
 @dataclass
 class FunctionInfo:
@@ -84,6 +86,7 @@ class FunctionFlow:
         self._bind_params(self.fn, symbolic=True)
         returns = self._body(self.fn)
         self.summary.returns = union(self.summary.returns, returns)
+        records.commit(self, self.ctx.records)  # the typed record writes it keeps (records.py)
         return self.summary
 
     def _returns_sink(self) -> Sink | None:
@@ -418,7 +421,8 @@ class FunctionFlow:
         value = self._eval(obj)
         if pname in ("length", "size"):  # counts do not depend on order
             value = {o: f for o, f in value.items() if self._kind(o) != "ordering"}
-        return mapped(value, ("read", pname)) if pname else value
+        stored = records.read_member(self, self.ctx.records, obj, pname, node) if obj is not None and pname else {}
+        return union(mapped(value, ("read", pname)), stored) if pname else value
 
     def _member_source(self, node: Node) -> Source | None:
         text = norm(self.pf.text(node))
@@ -483,6 +487,8 @@ class FunctionFlow:
                                                                               sink.receivers))):
                     for flow in value.values():
                         self._sink(flow, sink, sink.part, node, f"assigned to {self._text(left, 40)}")
+            if obj is not None and pname and left.type == "member_expression":
+                records.write_member(self, self.ctx.records, obj, pname, value, node)
             if obj is not None and obj.type == "this" and left.type == "member_expression":
                 old = self.summary.fields.get(pname, {})
                 self.summary.fields[pname] = union(old, stepped(value, self._step(node, f"stored in this.{pname}")))
@@ -496,23 +502,25 @@ class FunctionFlow:
 
     def _object(self, node: Node) -> Taints:
         parts: list[Taints] = []
+        written: dict[str, Taints] = {}  # field → flows, for a record-typed literal (records.py)
         for c in node.named_children:
             if c.type == "pair":
                 key = c.child_by_field_name("key")
                 kname = key_text(self.pf, key)
                 value_node = c.child_by_field_name("value")
-                v = self._eval(value_node)
+                v = written[kname] = self._eval(value_node)
                 self._property_sink(kname, v, c)
                 parts.append(stepped(mapped(v, ("wrap", kname)), self._step(c, f"object property {kname}")))
             elif c.type == "shorthand_property_identifier":
                 kname = self.pf.text(c)
-                v = self._eval(c)
+                v = written[kname] = self._eval(c)
                 self._property_sink(kname, v, c)
                 parts.append(stepped(mapped(v, ("wrap", kname)), self._step(c, f"object property {kname}")))
             elif c.type == "spread_element":
                 parts.append(stepped(self._eval(c), self._step(c, "spread into an object")))
             elif c.type == "method_definition":
                 self._closure(c)
+        records.write_object(self, self.ctx.records, node, written)
         return union(*parts)
 
     def _property_sink(self, key: str, value: Taints, node: Node) -> None:

@@ -126,6 +126,16 @@ class Control:
     probe_calls: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Record:
+    """Stored records by type (records.toml): which declarations are records, which generics keep fields."""
+    name: str
+    declarations: tuple[str, ...]
+    field_subsets: tuple[str, ...] = ()
+    kept_by: tuple[str, ...] = ()  # [[dismiss]] rules whose calls keep a record (and `this` fields)
+    fixed: str | None = None
+
+
 CONTROL_KIND = "control"  # the kind of a finding whose value a volatile test selected
 
 
@@ -139,6 +149,7 @@ class HazardRules:
     effects: list[Effect] = field(default_factory=list)
     structural: list[Structural] = field(default_factory=list)
     controls: list[Control] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     carry_methods: set[str] = field(default_factory=set)
     carry_with_args: set[str] = field(default_factory=set)
     carry_calls: set[str] = field(default_factory=set)
@@ -246,8 +257,8 @@ def _neutraliser(rules: HazardRules, e: dict[str, Any]) -> None:
 
 
 def _fixed(rules: HazardRules, e: dict[str, Any]) -> None:
-    if e["scope"] not in ("constructor", "module"):
-        raise ValueError("scope must be constructor or module")
+    if e["scope"] not in ("constructor", "module", "record"):
+        raise ValueError("scope must be constructor, module or record")
     rules.fixed.append(Fixed(e["name"], e["scope"], _granularity(str(e["granularity"])), str(e["reason"])))
 
 
@@ -319,6 +330,11 @@ def _control(rules: HazardRules, e: dict[str, Any]) -> None:
                                 control.neutralised))
 
 
+def _record(rules: HazardRules, e: dict[str, Any]) -> None:
+    rules.records.append(Record(e["name"], tuple(e["declarations"]), tuple(e.get("field_subsets", ())),
+                                tuple(e.get("kept_by", ())), str(e["fixed"]) if e.get("fixed") else None))
+
+
 def _carrier(rules: HazardRules, e: dict[str, Any]) -> None:
     methods = set(e.get("methods", ()))
     rules.carry_methods |= methods
@@ -343,7 +359,7 @@ def _elsewhere(rules: HazardRules, e: dict[str, Any]) -> None:
 
 
 _READERS = {"experiment": _elsewhere, "fixed": _fixed, "effect": _effect, "wire": _wire, "carrier": _carrier,
-            "mutator": _mutator, "source": _source, "control": _control,
+            "mutator": _mutator, "source": _source, "control": _control, "record": _record,
             "neutraliser": _neutraliser, "returns": _returns, "property": _property,
             "call_argument": _call_argument, "assignment": _assignment, "dismiss": _dismiss,
             "rewrite": _structural("rewrite"), "runtime_tools": _structural("runtime_tools")}
