@@ -269,8 +269,17 @@ def merged(envs: list[dict[str, Taints]]) -> dict[str, Taints]:
 def call_lines(rules: HazardRules) -> tuple[str, list[str]]:
     """A (Python regex, fixed tokens) pair for the lines holding a catch or probe call: the functions
     holding one are roots of the scan, like those holding a source expression."""
-    names = sorted({p.rsplit(".", 1)[-1] for c in rules.controls for p in (*c.catch_calls, *c.probe_calls)}
-                   - {"*", ""})
-    if not names:
-        return "", []
-    return r"(^|[^\w$])(" + "|".join(map(re.escape, names)) + r")\s*\(", names
+    alts: set[str] = set()
+    toks: set[str] = set()
+    for pattern in (p for c in rules.controls for p in (*c.catch_calls, *c.probe_calls)):
+        head, _, last = pattern.rpartition(".")
+        if head == "*":  # `*.fetch`: a method of any receiver
+            alts.add(rf"\.{re.escape(last)}\s*\(")
+            toks.add(f".{last}")
+        elif last == "*":  # `axios.*`: any function of a namespace
+            alts.add(rf"(^|[^\w$.]){re.escape(head)}\.[\w$]+\s*\(")
+            toks.add(f"{head}.")
+        else:  # `fetch`, `fs.existsSync`
+            alts.add(rf"(^|[^\w$.]){re.escape(pattern)}\s*\(")
+            toks.add(pattern)
+    return "|".join(sorted(alts)), sorted(toks)
