@@ -66,7 +66,8 @@ def condition_test(w: FunctionFlow, cond: Node | None, cond_t: Taints) -> Test |
                             key=lambda o: (o.line, o.text))
             if tested:
                 return Test(rule, cond, text, tested[0].rule, frozenset(tested), _holding(w, cond, set(tested)))
-        if rule.probe_calls and any(_matches(w, call, rule.probe_calls) for call in _calls(cond)):
+        if rule.probe_calls and _mentions(w, cond, rule.probe_calls) \
+                and any(_matches(w, call, rule.probe_calls) for call in _calls(cond)):
             return Test(rule, cond, text)
     return None
 
@@ -77,7 +78,7 @@ def catch_test(w: FunctionFlow, node: Node) -> Test | None:
     if body is None or handler is None:
         return None
     for rule in w.rules.controls:
-        if not rule.catch_calls:
+        if not rule.catch_calls or not _mentions(w, body, rule.catch_calls):
             continue
         for call in _calls(body):
             if _matches(w, call, rule.catch_calls):
@@ -101,6 +102,15 @@ def _uses(w: FunctionFlow, node: Node | None, names: frozenset[str]) -> bool:
     return node is not None and bool(names) and any(
         (n.type == "identifier" and w.pf.text(n) in names)
         or (n.type == "member_expression" and norm(w.pf.text(n)) in names) for n in _walk(node))
+
+
+def _mentions(w: FunctionFlow, node: Node, patterns: tuple[str, ...]) -> bool:
+    """A cheap first look: the node's text holds a name one of the patterns calls (`fetch` for `*.fetch`,
+    `axios` for `axios.*`), or a local name imported under one."""
+    names = {head if last == "*" else last for head, _, last in (p.rpartition(".") for p in patterns)} - {"", "*"}
+    names.update(local for local, exported in w.pf.imported_as.items() if exported in names)
+    text = w.pf.text(node)
+    return any(n in text for n in names)
 
 
 def _matches(w: FunctionFlow, call: Node, patterns: tuple[str, ...]) -> bool:
@@ -223,10 +233,11 @@ class Guard:
     anchor: Node  # the `if` / `try` statement
 
 
-def guard(test: Test | None, anchor: Node, branches: tuple[Node | None, ...]) -> Guard | None:
+def guard(w: FunctionFlow, test: Test | None, anchor: Node, branches: tuple[Node | None, ...]) -> Guard | None:
     if test is None:
         return None
-    region = next((b for b in branches if b is not None and returns_in(b)), None)
+    region = next((b for b in branches if b is not None and b"return" in w.pf.source[b.start_byte:b.end_byte]
+                   and returns_in(b)), None)
     return Guard(test, region, anchor) if region is not None else None
 
 

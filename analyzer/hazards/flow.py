@@ -285,8 +285,8 @@ class FunctionFlow:
         self.env = control.merged(after)
         if test is not None:
             control.select_assigned(self, test, node, branches, before, after)
-            g = control.guard(test, node, branches)
-            if g is not None:
+            g = control.guard(self, test, node, branches)
+            if g is not None and all(o.anchor != node for o in self._guards):
                 self._guards.append(g)
 
     def _stmt_child(self, node: Node | None) -> None:

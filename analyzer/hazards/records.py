@@ -20,10 +20,10 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 import networkx as nx
-from tree_sitter import Node
+from tree_sitter import Node, QueryError
 
 from analyzer.hazards.rules import HazardRules, Record
-from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, SourceFiles, key_text, unwrap
+from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, SourceFiles, key_text, matches, unwrap
 from analyzer.hazards.taints import Step, Summary, Taints, stepped, union
 from analyzer.index.types import base_name, candidate_types, type_arguments
 
@@ -167,14 +167,14 @@ def _declared(w: Walker) -> dict[str, str]:
     if cache is not None:
         return cache
     out: dict[str, str] = {}
-    for n in _descendants(w.fn, "type_annotation"):
-        holder = n.parent
-        if holder is None:
-            continue
-        name = holder.child_by_field_name("pattern") if holder.type in ("required_parameter", "optional_parameter") \
-            else holder.child_by_field_name("name") if holder.type == "variable_declarator" else None
-        if name is not None and name.type == "identifier":
-            out.setdefault(w.pf.text(name), w.pf.text(n))
+    try:
+        found = matches("declared.scm", w.pf.language, w.fn)
+    except QueryError:  # a language without type annotations (JavaScript): nothing is declared
+        found = []
+    for _, got in found:
+        names, types = got.get("name", []), got.get("type", [])
+        if names and types:
+            out.setdefault(w.pf.text(names[0]), w.pf.text(types[0]))
     setattr(w, "_declared_types", out)  # noqa: B010 - a cache on the walker, not part of its interface
     return out
 
@@ -214,11 +214,17 @@ def _read_class_field(store: RecordStore, cls: str, name: str) -> str | None:
     pf = store.files.get(a["repo"], a["path"])
     if pf is None:
         return None
-    for n in _descendants(pf.root, "public_field_definition"):
-        if a["line"] - 1 <= n.start_point[0] <= a["end_line"] - 1:
+    stack = [pf.root]
+    while stack:  # only the nodes within the class's lines
+        n = stack.pop()
+        if n.start_point[0] > a["end_line"] - 1 or n.end_point[0] < a["line"] - 1 or n.type in FUNCTION_NODES:
+            continue
+        if n.type == "public_field_definition":
             key, ann = n.child_by_field_name("name"), n.child_by_field_name("type")
             if key is not None and ann is not None and pf.text(key) == name:
                 return store.resolve(a["repo"], a["path"], pf.text(ann))
+            continue
+        stack.extend(n.children)
     return None
 
 
