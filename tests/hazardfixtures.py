@@ -29,3 +29,21 @@ def build_seam_world(tmp: Path) -> FixtureWorld:
     lock = write_fixture_lock(tmp / "repos.lock", repos)
     ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
     return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})
+
+
+def build_single_world(tmp: Path, name: str, folder: str) -> FixtureWorld:
+    """One fixture repo: `choice` (mini-choice: values volatile tests choose between) or `records`
+    (mini-records: values written into typed records and read back elsewhere)."""
+    dest = tmp / "upstreams" / folder
+    commit = repo_from_folder(FIXTURES / folder, dest)
+    lock = write_fixture_lock(tmp / "repos.lock", {name: (dest, commit)})
+    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    return FixtureWorld(ctx, lock, {name: commit})
+
+
+def build_choice_world(tmp: Path) -> FixtureWorld:
+    return build_single_world(tmp, "choice", "mini-choice")
+
+
+def build_records_world(tmp: Path) -> FixtureWorld:
+    return build_single_world(tmp, "records", "mini-records")

@@ -97,3 +97,18 @@ def test_appended_time_context_is_not_a_prefix_hazard(result: tuple[int, dict[st
     _, data = result
     assert not [f for f in data["findings"] if f["category"] == "value"
                 and f["source"]["path"].startswith("packages/context/time-context/")]
+
+
+def test_pi_system_prompt_file_chosen_by_a_machine_probe(result: tuple[int, dict[str, Any]]) -> None:
+    """Pi's resource loader returns the project's or the agent directory's prompt file only when it exists
+    (early returns under `existsSync`): which text replaces the default prompt is a control finding of the
+    machine, citing the test and every return it chooses between."""
+    _, data = result
+    hits = [f for f in data["findings"] if f["kind"] == "control"
+            and f["source"]["function"].endswith(":DefaultResourceLoader.discoverSystemPromptFile")]
+    assert len(hits) == 2, hits
+    for f in hits:
+        assert (f["control"]["rule"], f["granularity"], f["effect"]) == ("machine-probe", "machine", "cross-session")
+        assert "existsSync(" in f["control"]["test"]["text"] and len(f["control"]["branches"]) >= 2
+        assert f["sink"]["part"] == "system prompt"
+    assert not [f for f in data["findings"] if f["kind"] == "control" and f["source"]["repo"] == "dsh"]

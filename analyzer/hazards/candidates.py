@@ -93,6 +93,25 @@ class Candidates:
                 elif kind == "update" and updates:
                     yield path, v.line
 
+    # ---- volatile tests ----------------------------------------------------------------------------
+    def control_calls(self, repo: str) -> list[Site]:
+        """Lines holding a call a control rule tests (`fetch(…)` whose catch picks a fallback, a machine probe
+        such as `existsSync(…)`): the functions holding one are roots, like those holding a source."""
+        names: set[str] = set()  # `fetch`, `*.fetch`, `fs.existsSync`: the callee's last segment ends with it
+        namespaces: set[str] = set()  # `axios.*`: any function of that namespace
+        for pattern in (p for c in self.rules.controls for p in (*c.catch_calls, *c.probe_calls)):
+            head, _, last = pattern.rpartition(".")
+            if last == "*":
+                namespaces.add(head)
+            else:
+                names.add(last)
+        ends = tuple(sorted(names))
+        out = []
+        for f in self.files.get(repo, []):
+            out += [(f.path, c.line) for c in f.calls if c.callee and
+                    (_ends_with_any(c.callee[-1], ends) or any(n in c.callee[:-1] for n in namespaces))]
+        return out
+
     # ---- sinks and structural shapes ---------------------------------------------------------------
     def sinks(self, repo: str) -> list[Site]:
         """Lines that may hold a registration-call or assignment sink (`.section(`, `.systemPrompt =`)."""

@@ -18,6 +18,7 @@ import networkx as nx
 
 from analyzer.hazards.candidates import Candidates, Site
 from analyzer.hazards.flow import FunctionFlow, FunctionInfo
+from analyzer.hazards.records import RecordStore
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.seams import Params, Seams
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
@@ -71,6 +72,7 @@ class Engine:
         self._deps: dict[str, set[tuple[str, str]]] = {}
         self._made_at: dict[str, int] = {}  # the depth each summary was made at
         self.seams = Seams(self)  # how each edge's arguments reach the parameters of what it runs
+        self.records = RecordStore(graph, files, rules)  # flows written into typed record fields
 
     # ---- FlowContext -------------------------------------------------------------------------------
     def qualname(self, node: str) -> str:
@@ -190,6 +192,11 @@ class Engine:
                     marked = _neutralised(got, fixed.name) if fixed is not None else got
                     self._constructed[key] = union(self._constructed.get(key, {}), marked)
 
+    def depend(self, key: tuple[str, str]) -> None:
+        """The summaries being made read `key` (a record field): re-run them when it gains flows."""
+        for n in self._stack:
+            self._deps.setdefault(n, set()).add(key)
+
     def field_flows(self, class_node: str, name: str, depth: int) -> Taints:
         key = (class_node, name)
         for n in self._stack:
@@ -236,7 +243,7 @@ class Engine:
         # gains a flow (at most twice: a construction site found only on a re-run fills a field too).
         before: dict[tuple[str, str], frozenset[Any]] = {}
         for _ in range(2):
-            now = {k: frozenset(v) for k, v in self._constructed.items()}
+            now = {k: frozenset(v) for k, v in (*self._constructed.items(), *self.records.values.items())}
             changed = {k for k, v in now.items() if v != before.get(k)}
             if not changed:
                 break
@@ -292,6 +299,7 @@ class Engine:
             for path, line in sites:
                 self._source_lines.setdefault((repo, path), []).append(line)
             sources |= self._site_nodes(repo, sites)
+            sources |= self._site_nodes(repo, self.candidates.control_calls(repo))  # volatile tests (control.py)
         for lines in self._source_lines.values():
             lines.sort()
         sinks = self._sink_functions(repos)
@@ -301,7 +309,10 @@ class Engine:
         self.region |= {s for s in sources - self.region if any(r in self.region for r in self.seams.referencers(s))}
         # a call whose arguments carry nothing matters only if its callee can return a volatile value
         self.may_return_source = self._walk(sources, self.max_depth, backwards=True)
-        return sources & self.region
+        roots = sources & self.region
+        if self.rules.records:  # typed records (records.py): written anywhere, read at the request side
+            roots |= (sinks & self.region) | self.records.writers(sources - self.region, self.rules)
+        return roots
 
     def _site_nodes(self, repo: str, sites: list[Site]) -> set[str]:
         found: set[str] = set()

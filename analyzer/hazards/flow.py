@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from tree_sitter import Node
 
+from analyzer.hazards import control, records
 from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_match
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, base_identifier, key_text, pattern_names, unwrap
 from analyzer.hazards.taints import (
@@ -55,6 +56,8 @@ class FlowContext(Protocol):
     def provider_returns(self, node: str, class_node: str | None, pf: ParsedFile, value: Node,
                          depth: int) -> Taints: ...
     def qualname(self, node: str) -> str: ...
+    def depend(self, key: tuple[str, str]) -> None: ...
+    records: Any  # records.RecordStore
 
 @dataclass
 class FunctionInfo:
@@ -81,6 +84,8 @@ class FunctionFlow:
         self._params: dict[str, int] = {}  # local name → the parameter it is (or a field of)
         self._nesting = 0  # closures entered (their returns are not this function's)
         self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
+        self._guards: list[control.Guard] = []  # volatile tests with a return under them (this body)
+        self._returned_at: dict[int, Taints] = {}
         self.returns_sink = self._returns_sink()
         self.property_sinks = [s for s in self.rules.sinks if s.kind == "property"
                                and (glob_match(info.name, s.functions) or glob_match(info.qualname, s.functions))]
@@ -91,6 +96,7 @@ class FunctionFlow:
         self._params = {name: o.index for name, t in self.env.items() for o in t if o.kind == "param"}
         returns = self._body(self.fn)
         self.summary.returns = union(self.summary.returns, returns)
+        records.commit(self, self.ctx.records)  # the typed record writes it keeps (records.py)
         return self.summary
 
     def _returns_sink(self) -> Sink | None:
@@ -103,16 +109,21 @@ class FunctionFlow:
     def _body(self, fn: Node) -> Taints:
         """Walk a function body; returns the flows reaching its return value."""
         saved = getattr(self, "_ret", None)
+        saved_guards, self._guards = self._guards, []
         self._ret: Taints = {}
         body = fn.child_by_field_name("body")
         if body is not None:
             if body.type == "statement_block":
                 self._stmt(body)
+                chosen = control.guarded_returns(self, fn, self._guards)
+                self._returned(chosen, body)
+                self._ret = union(self._ret, chosen)
             else:  # concise arrow body
                 value = self._eval(body)
                 self._returned(value, body)
                 self._ret = union(self._ret, stepped(value, self._step(body, "returned")))
         out, self._ret = self._ret, saved if saved is not None else {}
+        self._guards = saved_guards
         return out
 
     # ---- helpers -----------------------------------------------------------------------------------
@@ -227,6 +238,7 @@ class FunctionFlow:
             returned = node.named_children[0] if node.named_children else None
             if returned is not None:
                 flows = self._eval(returned)
+                self._returned_at[node.start_byte] = flows  # what each return carries (control.py)
                 self._returned(flows, node)
                 self._ret = union(self._ret, stepped(flows, self._step(node, "returned")))
         elif t == "for_in_statement":
@@ -259,13 +271,33 @@ class FunctionFlow:
                 self._eval(c)
         elif t == "if_statement":
             cond = node.child_by_field_name("condition")
-            if cond is not None:
-                self._eval(cond)
-            for branch in (node.child_by_field_name("consequence"), node.child_by_field_name("alternative")):
-                self._stmt_child(branch)
+            cond_t = self._eval(cond) if cond is not None else {}
+            test = control.condition_test(self, cond, cond_t)
+            self._branches(node, test, (node.child_by_field_name("consequence"),
+                                        node.child_by_field_name("alternative")))
+        elif t == "try_statement":
+            self._branches(node, control.catch_test(self, node), (node.child_by_field_name("body"),
+                                                                  node.child_by_field_name("handler")))
+            self._stmt_child(node.child_by_field_name("finalizer"))
         else:  # blocks, try/catch/finally, switch, labels, else, throw, export wrappers…
             for c in node.named_children:
                 self._stmt_child(c)
+
+    def _branches(self, node: Node, test: control.Test | None, branches: tuple[Node | None, ...]) -> None:
+        """Alternative branches (`if`/`else`, `try`/`catch`), each from the same environment; after them a
+        name holds what any branch left in it, and what a volatile test chose (control.py)."""
+        before = dict(self.env)
+        after = []
+        for branch in branches:
+            self.env = dict(before)
+            self._stmt_child(branch)
+            after.append(self.env)
+        self.env = control.merged(after)
+        if test is not None:
+            control.select_assigned(self, test, node, branches, before, after)
+            g = control.guard(self, test, node, branches)
+            if g is not None and all(o.anchor != node for o in self._guards):
+                self._guards.append(g)
 
     def _stmt_child(self, node: Node | None) -> None:
         if node is None:
@@ -333,9 +365,13 @@ class FunctionFlow:
         if t == "binary_expression":
             return self._binary(node)
         if t == "ternary_expression":
-            self._eval(node.child_by_field_name("condition"))
-            return union(self._eval(node.child_by_field_name("consequence")),
-                         self._eval(node.child_by_field_name("alternative")))
+            cond = node.child_by_field_name("condition")
+            cond_t = self._eval(cond)
+            alternatives = [(n, self._eval(n)) for n in (node.child_by_field_name("consequence"),
+                                                         node.child_by_field_name("alternative"))]
+            test = control.condition_test(self, cond, cond_t)
+            chosen = control.chosen(self, test, alternatives, node) if test is not None else {}
+            return union(*(a for _, a in alternatives), chosen)
         if t in ("parenthesized_expression", "await_expression", "as_expression", "satisfies_expression",
                  "non_null_expression", "type_assertion", "spread_element"):
             inner = [c for c in node.named_children if not c.type.endswith("type") and c.type != "type_arguments"]
@@ -395,7 +431,8 @@ class FunctionFlow:
         value = self._eval(obj)
         if pname in ("length", "size"):  # counts do not depend on order
             value = {o: f for o, f in value.items() if self._kind(o) != "ordering"}
-        return mapped(value, ("read", pname)) if pname else value
+        stored = records.read_member(self, self.ctx.records, obj, pname, node) if obj is not None and pname else {}
+        return union(mapped(value, ("read", pname)), stored) if pname else value
 
     def _member_source(self, node: Node) -> Source | None:
         text = norm(self.pf.text(node))
@@ -460,6 +497,8 @@ class FunctionFlow:
                                                                               sink.receivers))):
                     for flow in value.values():
                         self._sink(flow, sink, sink.part, node, f"assigned to {self._text(left, 40)}")
+            if obj is not None and pname and left.type == "member_expression":
+                records.write_member(self, self.ctx.records, obj, pname, value, node)
             if obj is not None and obj.type == "this" and left.type == "member_expression":
                 old = self.summary.fields.get(pname, {})
                 self.summary.fields[pname] = union(old, stepped(value, self._step(node, f"stored in this.{pname}")))
@@ -473,23 +512,25 @@ class FunctionFlow:
 
     def _object(self, node: Node) -> Taints:
         parts: list[Taints] = []
+        written: dict[str, Taints] = {}  # field → flows, for a record-typed literal (records.py)
         for c in node.named_children:
             if c.type == "pair":
                 key = c.child_by_field_name("key")
                 kname = key_text(self.pf, key)
                 value_node = c.child_by_field_name("value")
-                v = self._eval(value_node)
+                v = written[kname] = self._eval(value_node)
                 self._property_sink(kname, v, c)
                 parts.append(stepped(mapped(v, ("wrap", kname)), self._step(c, f"object property {kname}")))
             elif c.type == "shorthand_property_identifier":
                 kname = self.pf.text(c)
-                v = self._eval(c)
+                v = written[kname] = self._eval(c)
                 self._property_sink(kname, v, c)
                 parts.append(stepped(mapped(v, ("wrap", kname)), self._step(c, f"object property {kname}")))
             elif c.type == "spread_element":
                 parts.append(stepped(self._eval(c), self._step(c, "spread into an object")))
             elif c.type == "method_definition":
                 self._closure(c)
+        records.write_object(self, self.ctx.records, node, written)
         return union(*parts)
 
     def _property_sink(self, key: str, value: Taints, node: Node) -> None:

@@ -26,7 +26,10 @@ finding   = {"id": str,                                  # stable across line sh
              "source": place + {"rule": str},
              "steps": [{"repo", "path", "line", "why"}, …],            # in order, source first
              "sink": place + {"rule": str, "part": str},
-             "rule", "description", "evidence": [str, …]}             # structural only
+             "rule", "description", "evidence": [str, …],             # structural only
+             "control": {"rule", "tested": str|null, "test": place,   # kind "control" only: the volatile
+                         "branches": [{"repo", "path", "line", "text"}, …]}}  # test and the alternatives
+                                                                      # it selects between
 near_miss = finding (category "value") + {"reason": str, "dismissed_by": str}   # effect may be null
 hazard    = {"id", "category", "kinds": [str], "effect", "effect_rule", "granularity", "part",
              "sink": place, "template": {"repo", "path", "line"} | null, "branches": [finding id, …]}
@@ -64,7 +67,10 @@ LIMITS = [
     "a value appended to the stored history (through a session or log store) is replayed unchanged and is "
     "not reported; a value put into messages while the request is built is reported, even when it lands "
     "at the end where it costs only its own tokens",
-    "control dependence (a prompt chosen by `if (Date.now() > t)`) is not a value flow and is not reported",
+    "control dependence is reported for the volatile tests of control.toml (a comparison with a source, a "
+    "catch of a network call, a machine probe) selecting what a local variable, a ternary or the function's "
+    "return value holds; a choice stored in an object field or made through a parameter of another "
+    "function (`if (now > t)` with `now` passed in) is not",
 ]
 
 
@@ -83,8 +89,12 @@ def finding_id(*parts: str) -> str:
 def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, Any]:
     o, site = hit.flow.origin, hit.site
     src = rules.source(o.rule)
-    granularity, granularity_rule = rules.granularity(o.rule, hit.flow.neutralisers)
+    granularity, granularity_rule = rules.granularity(o.rule, hit.flow.neutralisers, o.tested)
     effect = rules.effect(site.part, granularity)
+    chosen = {"control": {"rule": o.rule, "tested": o.tested or None,
+                          "test": _place(g, o.repo, o.path, o.line, o.text, o.function),
+                          "branches": [{"repo": o.repo, "path": o.path, "line": line, "text": text}
+                                       for line, text in o.branches]}} if o.branches else {}
     return {
         "id": finding_id(o.rule, o.repo, _qual(g, o.function), o.text, site.part),
         "category": "value", "kind": src.kind, "neutralised_by": src.neutralised,
@@ -95,6 +105,7 @@ def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, 
         "steps": [{"repo": s.repo, "path": s.path, "line": s.line, "why": s.why} for s in hit.flow.steps],
         "sink": {**_place(g, site.repo, site.path, site.line, site.text, site.function), "rule": site.rule,
                  "part": site.part, "position": dict(site.position) or None},
+        **chosen,
     }
 
 
@@ -229,6 +240,8 @@ def validate_hazards_json(data: dict[str, Any]) -> list[str]:
                 for key in ("kind", "granularity", "source", "steps", "sink"):
                     if key not in f:
                         problems.append(f"{group}[{i}].{key}: missing")
+                if f.get("kind") == "control" and len((f.get("control") or {}).get("branches", [])) < 2:
+                    problems.append(f"{group}[{i}].control: expected the test and two or more branches")
                 for key in ("repo", "path", "line", "rule"):
                     if key not in f.get("source", {}):
                         problems.append(f"{group}[{i}].source.{key}: missing")

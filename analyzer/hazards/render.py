@@ -95,6 +95,8 @@ def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
                   f"[dim]in {escape(src['function'].split(':', 2)[-1])} ({escape(f['kind'])}; "
                   f"{escape(f['granularity'])} "
                   f"by rule {escape(f['granularity_rule'])}; id {f['id']})[/]{possible}")
+    for b in (f.get("control") or {}).get("branches", []):
+        console.print(f"   branch {escape(_where(b))}  [dim]{escape(b['text'])}[/]")
     steps = f["steps"]
     shown = steps if verbose else _compact(steps)
     for s in shown:

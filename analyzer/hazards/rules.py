@@ -115,6 +115,30 @@ class Structural:
     granularity: str = "request"
 
 
+@dataclass(frozen=True)
+class Control:
+    """A volatile test (control.toml): a condition or a `catch` whose outcome selects the value sent."""
+    name: str
+    neutralised: str
+    granularity: str | None = None  # None: the tested source's
+    source_kinds: tuple[str, ...] = ()
+    catch_calls: tuple[str, ...] = ()
+    probe_calls: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Record:
+    """Stored records by type (records.toml): which declarations are records, which generics keep fields."""
+    name: str
+    declarations: tuple[str, ...]
+    field_subsets: tuple[str, ...] = ()
+    kept_by: tuple[str, ...] = ()  # [[dismiss]] rules whose calls keep a record (and `this` fields)
+    fixed: str | None = None
+
+
+CONTROL_KIND = "control"  # the kind of a finding whose value a volatile test selected
+
+
 @dataclass
 class HazardRules:
     sources: list[Source] = field(default_factory=list)
@@ -124,6 +148,8 @@ class HazardRules:
     fixed: list[Fixed] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
     structural: list[Structural] = field(default_factory=list)
+    controls: list[Control] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     carry_methods: set[str] = field(default_factory=set)
     carry_with_args: set[str] = field(default_factory=set)
     carry_calls: set[str] = field(default_factory=set)
@@ -148,11 +174,15 @@ class HazardRules:
     def scoped(self, scope: str) -> Fixed | None:
         return next((n for n in self.fixed if n.scope == scope), None)
 
-    def granularity(self, flow_origin_rule: str, met: tuple[str, ...]) -> tuple[str, str]:
+    def granularity(self, flow_origin_rule: str, met: tuple[str, ...], tested: str = "") -> tuple[str, str]:
         """(granularity, rule that decided it): the source's own, made coarser by every [[fixed]] scope
-        the flow passed (a constructor, a module-level constant)."""
+        the flow passed (a constructor, a module-level constant). A [[control]] test without its own
+        granularity changes as often as the source it tests (`tested`)."""
         src = self.source(flow_origin_rule)
         best, rule = src.granularity, flow_origin_rule
+        control = next((c for c in self.controls if c.name == flow_origin_rule), None)
+        if control is not None and control.granularity is None and tested:
+            best, rule = self.source(tested).granularity, tested
         for f in self.fixed:
             if f.name in met and GRANULARITIES.index(f.granularity) > GRANULARITIES.index(best):
                 best, rule = f.granularity, f.name
@@ -227,8 +257,8 @@ def _neutraliser(rules: HazardRules, e: dict[str, Any]) -> None:
 
 
 def _fixed(rules: HazardRules, e: dict[str, Any]) -> None:
-    if e["scope"] not in ("constructor", "module"):
-        raise ValueError("scope must be constructor or module")
+    if e["scope"] not in ("constructor", "module", "record"):
+        raise ValueError("scope must be constructor, module or record")
     rules.fixed.append(Fixed(e["name"], e["scope"], _granularity(str(e["granularity"])), str(e["reason"])))
 
 
@@ -283,6 +313,28 @@ def _structural(kind: str):  # noqa: ANN202 - a small reader factory
     return read
 
 
+def _control(rules: HazardRules, e: dict[str, Any]) -> None:
+    kinds = tuple(e.get("source_kinds", ()))
+    if bad := [k for k in kinds if k not in KINDS]:
+        raise ValueError(f"source_kinds names unknown kinds {bad}")
+    control = Control(e["name"], str(e["neutralised"]),
+                      _granularity(str(e["granularity"])) if "granularity" in e else None, kinds,
+                      tuple(e.get("catch_calls", ())), tuple(e.get("probe_calls", ())))
+    if not (control.source_kinds or control.catch_calls or control.probe_calls):
+        raise ValueError("needs source_kinds, catch_calls or probe_calls")
+    if control.granularity is None and not control.source_kinds:
+        raise ValueError("needs a granularity (only a test of sources takes theirs)")
+    rules.controls.append(control)
+    # a control origin names its rule like a source origin does: kind, granularity and advice
+    rules.sources.append(Source(control.name, CONTROL_KIND, control.granularity or GRANULARITIES[0],
+                                control.neutralised))
+
+
+def _record(rules: HazardRules, e: dict[str, Any]) -> None:
+    rules.records.append(Record(e["name"], tuple(e["declarations"]), tuple(e.get("field_subsets", ())),
+                                tuple(e.get("kept_by", ())), str(e["fixed"]) if e.get("fixed") else None))
+
+
 def _carrier(rules: HazardRules, e: dict[str, Any]) -> None:
     methods = set(e.get("methods", ()))
     rules.carry_methods |= methods
@@ -309,7 +361,7 @@ def _elsewhere(rules: HazardRules, e: dict[str, Any]) -> None:
 
 _READERS = {"experiment": _elsewhere, "forwarder": _elsewhere, "registry": _elsewhere,
             "fixed": _fixed, "effect": _effect, "wire": _wire, "carrier": _carrier,
-            "mutator": _mutator, "source": _source,
+            "mutator": _mutator, "source": _source, "control": _control, "record": _record,
             "neutraliser": _neutraliser, "returns": _returns, "property": _property,
             "call_argument": _call_argument, "assignment": _assignment, "dismiss": _dismiss,
             "rewrite": _structural("rewrite"), "runtime_tools": _structural("runtime_tools")}

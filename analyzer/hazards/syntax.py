@@ -31,6 +31,10 @@ def captures(name: str, language: str, node: Node) -> dict[str, list[Node]]:
     return QueryCursor(_query(name, language)).captures(node)
 
 
+def matches(name: str, language: str, node: Node) -> list[tuple[int, dict[str, list[Node]]]]:
+    return QueryCursor(_query(name, language)).matches(node)
+
+
 @dataclass
 class ParsedFile:
     repo: str

@@ -37,6 +37,10 @@ class Origin:
     # For parameters: the field of the argument this flow reads (`{ cwd, prompt } = options`), so two
     # fields of one parameter stay two flows instead of one hiding the other.
     field: str = ""
+    # For a volatile test ([[control]] rules, see control.py): the source rule it tests ("" for a catch or
+    # a probe) and the alternatives it selects between, as (line, text).
+    tested: str = ""
+    branches: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True)
