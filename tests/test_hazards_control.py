@@ -40,8 +40,9 @@ def result(world) -> dict[str, Any]:
                            include_near_misses=True)
 
 
-def _controls(result: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    return {f["source"]["line"]: f for f in result["findings"] if f["kind"] == "control"}
+def _controls(result: dict[str, Any], path: str = PATH) -> dict[int, dict[str, Any]]:
+    return {f["source"]["line"]: f for f in result["findings"] if f["kind"] == "control"
+            and f["source"]["path"] == path}
 
 
 def test_each_volatile_test_that_selects_a_value_is_one_control_finding(result: dict[str, Any]) -> None:
@@ -126,3 +127,10 @@ def test_control_rules_are_validated(tmp_path: Path) -> None:
     bad.write_text("[[control]]\nname = 'x'\nneutralised = 'n'\nsource_kinds = ['weather']\n")
     with pytest.raises(AnalyzerError, match="source_kinds names unknown kinds"):
         load_hazard_rules([bad])
+
+
+def test_a_field_of_a_selected_object_differs_only_if_an_alternative_writes_it(result: dict[str, Any]) -> None:
+    """`{ ...decide(), label }.label` is the same whichever decision a clock test took; `.notes` is not."""
+    path = "packages/choice/src/decision.ts"
+    sinks = {f["sink"]["function"].rsplit(":", 1)[-1] for f in _controls(result, path).values()}
+    assert sinks == {"renderContextSections"}

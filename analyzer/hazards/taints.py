@@ -81,9 +81,21 @@ def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
         return replace(flow, path=()) if flow.path else flow
     if kind == "wrap":
         return replace(flow, path=(key, *flow.path)[:MAX_PATH])
-    if not flow.path:  # a property of a volatile plain value (`.length`) is still volatile
+    if not flow.path:  # a property of a volatile plain value (`.length`) is still volatile…
+        # …but when a volatile test selects between objects, a field differs only if an object literal among
+        # the alternatives writes it (`{ kind, messages }` chosen by a clock test: `.messages` differs, a field
+        # added later does not)
+        literals = [text for _, text in flow.origin.branches if text.lstrip().startswith("{")]
+        if literals and not any(_names_field(text, key) for text in literals):
+            return None
         return flow
     return replace(flow, path=flow.path[1:]) if flow.path[0] == key else None
+
+
+def _names_field(text: str, key: str) -> bool:
+    """An object literal's text names field `key` (`{ key: … }`, `{ key }`; a nested member read counts too:
+    the text may be cut short, so this errs towards keeping the flow)."""
+    return re.search(rf"(?<![\w$.]){re.escape(key)}(?![\w$])", text) is not None
 
 
 def apply_ops(flow: Flow, ops: tuple[tuple[str, str], ...]) -> Flow | None:
