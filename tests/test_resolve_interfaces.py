@@ -382,3 +382,53 @@ def test_a_literal_typed_by_an_intersection_alias_implements_each_part_of_it() -
     g = _graph(OPTIONS)
     out = [(d["line"], d["kind"], g.nodes[v]["line"]) for u, v, d in g.edges(data=True) if u == "app:src/api.ts:stream"]
     assert out == [(6, "interface", 10)]  # the closure written on harness.ts line 10, not the one on line 7
+
+
+LOOKED_UP = {
+    "src/a.ts": """
+        export class Session { handle(x: string) { return x; } }
+        export class Other { handle(x: string) { return x; } }
+        export class Manager {
+          private readonly sessions = new Map<string, Session>()
+          run(id: string) {
+            this.sessions.get(id)?.handle(id)
+            return id
+          }
+        }
+        """,
+}
+
+
+def test_a_member_called_on_a_map_lookup_has_the_maps_value_type() -> None:
+    # `this.sessions.get(id)?.handle(…)` on a `Map<string, Session>` field: the lookup is a Session, as it is
+    # when bound first (`const s = this.sessions.get(id)`); the other `handle` is not reached
+    got = _edges(_graph(LOOKED_UP), "src/a.ts")
+    assert {(c, line, t, k) for c, line, t, k in got if c == "Manager.run"} == {
+        ("Manager.run", 7, "Session.handle", "method")}
+
+
+REGISTERED = {
+    "src/a.ts": """
+        export interface Def<K, S> { key: K; apply(state: S, e: string): S }
+        export class Registry {
+          register<K extends string, S>(definition: Def<K, S>): () => void {
+            const erased = { apply: (s: unknown, e: string) => definition.apply(s as S, e) }
+            void erased
+            return () => {}
+          }
+        }
+        export function withRegistry(cb: (reg: Registry) => void) { cb(new Registry()) }
+        export function use() {
+          withRegistry((reg) => {
+            reg.register({ key: 'plain', apply: (s, e) => s })
+          })
+        }
+        """,
+}
+
+
+def test_a_literal_passed_to_a_method_of_a_closure_parameter_is_typed_by_that_methods_parameter() -> None:
+    # `reg` is typed by the call `withRegistry` makes of the closure, read at the literal's line: the literal
+    # is a Def, so `definition.apply(…)` inside the registry is an interface call reaching its `apply`
+    got = _edges(_graph(REGISTERED), "src/a.ts")
+    assert ("Registry.register.erased.apply", 5, "use.apply", "interface") in got

@@ -250,6 +250,8 @@ class Expressions(Hierarchy):
             chain = root[:-2].replace("?.", ".").split(".")  # `provider?.getModels()`: the call's own chain
             found = [t for callee in self.callee_targets(mod, scope, chain, line)
                      for t in self._call_types(mod, scope, chain, line, callee)]
+            if not found and len(chain) >= 2:  # `this.sessions.get(id)?.handle()`: a V of the `Map<K, V>`
+                found = self._builtin_call_types(mod, scope, chain, line, f"{mod.path}:{line}")
             return found or self._value_call_types(mod, scope, chain, line)
         if root in ("<expr>", "super"):
             return []

@@ -84,6 +84,10 @@ class Literals(Expressions):
             if memo not in wrapped:
                 wrapped[memo] = self._wrapped_return_type(mod, obj.holder, obj.scope)
             typed = wrapped[memo]
+        if typed is None and obj.holder.startswith("argument:") and "." in obj.holder:
+            # `ctx.inject([…], (c) => c.registry.register({ … }))`: a receiver rooted in a closure parameter is
+            # typed by the call the closure is passed to, so only read at the literal's own line
+            typed = self._wrapped_return_type(mod, obj.holder, obj.scope, obj.line)
         if typed:
             type_mod, holder_type = typed
             why = f"{mod.path}:{obj.line}: object literal ({obj.holder}) typed {holder_type}"
@@ -205,7 +209,8 @@ class Literals(Expressions):
                 out.append(TypeExpr(tmod, value, f"{why}: a dictionary of {value[:60]}"))
         return out
 
-    def _wrapped_return_type(self, mod: ModuleRef, holder: str, scope: str | None) -> tuple[ModuleRef, str] | None:
+    def _wrapped_return_type(self, mod: ModuleRef, holder: str, scope: str | None,
+                             line: int = 0) -> tuple[ModuleRef, str] | None:
         """The type an object-literal argument gets from its call: `return Object.freeze({…})` returns the
         literal itself (rules: identity_wrappers), so it has the function's return type; `f({…})` gives it
         f's parameter annotation (contextual typing), wherever f is declared."""
@@ -219,7 +224,7 @@ class Literals(Expressions):
             return (mod, d.return_type) if d is not None and d.return_type else None
         if not index.isdigit():
             return None
-        for target in self.callee_targets(mod, scope, callee.split("."), 0):
+        for target in self.callee_targets(mod, scope, callee.split("."), line):
             target = self.constructor_of(target)
             d = self.p.defs.get(target)
             if d is not None and int(index) < len(d.params) and d.params[int(index)].type:
