@@ -220,9 +220,9 @@ class Engine:
         # members on the request side, which may read them without having been visited) until no field
         # gains a flow (at most twice: a construction site found only on a re-run fills a field too).
         before: dict[tuple[str, str], frozenset[Any]] = {}
-        for _ in range(2):
+        for _ in range(3):
             now = {k: frozenset(v) for k, v in self._constructed.items()}
-            changed = {k for k, v in now.items() if v != before.get(k)}
+            changed = {k for k, v in now.items() if v != before.get(k)} | self._grown_fields()
             if not changed:
                 break
             before = now
@@ -242,6 +242,21 @@ class Engine:
         result.functions = len(self.summaries)
         result.unmapped = sorted(set(self.unmapped))
         return result
+
+    def _grown_fields(self) -> set[tuple[str, str]]:
+        """Fields a method writes (`reload() { this.files = load(this.root) }`) whose value was read while
+        that method was still being summarised (a cycle through the field): the members' summaries now
+        hold more than the reader saw."""
+        grown = set()
+        for key, seen in self._fields.items():
+            class_node, name = key
+            for member in self._members(class_node):
+                summ = self.summaries.get(member)
+                if summ is not None and any(o.kind == "source" and o not in seen
+                                            for o in summ.fields.get(name, {})):
+                    grown.add(key)
+                    break
+        return grown
 
     def _drive(self, roots: set[str], then: set[str] = frozenset()) -> None:  # type: ignore[assignment]
         """Summarise the roots (then `then`), and the callers of those whose return value carries a
@@ -272,7 +287,12 @@ class Engine:
         sinks = self._sink_functions(pins, git_dirs)
         self.region = self._region(sinks)
         # a call whose arguments carry nothing matters only if its callee can return a volatile value
-        self.may_return_source = self._walk(sources, self.max_depth, backwards=True)
+        reach = self._walk(sources, self.max_depth, backwards=True)
+        # a method may return what another method of its class stored (`reload()` fills `this.files`,
+        # `getFiles()` hands it out): the members of a class one of whose members can see a source
+        classes = {self.g.nodes[n].get("parent") for n in reach} - {None}
+        members = {m for c in classes if self.g.nodes.get(c, {}).get("kind") == "class" for m in self._members(c)}
+        self.may_return_source = reach | self._walk(members - reach, self.max_depth, backwards=True)
         return sources & self.region
 
     def _grep_nodes(self, pins: dict[str, str], git_dirs: dict[str, str], regex: str,

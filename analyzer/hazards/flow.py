@@ -195,6 +195,12 @@ class FunctionFlow:
             if default is not None:
                 t = union(t, stepped(self._eval(default), self._step(default, "parameter default")))
             self._bind(pattern, t, None)
+            if self.info.is_constructor and pattern.type == "identifier" and any(
+                    c.type == "accessibility_modifier" or c.type == "readonly" for c in p.children):
+                # a parameter property (`constructor(private readonly root: string)`) is a field too
+                pname = self.pf.text(pattern)
+                self.summary.fields[pname] = union(self.summary.fields.get(pname, {}),
+                                                   stepped(t, self._step(p, f"stored in this.{pname}")))
 
     def _bind(self, pattern: Node | None, t: Taints, step: Step | None) -> None:
         if pattern is None:

@@ -1,0 +1,78 @@
+"""Flow shapes that kept values from the prompt: fields a non-constructor method fills and a getter hands out,
+constructor parameter properties, and which message a message-history value lands in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hazardfixtures import build_recall_world
+
+from analyzer.hazards.rules import load_hazard_rules
+from analyzer.hazards.run import compute_hazards, git_dirs_for
+from analyzer.hazards.taints import Flow, Hit, Origin, Step
+
+CORE = "packages/core/src/index.ts"
+LOADER = "packages/loader/src/index.ts"
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    world = build_recall_world(tmp_path_factory.mktemp("recall"))
+    analysis = world.analysis()
+    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), include_near_misses=True)
+
+
+def _found(result: dict[str, Any], path: str, text: str) -> dict[str, Any]:
+    got = [f for f in result["findings"] if f["source"]["path"] == path and f["source"]["text"] == text]
+    assert len(got) == 1, [(f["source"]["path"], f["source"]["text"]) for f in result["findings"]]
+    return got[0]
+
+
+def test_a_listing_stored_by_a_reload_method_reaches_the_prompt_through_a_getter(result: dict[str, Any]) -> None:
+    f = _found(result, LOADER, "readdirSync(dir)")
+    assert f["sink"]["part"] == "system prompt" and f["kind"] == "ordering"
+    whys = [s["why"] for s in f["steps"]]
+    assert "stored in this.plugins" in whys and "read from this.plugins" in whys
+    assert any(w.startswith("returned by FolderCatalogue.getPlugins") for w in whys)
+
+
+def test_a_constructor_parameter_property_carries_its_argument_to_the_methods(result: dict[str, Any]) -> None:
+    f = _found(result, CORE, "homedir()")
+    whys = [s["why"] for s in f["steps"]]
+    assert "stored in this.root" in whys and "stored in this.notes" in whys
+    assert f["sink"]["part"] == "system prompt" and f["granularity"] == "machine"
+
+
+def test_the_working_directory_still_lands_once(result: dict[str, Any]) -> None:
+    assert _found(result, CORE, "process.cwd()")["sink"]["part"] == "system prompt"
+    assert len(result["findings"]) == 3
+
+
+def _hit(whys: list[str]) -> Hit:
+    o = Origin("source", "counter", -1, "app", "a.ts", 1, "n++", "app:a.ts:f")
+    flow = Flow(o, tuple(Step("app", "a.ts", 1, w) for w in whys))
+    return Hit(flow, None)  # type: ignore[arg-type]
+
+
+def test_a_message_value_is_new_unless_its_chain_reads_the_stored_history() -> None:
+    from analyzer.hazards.model import message_origin
+
+    rules = load_hazard_rules()
+    assert message_origin(rules, _hit(["template literal", "property messages → message history"])) == "new"
+    assert message_origin(rules, _hit(["stored in this.log", "read from this.history", "array element"])) == "replayed"
+    assert message_origin(rules, _hit(["returned by Store.getEntries (method) to this call"])) == "replayed"
+    assert message_origin(rules, _hit(["returned by Clock.stamp (method) to this call"])) == "new"
+
+
+def test_message_history_findings_say_which_message(tmp_path: Path) -> None:
+    from hazardfixtures import build_hazard_world
+
+    world = build_hazard_world(tmp_path)
+    analysis = world.analysis()
+    res = compute_hazards(analysis, git_dirs_for(world.ctx, analysis))
+    messages = [f for f in res["findings"] if f["category"] == "value" and f["sink"]["part"] == "message history"]
+    assert messages and all(f["sink"]["message"] in ("new", "replayed") for f in messages)
+    others = [f for f in res["findings"] if f["category"] == "value" and f["sink"]["part"] != "message history"]
+    assert others and all("message" not in f["sink"] for f in others)
