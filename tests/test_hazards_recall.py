@@ -76,3 +76,21 @@ def test_message_history_findings_say_which_message(tmp_path: Path) -> None:
     assert messages and all(f["sink"]["message"] in ("new", "replayed") for f in messages)
     others = [f for f in res["findings"] if f["category"] == "value" and f["sink"]["part"] != "message history"]
     assert others and all("message" not in f["sink"] for f in others)
+
+
+def test_a_chain_longer_than_the_cap_keeps_its_source_first_and_its_sink_last() -> None:
+    from analyzer.hazards.taints import MAX_STEPS, compose_through
+
+    o = Origin("source", "counter", -1, "app", "a.ts", 1, "n++", "app:a.ts:f")
+    flow = Flow(o, (Step("app", "a.ts", 1, "source"),))
+    for i in range(MAX_STEPS + 5):
+        flow = flow.then(Step("app", "a.ts", 2 + i, f"hop {i}"))
+    flow = flow.then(Step("app", "a.ts", 999, "sink"))
+    assert len(flow.steps) == MAX_STEPS
+    assert flow.steps[0].why == "source" and flow.steps[-1].why == "sink"
+    hops = tuple(Step("app", "b.ts", 10 + i, f"inner {i}") for i in range(MAX_STEPS))
+    param = Origin("param", "", 0, "app", "b.ts", 1, "x", "app:b.ts:g")
+    inner = Flow(param, (*hops, Step("app", "b.ts", 500, "returned")))
+    composed = compose_through(flow, inner, Step("app", "a.ts", 3, "call"), False)
+    assert composed is not None and len(composed.steps) == MAX_STEPS
+    assert composed.steps[0].why == "source" and composed.steps[-1].why == "returned"
