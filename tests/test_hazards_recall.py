@@ -15,6 +15,7 @@ from analyzer.hazards.taints import Flow, Hit, Origin, Step
 
 CORE = "packages/core/src/index.ts"
 LOADER = "packages/loader/src/index.ts"
+RUNTIME = "packages/core/src/runtime.ts"
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +48,27 @@ def test_a_constructor_parameter_property_carries_its_argument_to_the_methods(re
 
 def test_the_working_directory_still_lands_once(result: dict[str, Any]) -> None:
     assert _found(result, CORE, "process.cwd()")["sink"]["part"] == "system prompt"
-    assert len(result["findings"]) == 3
+    assert len(result["findings"]) == 6
+
+
+def test_a_section_named_by_a_module_constant_lands_at_that_name(result: dict[str, Any]) -> None:
+    f = _found(result, "packages/core/src/sections.ts", "import.meta.url")
+    assert f["sink"]["position"] == {"name": "core:origin", "order": "-50"}
+
+
+def test_a_nested_field_assignment_carries_the_value_under_that_path_only(result: dict[str, Any]) -> None:
+    stamps = [f for f in result["findings"] if f["source"]["path"] == RUNTIME]
+    assert [f["source"]["line"] for f in stamps] == [14]  # runtime.state.label, not runtime.state.log (line 8)
+
+
+def test_field_writers_are_read_when_the_reader_sits_at_the_depth_bound(tmp_path: Path) -> None:
+    world = build_recall_world(tmp_path)
+    analysis = world.analysis()
+    # Session.systemPrompt reads Shelf.getNames at depth 3; only Shelf.refresh (called off the request
+    # side) writes the listing it returns
+    res = compute_hazards(analysis, git_dirs_for(world.ctx, analysis), max_depth=3)
+    f = _found(res, LOADER, "readdirSync(this.dir)")
+    assert f["sink"]["part"] == "system prompt" and "read from this.names" in [s["why"] for s in f["steps"]]
 
 
 def _hit(whys: list[str]) -> Hit:

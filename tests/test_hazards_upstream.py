@@ -97,3 +97,25 @@ def test_appended_time_context_is_not_a_prefix_hazard(result: tuple[int, dict[st
     _, data = result
     assert not [f for f in data["findings"] if f["category"] == "value"
                 and f["source"]["path"].startswith("packages/context/time-context/")]
+
+
+def test_pi_skill_list_order_through_the_resource_loader(result: tuple[int, dict[str, Any]]) -> None:
+    """The skills the resource loader's reload fills (a Map in insertion order, fed by directory listings)
+    reach the `<available_skills>` block through its getter: a field written outside the constructor and
+    handed out through an interface-typed field."""
+    _, data = result
+    hits = [f for f in data["findings"] if f["category"] == "value" and f["kind"] == "ordering"
+            and f["source"]["path"].endswith("core/skills.ts")]
+    assert len(hits) == 1
+    f = hits[0]
+    assert (f["granularity"], f["effect"], f["sink"]["part"]) == ("session", "cross-session", "system prompt")
+    whys = [s["why"] for s in f["steps"]]
+    assert "stored in this.skills" in whys and "read from this.skills" in whys
+
+
+def test_no_finding_on_a_message_list_stored_in_a_nested_field(result: tuple[int, dict[str, Any]]) -> None:
+    """`agent.state.messages = restored` keeps the restored history under state.messages: the tool list read
+    as `agent.state.tools` does not carry it."""
+    _, data = result
+    assert not [f for f in data["findings"] if f["category"] == "value" and f["sink"]["part"] != "message history"
+                and any(s["why"] == "stored in agent.state.messages" for s in f["steps"])]

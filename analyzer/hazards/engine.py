@@ -28,6 +28,7 @@ FUNCTION_KINDS = frozenset({"function", "method", "object_method", "getter", "se
 FOLLOWED_KINDS = frozenset({"direct", "method", "interface", "dispatch"})
 DEFAULT_MAX_DEPTH = 6
 DEFAULT_CALLER_DEPTH = 3
+_EMPTY = Summary()
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Engine:
         self._busy: set[str] = set()
         self._fields: dict[tuple[str, str], Taints] = {}
         self._field_busy: set[tuple[str, str]] = set()
+        self._nested_fields = 0  # field reads on the stack whose writers were read at the depth bound
         self._modules: dict[tuple[str, str], dict[str, Taints]] = {}
         self._by_file: dict[tuple[str, str], list[tuple[int, int, str]]] | None = None
         self._children: dict[str, list[str]] | None = None
@@ -184,11 +186,16 @@ class Engine:
         if key in self._field_busy:
             return {}
         self._field_busy.add(key)
+        # the writers of a field do not sit below its reader: a reader at the depth bound still reads them
+        # (at the bound), unless field reads already nest there
+        at_bound = depth >= self.max_depth and self._nested_fields < 2
+        start = self.max_depth if at_bound else depth + 1
+        self._nested_fields += at_bound
         try:
             out: Taints = {}
             fixed = self.rules.scoped("constructor")
             for member in self._members(class_node):
-                summ = self.summary(member, depth + 1)
+                summ = self.summary(member, start)
                 if summ is None:
                     continue
                 flows = {o: f for o, f in summ.fields.get(name, {}).items() if o.kind == "source"}
@@ -197,6 +204,7 @@ class Engine:
                 out = union(out, flows)
             out = union(out, self._field_initialiser(class_node, name, depth), self._constructed.get(key, {}))
         finally:
+            self._nested_fields -= at_bound
             self._field_busy.discard(key)
         self._fields[key] = out
         return out
@@ -222,14 +230,20 @@ class Engine:
         before: dict[tuple[str, str], frozenset[Any]] = {}
         for _ in range(3):
             now = {k: frozenset(v) for k, v in self._constructed.items()}
-            changed = {k for k, v in now.items() if v != before.get(k)} | self._grown_fields()
+            built = {k for k, v in now.items() if v != before.get(k)}
+            grown = self._grown_fields() - built
+            changed = built | grown
             if not changed:
                 break
             before = now
             stale = {n for n, deps in self._deps.items() if deps & changed}
             for key in changed:
                 self._fields.pop(key, None)
+            for key in built:
                 stale.update(m for m in self._members(key[0]) if m in self.region)
+            for key in grown:  # the writers already hold the value: only its readers run again
+                stale.difference_update(m for m in self._members(key[0])
+                                        if key[1] in self.summaries.get(m, _EMPTY).fields)
             for n in stale:
                 self.summaries.pop(n, None)
             # the first pass's roots first, so a summary is recomputed at the depth it had (a summary

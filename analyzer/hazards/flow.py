@@ -19,6 +19,7 @@ from tree_sitter import Node
 from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_match
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, base_identifier, key_text, pattern_names, unwrap
 from analyzer.hazards.taints import (
+    MAX_PATH,
     Flow,
     Hit,
     Origin,
@@ -137,8 +138,22 @@ class FunctionFlow:
                 value = c.child_by_field_name("value") if c.type == "pair" else None
                 if key in sink.position and value is not None and len(self.pf.text(value)) <= 60:
                     text = self.pf.text(value)
-                    out.append((key, text[1:-1] if value.type == "string" else text))
+                    literal = self._module_literal(text) if value.type == "identifier" else None
+                    out.append((key, text[1:-1] if value.type == "string" else literal or text))
         return tuple(out)
+
+    def _module_literal(self, name: str) -> str | None:
+        """The string a module-level `const NAME = '…'` of this file holds (a section name kept in a constant)."""
+        for stmt in self.pf.root.named_children:
+            decl = stmt.child_by_field_name("declaration") if stmt.type == "export_statement" else stmt
+            if decl is None or decl.type != "lexical_declaration":
+                continue
+            for d in decl.named_children:
+                ident, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+                if d.type == "variable_declarator" and ident is not None and value is not None \
+                        and self.pf.text(ident) == name and value.type == "string":
+                    return self.pf.text(value)[1:-1]
+        return None
 
     def _miss(self, t: Taints, rule: str, reason: str, node: Node) -> None:
         site = self._site(rule, reason, node)
@@ -463,9 +478,28 @@ class FunctionFlow:
             base = base_identifier(left)
             if base is not None:  # obj.prop = v: the object now carries v (in field prop)
                 name = self.pf.text(base)
-                wrapped = mapped(value, ("wrap", pname)) if pname and obj == base else value
+                wrapped = value
+                if pname and obj == base:
+                    wrapped = mapped(value, ("wrap", pname))
+                elif pname:  # obj.a.b = v: the object carries v under a.b, not as a whole
+                    wrapped = self._wrapped_path(left, base, value)
                 self.env[name] = union(self.env.get(name, {}),
                                        stepped(wrapped, self._step(node, f"stored in {self._text(left, 40)}")))
+
+    def _wrapped_path(self, left: Node, base: Node, value: Taints) -> Taints:
+        props: list[str] = []
+        n: Node | None = left
+        while n is not None and n.type == "member_expression" and n != base:
+            prop = n.child_by_field_name("property")
+            if prop is None:
+                return value
+            props.append(self.pf.text(prop))
+            n = n.child_by_field_name("object")
+        if n != base or len(props) > MAX_PATH:
+            return value  # a computed key on the way (`a[k].b = v`): the whole object carries v
+        for p in props:  # innermost first: `a.b.c = v` is { b: { c: v } }
+            value = mapped(value, ("wrap", p))
+        return value
 
     def _object(self, node: Node) -> Taints:
         parts: list[Taints] = []
