@@ -3,12 +3,15 @@ constructor parameter properties, and which message a message-history value land
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hazardfixtures import build_recall_world
 
+from analyzer.cli import main
 from analyzer.hazards.rules import load_hazard_rules
 from analyzer.hazards.run import compute_hazards, git_dirs_for
 from analyzer.hazards.taints import Flow, Hit, Origin, Step
@@ -44,6 +47,14 @@ def test_a_constructor_parameter_property_carries_its_argument_to_the_methods(re
     whys = [s["why"] for s in f["steps"]]
     assert "stored in this.root" in whys and "stored in this.notes" in whys
     assert f["sink"]["part"] == "system prompt" and f["granularity"] == "machine"
+
+
+def test_a_loop_over_an_options_field_keeps_both_the_elements_and_their_order(result: dict[str, Any]) -> None:
+    """`for (const { path } of options.notes) prompt += …`: the note paths (content) and the plugins' listing
+    order (order only) both reach the prompt through the same options parameter."""
+    paths = _found(result, CORE, "homedir()")
+    assert "argument 1 of buildSystemPrompt() → buildSystemPrompt (direct)" in [s["why"] for s in paths["steps"]]
+    assert _found(result, LOADER, "readdirSync(dir)")["sink"]["part"] == "system prompt"
 
 
 def test_the_working_directory_still_lands_once(result: dict[str, Any]) -> None:
@@ -97,6 +108,13 @@ def test_message_history_findings_say_which_message(tmp_path: Path) -> None:
     assert messages and all(f["sink"]["message"] in ("new", "replayed") for f in messages)
     others = [f for f in res["findings"] if f["category"] == "value" and f["sink"]["part"] != "message history"]
     assert others and all("message" not in f["sink"] for f in others)
+    # the counter is put into the user message built for this request
+    turn = [f for f in messages if f["source"]["text"] == "++this.turn"]
+    assert [f["sink"]["message"] for f in turn] == ["new"]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        main(["--lock", str(world.lock_path), "--cache-dir", str(world.ctx.cache_dir), "hazards"])
+    assert "message  new in this request" in buf.getvalue()
 
 
 def test_a_chain_longer_than_the_cap_keeps_its_source_first_and_its_sink_last() -> None:

@@ -119,3 +119,13 @@ def test_no_finding_on_a_message_list_stored_in_a_nested_field(result: tuple[int
     _, data = result
     assert not [f for f in data["findings"] if f["category"] == "value" and f["sink"]["part"] != "message history"
                 and any(s["why"] == "stored in agent.state.messages" for s in f["steps"])]
+
+
+def test_pi_context_file_paths_from_the_agent_directory(result: tuple[int, dict[str, Any]]) -> None:
+    """The agent directory (`PI_CODING_AGENT_DIR`, else under the home directory) names the global context
+    file whose absolute path the prompt prints in `<project_instructions path=…>`: a per-machine value."""
+    _, data = result
+    hits = [f for f in data["findings"] if f["category"] == "value" and f["source"]["path"].endswith("src/config.ts")
+            and any("loadContextFileFromDir" in s["why"] for s in f["steps"])]
+    assert {f["source"]["text"] for f in hits} >= {"homedir()"}
+    assert all((f["granularity"], f["sink"]["part"]) == ("machine", "system prompt") for f in hits)

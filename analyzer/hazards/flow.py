@@ -246,7 +246,7 @@ class FunctionFlow:
             self._bind(node.child_by_field_name("left"), items, self._step(node, "iterated into {name}"))
             # what the body accumulates (push, +=) comes in this iteration order
             order = {o: replace(f, path=()) for o, f in items.items() if self._kind(o) == "ordering"}
-            order = union(order, mapped({o: f for o, f in items.items() if o.kind == "param"}, ("order", "")))
+            order = union(order, _apart(mapped({o: f for o, f in items.items() if o.kind == "param"}, ("order", ""))))
             self._loop_order.append(stepped(order, self._step(node, "accumulated in this iteration order")))
             try:
                 for _ in range(2):  # a second pass lets loop-carried values reach earlier statements
@@ -797,3 +797,13 @@ class FunctionFlow:
                 carried = mapped(carried, ("flat", ""))
             return stepped(carried, self._step(node, f"new {name}()"))
         return {}
+
+
+def _apart(t: Taints) -> Taints:
+    """A parameter's iteration order kept beside (not instead of) what the loop body reads of its elements:
+    one flow per origin would keep only the shorter, and the order lets only ordering sources through."""
+    out: Taints = {}
+    for o, f in t.items():
+        key = replace(o, field=f"{o.field}<order>")
+        out[key] = replace(f, origin=key)
+    return out
