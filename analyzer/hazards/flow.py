@@ -17,7 +17,15 @@ from typing import Any, Protocol
 from tree_sitter import Node
 
 from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_match
-from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, base_identifier, key_text, pattern_names, unwrap
+from analyzer.hazards.syntax import (
+    FUNCTION_NODES,
+    ParsedFile,
+    base_identifier,
+    key_text,
+    module_string,
+    pattern_names,
+    unwrap,
+)
 from analyzer.hazards.taints import (
     MAX_PATH,
     Flow,
@@ -30,6 +38,7 @@ from analyzer.hazards.taints import (
     compose_through,
     mapped,
     norm,
+    order_apart,
     stepped,
     union,
 )
@@ -138,22 +147,9 @@ class FunctionFlow:
                 value = c.child_by_field_name("value") if c.type == "pair" else None
                 if key in sink.position and value is not None and len(self.pf.text(value)) <= 60:
                     text = self.pf.text(value)
-                    literal = self._module_literal(text) if value.type == "identifier" else None
+                    literal = module_string(self.pf, text) if value.type == "identifier" else None
                     out.append((key, text[1:-1] if value.type == "string" else literal or text))
         return tuple(out)
-
-    def _module_literal(self, name: str) -> str | None:
-        """The string a module-level `const NAME = '…'` of this file holds (a section name kept in a constant)."""
-        for stmt in self.pf.root.named_children:
-            decl = stmt.child_by_field_name("declaration") if stmt.type == "export_statement" else stmt
-            if decl is None or decl.type != "lexical_declaration":
-                continue
-            for d in decl.named_children:
-                ident, value = d.child_by_field_name("name"), d.child_by_field_name("value")
-                if d.type == "variable_declarator" and ident is not None and value is not None \
-                        and self.pf.text(ident) == name and value.type == "string":
-                    return self.pf.text(value)[1:-1]
-        return None
 
     def _miss(self, t: Taints, rule: str, reason: str, node: Node) -> None:
         site = self._site(rule, reason, node)
@@ -246,7 +242,8 @@ class FunctionFlow:
             self._bind(node.child_by_field_name("left"), items, self._step(node, "iterated into {name}"))
             # what the body accumulates (push, +=) comes in this iteration order
             order = {o: replace(f, path=()) for o, f in items.items() if self._kind(o) == "ordering"}
-            order = union(order, _apart(mapped({o: f for o, f in items.items() if o.kind == "param"}, ("order", ""))))
+            params = {o: f for o, f in items.items() if o.kind == "param"}
+            order = union(order, order_apart(mapped(params, ("order", ""))))
             self._loop_order.append(stepped(order, self._step(node, "accumulated in this iteration order")))
             try:
                 for _ in range(2):  # a second pass lets loop-carried values reach earlier statements
@@ -797,13 +794,3 @@ class FunctionFlow:
                 carried = mapped(carried, ("flat", ""))
             return stepped(carried, self._step(node, f"new {name}()"))
         return {}
-
-
-def _apart(t: Taints) -> Taints:
-    """A parameter's iteration order kept beside (not instead of) what the loop body reads of its elements:
-    one flow per origin would keep only the shorter, and the order lets only ordering sources through."""
-    out: Taints = {}
-    for o, f in t.items():
-        key = replace(o, field=f"{o.field}<order>")
-        out[key] = replace(f, origin=key)
-    return out

@@ -165,3 +165,13 @@ def compose_through(flow: Flow, inner: Flow, call: Step, possible: bool) -> Flow
 
 def norm(text: str) -> str:
     return _TYPE_ARGS.sub("", _WS.sub("", text).replace("?.", ".").replace("!.", "."))
+
+
+def order_apart(t: Taints) -> Taints:
+    """A parameter's iteration order kept beside (not instead of) what a loop body reads of its elements:
+    one flow per origin would keep only the shorter, and the order lets only ordering sources through."""
+    out: Taints = {}
+    for o, f in t.items():
+        key = replace(o, field=f"{o.field}<order>")
+        out[key] = replace(f, origin=key)
+    return out
