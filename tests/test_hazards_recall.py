@@ -59,7 +59,20 @@ def test_a_loop_over_an_options_field_keeps_both_the_elements_and_their_order(re
 
 def test_the_working_directory_still_lands_once(result: dict[str, Any]) -> None:
     assert _found(result, CORE, "process.cwd()")["sink"]["part"] == "system prompt"
-    assert len(result["findings"]) == 6
+    assert len(result["findings"]) == 7
+
+
+def test_a_call_inside_a_provider_closure_follows_the_closures_own_edges(result: dict[str, Any]) -> None:
+    f = _found(result, "packages/core/src/policy.ts", "process.cwd()")
+    assert (f["sink"]["part"], f["effect"]) == ("runtime context", "tail-append")
+    assert f["sink"]["position"] == {"name": "policy:workspace", "order": "10"}
+    assert any(s["why"].startswith("argument 1 of policyText()") for s in f["steps"])
+
+
+def test_a_callback_handed_over_in_an_object_gets_none_of_the_calls_arguments(result: dict[str, Any]) -> None:
+    """`runner.bind(Date.now(), { setTools: (names) => … })`: the runner calls setTools later with its own
+    names; the start time is not one of them."""
+    assert not [f for f in result["findings"] if f["source"]["path"] == "packages/core/src/handoff.ts"]
 
 
 def test_a_section_named_by_a_module_constant_lands_at_that_name(result: dict[str, Any]) -> None:
@@ -133,3 +146,7 @@ def test_a_chain_longer_than_the_cap_keeps_its_source_first_and_its_sink_last() 
     composed = compose_through(flow, inner, Step("app", "a.ts", 3, "call"), False)
     assert composed is not None and len(composed.steps) == MAX_STEPS
     assert composed.steps[0].why == "source" and composed.steps[-1].why == "returned"
+
+
+def test_a_loaders_own_system_prompt_field_is_no_request_state(result: dict[str, Any]) -> None:
+    assert not [f for f in result["findings"] if f["source"]["path"] == "packages/loader/src/prompt-file.ts"]

@@ -129,3 +129,13 @@ def test_pi_context_file_paths_from_the_agent_directory(result: tuple[int, dict[
             and any("loadContextFileFromDir" in s["why"] for s in f["steps"])]
     assert {f["source"]["text"] for f in hits} >= {"homedir()"}
     assert all((f["granularity"], f["sink"]["part"]) == ("machine", "system prompt") for f in hits)
+
+
+def test_dsh_sandbox_policy_workspace_in_the_runtime_context(result: tuple[int, dict[str, Any]]) -> None:
+    """The sandbox policy's text provider (a closure registered with systemPrompt.context) prints the
+    workspace root: per session, in the runtime-context snapshot appended after the history."""
+    _, data = result
+    hits = [f for f in data["findings"] if f["category"] == "value"
+            and f["source"]["path"].startswith("packages/sandbox/sandbox-policy/")]
+    assert hits and all((f["sink"]["part"], f["effect"]) == ("runtime context", "tail-append") for f in hits)
+    assert all((f["sink"]["position"] or {}).get("name") == "sandbox:policy" for f in hits)

@@ -89,7 +89,8 @@ class Engine:
                     by_line.setdefault(d.get("line"), []).append((v, d))
         at_line = by_line.get(line, [])
         if not at_line:
-            return []
+            inner = self._nested_at(node, line)
+            return self.callees(inner, line, column, callee) if inner is not None else []
         exact = [(v, d) for v, d in at_line if d.get("column") == column
                  and (not d.get("call_text") or norm(d["call_text"]) == callee)]
         if not exact:
@@ -101,6 +102,16 @@ class Engine:
                 continue
             out.append((v, d))
         return out
+
+    def _nested_at(self, node: str, line: int) -> str | None:
+        """A function value inside `node`'s body (`text: () => render(x)`) that the graph holds as its own
+        node: the calls on that line are its edges, while the body is walked as part of `node`."""
+        a = self.g.nodes[node]
+        inner = self.innermost(a["repo"], a["path"], line)
+        if inner is None or inner == node:
+            return None
+        b = self.g.nodes[inner]
+        return inner if a["line"] <= b["line"] and b["end_line"] <= a["end_line"] else None
 
     def needed(self, node: str, tainted: bool) -> bool:
         """Whether composing this callee can change anything at a call site."""

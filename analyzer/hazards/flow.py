@@ -733,6 +733,8 @@ class FunctionFlow:
                         self._miss(t, "unknown-callee", f"passed to {callee}() → {qual}, whose body could not be "
                                    "read — not followed", node)
                 continue
+            if attrs.get("rule") in self.rules.handoff_edges:
+                continue  # handed over, not called here: its own summary holds what it computes
             kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
             possible = bool(attrs.get("possible"))
             line = self._line(node)
