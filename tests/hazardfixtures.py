@@ -47,3 +47,12 @@ def build_choice_world(tmp: Path) -> FixtureWorld:
 
 def build_records_world(tmp: Path) -> FixtureWorld:
     return build_single_world(tmp, "records", "mini-records")
+
+
+def build_recall_world(tmp: Path) -> FixtureWorld:
+    """One small app (tests/fixtures/hazards/recall-app) for the flow shapes of tests/test_hazards_recall.py."""
+    dest = tmp / "upstreams" / "recall-app"
+    repos = {"app": (dest, repo_from_folder(FIXTURES / "recall-app", dest))}
+    lock = write_fixture_lock(tmp / "repos.lock", repos, ("Session.systemPrompt", "buildSystemPrompt"))
+    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})

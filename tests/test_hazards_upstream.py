@@ -112,3 +112,45 @@ def test_pi_system_prompt_file_chosen_by_a_machine_probe(result: tuple[int, dict
         assert "existsSync(" in f["control"]["test"]["text"] and len(f["control"]["branches"]) >= 2
         assert f["sink"]["part"] == "system prompt"
     assert not [f for f in data["findings"] if f["kind"] == "control" and f["source"]["repo"] == "dsh"]
+
+
+def test_pi_skill_list_order_through_the_resource_loader(result: tuple[int, dict[str, Any]]) -> None:
+    """The skills the resource loader's reload fills (a Map in insertion order, fed by directory listings)
+    reach the `<available_skills>` block through its getter: a field written outside the constructor and
+    handed out through an interface-typed field."""
+    _, data = result
+    hits = [f for f in data["findings"] if f["category"] == "value" and f["kind"] == "ordering"
+            and f["source"]["path"].endswith("core/skills.ts")]
+    assert len(hits) == 1
+    f = hits[0]
+    assert (f["granularity"], f["effect"], f["sink"]["part"]) == ("session", "cross-session", "system prompt")
+    whys = [s["why"] for s in f["steps"]]
+    assert "stored in this.skills" in whys and "read from this.skills" in whys
+
+
+def test_no_finding_on_a_message_list_stored_in_a_nested_field(result: tuple[int, dict[str, Any]]) -> None:
+    """`agent.state.messages = restored` keeps the restored history under state.messages: the tool list read
+    as `agent.state.tools` does not carry it."""
+    _, data = result
+    assert not [f for f in data["findings"] if f["category"] == "value" and f["sink"]["part"] != "message history"
+                and any(s["why"] == "stored in agent.state.messages" for s in f["steps"])]
+
+
+def test_pi_context_file_paths_from_the_agent_directory(result: tuple[int, dict[str, Any]]) -> None:
+    """The agent directory (`PI_CODING_AGENT_DIR`, else under the home directory) names the global context
+    file whose absolute path the prompt prints in `<project_instructions path=…>`: a per-machine value."""
+    _, data = result
+    hits = [f for f in data["findings"] if f["category"] == "value" and f["source"]["path"].endswith("src/config.ts")
+            and any("loadContextFileFromDir" in s["why"] for s in f["steps"])]
+    assert {f["source"]["text"] for f in hits} >= {"homedir()"}
+    assert all((f["granularity"], f["sink"]["part"]) == ("machine", "system prompt") for f in hits)
+
+
+def test_dsh_sandbox_policy_workspace_in_the_runtime_context(result: tuple[int, dict[str, Any]]) -> None:
+    """The sandbox policy's text provider (a closure registered with systemPrompt.context) prints the
+    workspace root: per session, in the runtime-context snapshot appended after the history."""
+    _, data = result
+    hits = [f for f in data["findings"] if f["category"] == "value"
+            and f["source"]["path"].startswith("packages/sandbox/sandbox-policy/")]
+    assert hits and all((f["sink"]["part"], f["effect"]) == ("runtime context", "tail-append") for f in hits)
+    assert all((f["sink"]["position"] or {}).get("name") == "sandbox:policy" for f in hits)

@@ -28,6 +28,7 @@ FUNCTION_KINDS = frozenset({"function", "method", "object_method", "getter", "se
 FOLLOWED_KINDS = frozenset({"direct", "method", "interface", "dispatch"})
 DEFAULT_MAX_DEPTH = 6
 DEFAULT_CALLER_DEPTH = 3
+_EMPTY = Summary()
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Engine:
         self._busy: set[str] = set()
         self._fields: dict[tuple[str, str], Taints] = {}
         self._field_busy: set[tuple[str, str]] = set()
+        self._nested_fields = 0  # field reads on the stack whose writers were read at the depth bound
         self._modules: dict[tuple[str, str], dict[str, Taints]] = {}
         self._by_file: dict[tuple[str, str], list[tuple[int, int, str]]] | None = None
         self._children: dict[str, list[str]] | None = None
@@ -89,7 +91,8 @@ class Engine:
                     by_line.setdefault(d.get("line"), []).append((v, d))
         at_line = by_line.get(line, [])
         if not at_line:
-            return []
+            inner = self._nested_at(node, line)
+            return self.callees(inner, line, column, callee) if inner is not None else []
         exact = [(v, d) for v, d in at_line if d.get("column") == column
                  and (not d.get("call_text") or norm(d["call_text"]) == callee)]
         if not exact:
@@ -116,6 +119,16 @@ class Engine:
 
     def listener_arg(self, node: str, pf: ParsedFile, call: Any) -> int | None:
         return self.seams.listener_arg(node, pf, call)
+
+    def _nested_at(self, node: str, line: int) -> str | None:
+        """A function value inside `node`'s body (`text: () => render(x)`) that the graph holds as its own
+        node: the calls on that line are its edges, while the body is walked as part of `node`."""
+        a = self.g.nodes[node]
+        inner = self.innermost(a["repo"], a["path"], line)
+        if inner is None or inner == node:
+            return None
+        b = self.g.nodes[inner]
+        return inner if a["line"] <= b["line"] and b["end_line"] <= a["end_line"] else None
 
     def needed(self, node: str, tainted: bool) -> bool:
         """Whether composing this callee can change anything at a call site."""
@@ -206,11 +219,16 @@ class Engine:
         if key in self._field_busy:
             return {}
         self._field_busy.add(key)
+        # the writers of a field do not sit below its reader: a reader at the depth bound still reads them
+        # (at the bound), unless field reads already nest there
+        at_bound = depth >= self.max_depth and self._nested_fields < 2
+        start = self.max_depth if at_bound else depth + 1
+        self._nested_fields += at_bound
         try:
             out: Taints = {}
             fixed = self.rules.scoped("constructor")
             for member in self._members(class_node):
-                summ = self.summary(member, depth + 1)
+                summ = self.summary(member, start)
                 if summ is None:
                     continue
                 flows = {o: f for o, f in summ.fields.get(name, {}).items() if o.kind == "source"}
@@ -219,6 +237,7 @@ class Engine:
                 out = union(out, flows)
             out = union(out, self._field_initialiser(class_node, name, depth), self._constructed.get(key, {}))
         finally:
+            self._nested_fields -= at_bound
             self._field_busy.discard(key)
         self._fields[key] = out
         return out
@@ -242,16 +261,22 @@ class Engine:
         # members on the request side, which may read them without having been visited) until no field
         # gains a flow (at most twice: a construction site found only on a re-run fills a field too).
         before: dict[tuple[str, str], frozenset[Any]] = {}
-        for _ in range(2):
+        for _ in range(3):
             now = {k: frozenset(v) for k, v in (*self._constructed.items(), *self.records.values.items())}
-            changed = {k for k, v in now.items() if v != before.get(k)}
+            built = {k for k, v in now.items() if v != before.get(k)}
+            grown = self._grown_fields() - built
+            changed = built | grown
             if not changed:
                 break
             before = now
             stale = {n for n, deps in self._deps.items() if deps & changed}
             for key in changed:
                 self._fields.pop(key, None)
+            for key in built:
                 stale.update(m for m in self._members(key[0]) if m in self.region)
+            for key in grown:  # the writers already hold the value: only its readers run again
+                stale.difference_update(m for m in self._members(key[0])
+                                        if key[1] in self.summaries.get(m, _EMPTY).fields)
             for n in stale:
                 self.summaries.pop(n, None)
             # the first pass's roots first, so a summary is recomputed at the depth it had (a summary
@@ -264,6 +289,21 @@ class Engine:
         result.functions = len(self.summaries)
         result.unmapped = sorted(set(self.unmapped))
         return result
+
+    def _grown_fields(self) -> set[tuple[str, str]]:
+        """Fields a method writes (`reload() { this.files = load(this.root) }`) whose value was read while
+        that method was still being summarised (a cycle through the field): the members' summaries now
+        hold more than the reader saw."""
+        grown = set()
+        for key, seen in self._fields.items():
+            class_node, name = key
+            for member in self._members(class_node):
+                summ = self.summaries.get(member)
+                if summ is not None and any(o.kind == "source" and o not in seen
+                                            for o in summ.fields.get(name, {})):
+                    grown.add(key)
+                    break
+        return grown
 
     def _drive(self, roots: set[str], then: set[str] = frozenset()) -> None:  # type: ignore[assignment]
         """Summarise the roots (then `then`), and the callers of those whose return value carries a
@@ -308,7 +348,12 @@ class Engine:
         # it registers it: it belongs to the region of that function
         self.region |= {s for s in sources - self.region if any(r in self.region for r in self.seams.referencers(s))}
         # a call whose arguments carry nothing matters only if its callee can return a volatile value
-        self.may_return_source = self._walk(sources, self.max_depth, backwards=True)
+        reach = self._walk(sources, self.max_depth, backwards=True)
+        # a method may return what another method of its class stored (`reload()` fills `this.files`,
+        # `getFiles()` hands it out): the members of a class one of whose members can see a source
+        classes = {self.g.nodes[n].get("parent") for n in reach} - {None}
+        members = {m for c in classes if self.g.nodes.get(c, {}).get("kind") == "class" for m in self._members(c)}
+        self.may_return_source = reach | self._walk(members - reach, self.max_depth, backwards=True)
         roots = sources & self.region
         if self.rules.records:  # typed records (records.py): written anywhere, read at the request side
             roots |= (sinks & self.region) | self.records.writers(sources - self.region, self.rules)

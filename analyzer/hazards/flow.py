@@ -18,8 +18,17 @@ from tree_sitter import Node
 
 from analyzer.hazards import control, records
 from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_match
-from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, base_identifier, key_text, pattern_names, unwrap
+from analyzer.hazards.syntax import (
+    FUNCTION_NODES,
+    ParsedFile,
+    base_identifier,
+    key_text,
+    module_string,
+    pattern_names,
+    unwrap,
+)
 from analyzer.hazards.taints import (
+    MAX_PATH,
     Flow,
     Hit,
     Origin,
@@ -30,6 +39,7 @@ from analyzer.hazards.taints import (
     compose_through,
     mapped,
     norm,
+    order_apart,
     stepped,
     union,
 )
@@ -158,7 +168,8 @@ class FunctionFlow:
                 value = c.child_by_field_name("value") if c.type == "pair" else None
                 if key in sink.position and value is not None and len(self.pf.text(value)) <= 60:
                     text = self.pf.text(value)
-                    out.append((key, text[1:-1] if value.type == "string" else text))
+                    literal = module_string(self.pf, text) if value.type == "identifier" else None
+                    out.append((key, text[1:-1] if value.type == "string" else literal or text))
         return tuple(out)
 
     def _miss(self, t: Taints, rule: str, reason: str, node: Node) -> None:
@@ -216,6 +227,12 @@ class FunctionFlow:
             if default is not None:
                 t = union(t, stepped(self._eval(default), self._step(default, "parameter default")))
             self._bind(pattern, t, None)
+            if self.info.is_constructor and pattern.type == "identifier" and any(
+                    c.type == "accessibility_modifier" or c.type == "readonly" for c in p.children):
+                # a parameter property (`constructor(private readonly root: string)`) is a field too
+                pname = self.pf.text(pattern)
+                self.summary.fields[pname] = union(self.summary.fields.get(pname, {}),
+                                                   stepped(t, self._step(p, f"stored in this.{pname}")))
 
     def _bind(self, pattern: Node | None, t: Taints, step: Step | None) -> None:
         if pattern is None:
@@ -247,7 +264,8 @@ class FunctionFlow:
             self._bind(node.child_by_field_name("left"), items, self._step(node, "iterated into {name}"))
             # what the body accumulates (push, +=) comes in this iteration order
             order = {o: replace(f, path=()) for o, f in items.items() if self._kind(o) == "ordering"}
-            order = union(order, mapped({o: f for o, f in items.items() if o.kind == "param"}, ("order", "")))
+            params = {o: f for o, f in items.items() if o.kind == "param"}
+            order = union(order, order_apart(mapped(params, ("order", ""))))
             self._loop_order.append(stepped(order, self._step(node, "accumulated in this iteration order")))
             try:
                 for _ in range(2):  # a second pass lets loop-carried values reach earlier statements
@@ -506,9 +524,28 @@ class FunctionFlow:
             base = base_identifier(left)
             if base is not None:  # obj.prop = v: the object now carries v (in field prop)
                 name = self.pf.text(base)
-                wrapped = mapped(value, ("wrap", pname)) if pname and obj == base else value
+                wrapped = value
+                if pname and obj == base:
+                    wrapped = mapped(value, ("wrap", pname))
+                elif pname:  # obj.a.b = v: the object carries v under a.b, not as a whole
+                    wrapped = self._wrapped_path(left, base, value)
                 self.env[name] = union(self.env.get(name, {}),
                                        stepped(wrapped, self._step(node, f"stored in {self._text(left, 40)}")))
+
+    def _wrapped_path(self, left: Node, base: Node, value: Taints) -> Taints:
+        props: list[str] = []
+        n: Node | None = left
+        while n is not None and n.type == "member_expression" and n != base:
+            prop = n.child_by_field_name("property")
+            if prop is None:
+                return value
+            props.append(self.pf.text(prop))
+            n = n.child_by_field_name("object")
+        if n != base or len(props) > MAX_PATH:
+            return value  # a computed key on the way (`a[k].b = v`): the whole object carries v
+        for p in props:  # innermost first: `a.b.c = v` is { b: { c: v } }
+            value = mapped(value, ("wrap", p))
+        return value
 
     def _object(self, node: Node) -> Taints:
         parts: list[Taints] = []
@@ -790,6 +827,8 @@ class FunctionFlow:
                         self._miss(t, "unknown-callee", f"passed to {callee}() → {qual}, whose body could not be "
                                    "read — not followed", node)
                 continue
+            if attrs.get("rule") in self.rules.handoff_edges:
+                continue  # handed over, not called here: its own summary holds what it computes
             kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
             kind += f", {ran}" if ran else ""
             possible = bool(attrs.get("possible"))

@@ -35,19 +35,23 @@ hazard    = {"id", "category", "kinds": [str], "effect", "effect_rule", "granula
              "sink": place, "template": {"repo", "path", "line"} | null, "branches": [finding id, …]}
 place     = {"repo", "path", "line", "text", "function"}   # function: the graph node id
                                                            # sink also: "rule", "part", "position":
-                                                           # {"name", "order"} as the code states them, or null
+                                                           # {"name", "order"} as the code states them, or null;
+                                                           # message history sinks also "message": "new" (put
+                                                           # into a message built for this request) or
+                                                           # "replayed" (read back from the stored history)
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import networkx as nx
 
 from analyzer.hazards.engine import EngineResult, effective_neutraliser
 from analyzer.hazards.grouping import group_findings
-from analyzer.hazards.rules import EFFECTS, GRANULARITIES, Effect, HazardRules
+from analyzer.hazards.rules import EFFECTS, GRANULARITIES, Effect, HazardRules, glob_match
 from analyzer.hazards.taints import Hit
 
 SCHEMA = "analyzer.hazards/1"
@@ -104,9 +108,24 @@ def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, 
         "source": {**_place(g, o.repo, o.path, o.line, o.text, o.function), "rule": o.rule},
         "steps": [{"repo": s.repo, "path": s.path, "line": s.line, "why": s.why} for s in hit.flow.steps],
         "sink": {**_place(g, site.repo, site.path, site.line, site.text, site.function), "rule": site.rule,
-                 "part": site.part, "position": dict(site.position) or None},
+                 "part": site.part, "position": dict(site.position) or None,
+                 **({"message": message_origin(rules, hit)} if site.part == "message history" else {})},
         **chosen,
     }
+
+
+_READ_STEP = re.compile(r"^(?:read from this\.([\w$]+)|returned by ([\w$.]+) )")
+
+
+def message_origin(rules: HazardRules, hit: Hit) -> str:
+    """`replayed` when the chain reads the stored history on its way (a field or getter the `[[history]]`
+    rule names), else `new`: the value is put into a message built for this request."""
+    for step in hit.flow.steps:
+        m = _READ_STEP.match(step.why)
+        name = (m.group(1) or m.group(2).rsplit(".", 1)[-1]) if m else ""
+        if name and glob_match(name, rules.history_reads):
+            return "replayed"
+    return "new"
 
 
 def _effect_fields(effect: Effect | None) -> dict[str, Any]:

@@ -107,6 +107,9 @@ def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
     if sink.get("position"):
         where = ", ".join(f"{k} {v}" for k, v in sink["position"].items())
         console.print(f"   lands  {escape(sink['part'])} entry {escape(where)}")
+    if sink.get("message"):
+        said = "new in this request" if sink["message"] == "new" else "replayed from the stored history"
+        console.print(f"   message  {said}")
     console.print(f"   sink   {escape(_where(sink))}  [dim]{escape(sink['text'])}[/]  "
                   f"[dim]in {escape(sink['function'].split(':', 2)[-1])} ({escape(sink['rule'])})[/]")
     console.print(f"   [green]neutralise:[/] {escape(f['neutralised_by'])}")

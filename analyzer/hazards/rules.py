@@ -157,6 +157,8 @@ class HazardRules:
     mutators: set[str] = field(default_factory=set)
     flattening: set[str] = field(default_factory=set)  # carriers whose result is a plain value
     wire_fields: dict[str, set[str]] = field(default_factory=dict)  # request part → serialised fields
+    history_reads: tuple[str, ...] = ()  # names whose read means a message of the stored history is replayed
+    handoff_edges: set[str] = field(default_factory=set)  # edge rules whose target runs later, with other args
     files: list[str] = field(default_factory=list)
     text_hash: str = ""
     _heads: frozenset[str] | None = None
@@ -354,6 +356,14 @@ def _wire(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.wire_fields.setdefault(_part(e["part"]), set()).update(e["fields"])
 
 
+def _handoff(rules: HazardRules, e: dict[str, Any]) -> None:
+    rules.handoff_edges |= {str(x) for x in e["rules"]}
+
+
+def _history(rules: HazardRules, e: dict[str, Any]) -> None:
+    rules.history_reads = (*rules.history_reads, *(str(x) for x in e["reads"]))
+
+
 def _elsewhere(rules: HazardRules, e: dict[str, Any]) -> None:
     """Read by another module (`[[experiment]]`: analyzer.hazards.experiment; `[[forwarder]]`, `[[registry]]`:
     analyzer.hazards.seams)."""
@@ -364,4 +374,5 @@ _READERS = {"experiment": _elsewhere, "forwarder": _elsewhere, "registry": _else
             "mutator": _mutator, "source": _source, "control": _control, "record": _record,
             "neutraliser": _neutraliser, "returns": _returns, "property": _property,
             "call_argument": _call_argument, "assignment": _assignment, "dismiss": _dismiss,
+            "history": _history, "handoff": _handoff,
             "rewrite": _structural("rewrite"), "runtime_tools": _structural("runtime_tools")}

@@ -193,3 +193,17 @@ def pattern_names(pf: ParsedFile, pattern: Node) -> Iterable[tuple[Node, str | N
             continue
         stack.extend((c, None) for c in n.named_children if not c.type.endswith("type_annotation"))
     return out
+
+
+def module_string(pf: ParsedFile, name: str) -> str | None:
+    """The string a module-level `const NAME = '…'` of this file holds (a section name kept in a constant)."""
+    for stmt in pf.root.named_children:
+        decl = stmt.child_by_field_name("declaration") if stmt.type == "export_statement" else stmt
+        if decl is None or decl.type != "lexical_declaration":
+            continue
+        for d in decl.named_children:
+            ident, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+            if d.type == "variable_declarator" and ident is not None and value is not None \
+                    and pf.text(ident) == name and value.type == "string":
+                return pf.text(value)[1:-1]
+    return None

@@ -56,9 +56,11 @@ class Flow:
     ops: tuple[tuple[str, str], ...] = ()
 
     def then(self, step: Step) -> Flow:
-        if len(self.steps) >= MAX_STEPS or (self.steps and self.steps[-1] == step):
+        if self.steps and self.steps[-1] == step:
             return self
-        return replace(self, steps=(*self.steps, step))
+        # a long chain keeps its source and its newest step (the sink, at the end); the middle is dropped
+        kept = self.steps[:MAX_STEPS - 1] if len(self.steps) >= MAX_STEPS else self.steps
+        return replace(self, steps=(*kept, step))
 
 
 Taints = dict[Origin, Flow]
@@ -172,10 +174,21 @@ def compose_through(flow: Flow, inner: Flow, call: Step, possible: bool) -> Flow
     shaped = apply_ops(flow, inner.ops)
     if shaped is None:
         return None
-    steps = (*flow.steps, call, *inner.steps)[:MAX_STEPS]
+    steps = (*flow.steps, call, *inner.steps)
+    steps = steps if len(steps) <= MAX_STEPS else (*steps[:MAX_STEPS - 1], steps[-1])
     return replace(shaped, steps=steps, neutralisers=(*flow.neutralisers, *inner.neutralisers),
                    possible=flow.possible or inner.possible or possible)
 
 
 def norm(text: str) -> str:
     return _TYPE_ARGS.sub("", _WS.sub("", text).replace("?.", ".").replace("!.", "."))
+
+
+def order_apart(t: Taints) -> Taints:
+    """A parameter's iteration order kept beside (not instead of) what a loop body reads of its elements:
+    one flow per origin would keep only the shorter, and the order lets only ordering sources through."""
+    out: Taints = {}
+    for o, f in t.items():
+        key = replace(o, field=f"{o.field}<order>")
+        out[key] = replace(f, origin=key)
+    return out
