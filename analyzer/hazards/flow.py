@@ -6,6 +6,12 @@ literals, `+`, object/array literals and spreads, built-in carriers (analyzer/ru
 calls resolved by the graph (their summaries, via `FlowContext`) — each flow keeping the steps that
 explain it. The summary says which flows reach the return value, which reach a sink, which were
 dismissed (logging, timers, stores, unfollowed calls) and which class fields were written.
+
+Why one file of about 900 lines: it is one recursive walker (`FunctionFlow`) whose statement, expression and
+call handlers call each other and share the walk's state (the bindings in scope, the summary being built,
+the depth). Everything that is not the walk lives elsewhere: the flow algebra in `taints.py`, syntax helpers
+in `syntax.py`, seams in `seams.py`, volatile tests in `control.py`, typed records in `records.py`; a
+split of the walker itself into mixins would only spread one recursion over several files.
 """
 
 from __future__ import annotations
