@@ -485,17 +485,17 @@ class FunctionValues(ValueSites):
 
     def _default_values(self, ctor: DefRef, d: Definition, name: str, why: tuple[str, ...], mod: ModuleRef,
                         call: Call) -> list[Value]:
-        """The default of a parameter property: an inline closure (the constructor writes it), a named function,
-        else the producers of its declared type."""
+        """The default of a parameter property — an inline closure (the constructor writes it) or a named
+        function — and the producers of its declared type (values handed over on paths not followed, as when
+        nothing is followed)."""
         default = _parameter_default(d.signature, name)
         said = (*why, f"{ctor.path}:{d.line}: {name} defaults to {(default or '?')[:60]}")
+        found: list[Value] = []
         if default is not None and _CLOSURE_RE.match(default):
-            return [Value(ctor, (*said, INLINE))]
-        if default is not None and default.isidentifier():
+            found = [Value(ctor, (*said, INLINE))]
+        elif default is not None and default.isidentifier():
             found = self.identifier_values(ctor.module, ctor.qualname, default, said, 1)
-            if found:
-                return found
-        return self._typed_values(mod, call)
+        return found + self._typed_values(mod, call)
 
     def _assigned_values(self, mod: ModuleRef, call: Call) -> list[Value]:
         """`this.onChunk()` where some `stream.onChunk = fn` assigns the same declared field."""
