@@ -290,3 +290,10 @@ def test_a_service_member_typed_through_a_record_heritage_reaches_the_producers_
 def test_the_same_member_read_off_a_parameters_declared_type() -> None:
     edges = _value_edges("app:src/runtime.ts:complain")
     assert [e["to"] for e in edges[15]] == ["app:src/log.ts:Logger.method"]
+
+
+def test_a_default_is_read_from_a_signature_cut_short() -> None:
+    from analyzer.resolve.values import _parameter_default
+    cut = "constructor( private readonly run: (spec: Spec) => Promise<H> = spec => start(spec), private readonly la"
+    assert _parameter_default(cut, "run") == "spec => start(spec)"
+    assert _parameter_default(cut, "la") is None

@@ -560,9 +560,10 @@ def _parameter_default(signature: str, name: str) -> str | None:
             if depth == 0:
                 end = i
                 break
-    if end < 0:
-        return None
-    for seg in split_top(signature[start + 1:end], ","):
+    segments = split_top(signature[start + 1:end if end >= 0 else len(signature)], ",")
+    if end < 0:  # the stored signature is cut short: its last parameter may be too
+        segments = segments[:-1]
+    for seg in segments:
         seg = _MODIFIERS_RE.sub("", seg)
         if not re.match(rf"{re.escape(name)}\s*[?:=]", seg):
             continue
