@@ -126,6 +126,13 @@ FILES = {
           }
         }
         export const loud = new Sink(writeTwice)
+        export class Pipe {
+          constructor(private readonly emit: (text: string) => void = (text) => writeTwice(text)) {}
+          send(text: string): void {
+            this.emit(text)
+          }
+        }
+        export const quiet = new Pipe()
         """,
     "src/pool.ts": """
         const idle: string[] = []
@@ -255,15 +262,20 @@ def test_a_function_held_by_a_constructor_parameter_property_is_what_the_constru
 def test_a_member_destructured_from_a_calls_result_is_what_the_callees_returned_literals_hold() -> None:
     edges = _value_edges("app:src/pool.ts:send")
     # each returned literal's closure (an object-literal function property: a node of its own)
-    assert sorted(e["to"] for e in edges[20]) == ["app:src/pool.ts:acquire.release", "app:src/pool.ts:acquire.release#2"]
+    assert sorted(e["to"] for e in edges[20]) == ["app:src/pool.ts:acquire.release",
+                                                  "app:src/pool.ts:acquire.release#2"]
     ev = edges[20][0]["evidence"]
     assert any("release is member 'release' of what acquire(…) returns" in line for line in ev), ev
 
 
-def test_an_optional_parameter_property_also_reaches_its_declared_types_producers() -> None:
-    # what `new Sink(writeTwice)` passes, and — a caller may leave it out — the producers of `Writer`
-    got = sorted(e["to"] for e in _value_edges("app:src/table.ts:Sink.flush")[27])
+def test_an_optional_parameter_property_also_reaches_its_default() -> None:
+    # what `new Sink(writeTwice)` passes, and — a caller may leave it out — the default `= writeOut`
+    edges = _value_edges("app:src/table.ts:Sink.flush")[27]
+    got = sorted(e["to"] for e in edges)
     assert got == ["app:src/table.ts:writeOut", "app:src/table.ts:writeTwice"], got
+    assert any("write defaults to writeOut" in line for e in edges for line in e["evidence"])
+    # a default written as a closure belongs to the constructor that writes it
+    assert [e["to"] for e in _value_edges("app:src/table.ts:Pipe.send")[34]] == ["app:src/table.ts:Pipe.constructor"]
 
 
 def test_a_service_member_typed_through_a_record_heritage_reaches_the_producers_of_its_function_type() -> None:
@@ -278,3 +290,10 @@ def test_a_service_member_typed_through_a_record_heritage_reaches_the_producers_
 def test_the_same_member_read_off_a_parameters_declared_type() -> None:
     edges = _value_edges("app:src/runtime.ts:complain")
     assert [e["to"] for e in edges[15]] == ["app:src/log.ts:Logger.method"]
+
+
+def test_a_default_is_read_from_a_signature_cut_short() -> None:
+    from analyzer.resolve.values import _parameter_default
+    cut = "constructor( private readonly run: (spec: Spec) => Promise<H> = spec => start(spec), private readonly la"
+    assert _parameter_default(cut, "run") == "spec => start(spec)"
+    assert _parameter_default(cut, "la") is None

@@ -14,12 +14,16 @@ function's parameter is followed a few levels.
 
 from __future__ import annotations
 
+import re
+
 from analyzer.index.model import Arg, Call, Definition, ObjectLiteral, ObjectProperty
+from analyzer.index.types import top_level_indices
 from analyzer.resolve.calls import node_id_for_scope
 from analyzer.resolve.edges import Edge
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import CALLABLE_KINDS, DefRef
 from analyzer.resolve.registries import Registration
+from analyzer.resolve.typetext import split_top
 from analyzer.resolve.valueflow import Value
 from analyzer.resolve.valuesites import INLINE, MAX_FORWARDS, ValueSites
 
@@ -475,9 +479,23 @@ class FunctionValues(ValueSites):
                 if prm.name == chain[1] and prm.is_property:
                     why = (f"{ctor.path}:{m.field.line}: {chain[1]} is a parameter property of {m.owner.qualname}",)
                     out.extend(Value(v.target, (*why, *v.evidence)) for v in self._param_values(ctor, i, None, 1))
-                    if out and prm.optional:  # `= writeDefault` when a caller leaves it out: the declared type's
-                        out.extend(self._typed_values(mod, call))  # producers, as when nothing is followed
+                    if prm.optional and d is not None:  # what runs when a caller leaves it out
+                        out.extend(self._default_values(ctor, d, chain[1], why, mod, call))
         return out
+
+    def _default_values(self, ctor: DefRef, d: Definition, name: str, why: tuple[str, ...], mod: ModuleRef,
+                        call: Call) -> list[Value]:
+        """The default of a parameter property — an inline closure (the constructor writes it) or a named
+        function — and the producers of its declared type (values handed over on paths not followed, as when
+        nothing is followed)."""
+        default = _parameter_default(d.signature, name)
+        said = (*why, f"{ctor.path}:{d.line}: {name} defaults to {(default or '?')[:60]}")
+        found: list[Value] = []
+        if default is not None and _CLOSURE_RE.match(default):
+            found = [Value(ctor, (*said, INLINE))]
+        elif default is not None and default.isidentifier():
+            found = self.identifier_values(ctor.module, ctor.qualname, default, said, 1)
+        return found + self._typed_values(mod, call)
 
     def _assigned_values(self, mod: ModuleRef, call: Call) -> list[Value]:
         """`this.onChunk()` where some `stream.onChunk = fn` assigns the same declared field."""
@@ -521,6 +539,39 @@ class FunctionValues(ValueSites):
                         if m.definition is not None and m.definition.kind in CALLABLE_KINDS:
                             out.append(Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), why))
         return out
+
+
+_CLOSURE_RE = re.compile(r"^(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)")
+_MODIFIERS_RE = re.compile(r"^(?:(?:private|public|protected|readonly|override)\s+)*")
+
+
+def _parameter_default(signature: str, name: str) -> str | None:
+    """`constructor(private readonly write: Writer = (t) => …)` → the default's text for `write`; None."""
+    start = signature.find("(")
+    if start < 0:
+        return None
+    depth, end = 1, -1
+    for i in range(start + 1, len(signature)):
+        ch = signature[i]
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}" or ch == ">" and signature[i - 1] != "=":
+            depth -= 1
+            if depth == 0:
+                end = i
+                break
+    segments = split_top(signature[start + 1:end if end >= 0 else len(signature)], ",")
+    if end < 0:  # the stored signature is cut short: its last parameter may be too
+        segments = segments[:-1]
+    for seg in segments:
+        seg = _MODIFIERS_RE.sub("", seg)
+        if not re.match(rf"{re.escape(name)}\s*[?:=]", seg):
+            continue
+        for i in top_level_indices(seg):
+            if seg[i] == "=" and seg[i + 1:i + 2] != ">" and seg[i - 1:i] not in ("=", "!", "<", ">"):
+                return seg[i + 1:].strip() or None
+        return None
+    return None
 
 
 def _short(text: str, limit: int = 60) -> str:
