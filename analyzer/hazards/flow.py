@@ -34,6 +34,7 @@ from analyzer.hazards.syntax import (
     unwrap,
 )
 from analyzer.hazards.taints import (
+    CALLED,
     MAX_PATH,
     Flow,
     Hit,
@@ -563,7 +564,10 @@ class FunctionFlow:
                 value_node = c.child_by_field_name("value")
                 v = written[kname] = self._eval(value_node)
                 self._property_sink(kname, v, c)
-                parts.append(stepped(mapped(v, ("wrap", kname)), self._step(c, f"object property {kname}")))
+                held = v
+                if value_node is not None and unwrap(value_node).type in FUNCTION_NODES:
+                    held = mapped(v, ("wrap", CALLED))  # a function kept in a field: its result, once called
+                parts.append(stepped(mapped(held, ("wrap", kname)), self._step(c, f"object property {kname}")))
             elif c.type == "shorthand_property_identifier":
                 kname = self.pf.text(c)
                 v = written[kname] = self._eval(c)

@@ -65,6 +65,9 @@ class Flow:
 
 Taints = dict[Origin, Flow]
 MAX_PATH = 4
+# The path segment of a function value's result (`{ execute: () => run(now) }` holds `now` at ("execute",
+# CALLED)): reading the field gives the function, calling it the result.
+CALLED = "()"
 
 
 def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
@@ -80,6 +83,8 @@ def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
     if kind == "order":  # only the iteration order carries on: ordering sources, as a whole
         return replace(flow, path=()) if flow.origin.volatility == "ordering" else None
     if kind == "flat":
+        if CALLED in flow.path:  # a function in the value: its string or JSON form holds no result of it
+            return None
         return replace(flow, path=()) if flow.path else flow
     if kind == "wrap":
         return replace(flow, path=(key, *flow.path)[:MAX_PATH])
