@@ -48,8 +48,6 @@ class ObserveResult:
 
 def observe(experiment: Experiment, options: ObserveOptions = ObserveOptions()) -> ObserveResult:
     """Send the experiment's control and treatment series; each row is appended to the log as it ends."""
-    from analyzer.atomic import write_text_atomic
-    from analyzer.errors import AnalyzerError
     from analyzer.observe.jsonl import RowWriter, log_path, scrub
     from analyzer.observe.record import build_record
     from analyzer.observe.runner import run_experiment
@@ -69,12 +67,20 @@ def observe(experiment: Experiment, options: ObserveOptions = ObserveOptions()) 
                               interrupted=result.interrupted)
         text = scrub(record.to_markdown(options.lang), secrets)
         if options.record_file is not None:
-            try:
-                write_text_atomic(options.record_file, text)
-            except OSError as exc:
-                raise AnalyzerError(f"cannot write the record {options.record_file} ({exc.strerror}); the "
-                                    f"observations are in {path}; choose a writable path") from None
+            _write_record(options.record_file, text, path)
     return ObserveResult(summary, path, result, text)
+
+
+def _write_record(record_file: Path, text: str, log: Path) -> None:
+    """The record, written whole or not at all; a failure names where the observations already are."""
+    from analyzer.atomic import write_text_atomic
+    from analyzer.errors import AnalyzerError
+
+    try:
+        write_text_atomic(record_file, text)
+    except OSError as exc:
+        raise AnalyzerError(f"cannot write the record {record_file} ({exc.strerror}); the observations are in "
+                            f"{log}; choose a writable path") from None
 
 
 @dataclass(frozen=True)
@@ -112,8 +118,6 @@ def observe_app(session: Session, experiment: AppExperiment, options: AppObserve
     from urllib.parse import urlparse
 
     from analyzer.apps.setup import default_base_url, install_app
-    from analyzer.atomic import write_text_atomic
-    from analyzer.errors import AnalyzerError
     from analyzer.observe.apprecord import build_app_record
     from analyzer.observe.apprunner import run_app_experiment
     from analyzer.observe.appsummary import app_summary
@@ -134,9 +138,5 @@ def observe_app(session: Session, experiment: AppExperiment, options: AppObserve
     if options.record:
         text = build_app_record(experiment, app, summary, lang=options.lang).to_markdown(options.lang)
         if options.record_file is not None:
-            try:
-                write_text_atomic(options.record_file, text)
-            except OSError as exc:
-                raise AnalyzerError(f"cannot write the record {options.record_file} ({exc.strerror}); the "
-                                    f"observations are in {result.log}; choose a writable path") from None
+            _write_record(options.record_file, text, result.log)
     return AppObserveResult(summary, result, text)

@@ -23,7 +23,7 @@ import networkx as nx
 from tree_sitter import Node, QueryError
 
 from analyzer.hazards.rules import HazardRules, Record
-from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, SourceFiles, key_text, matches, unwrap
+from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, SourceFiles, descendants, key_text, matches, unwrap
 from analyzer.hazards.taints import Step, Summary, Taints, stepped, union
 from analyzer.index.types import base_name, candidate_types, type_arguments
 
@@ -106,7 +106,7 @@ class RecordStore:
             if n.start_point[0] > a["end_line"] - 1 or n.end_point[0] < a["line"] - 1:
                 continue
             if n.type in ("interface_declaration", "type_alias_declaration") and n.start_point[0] == a["line"] - 1:
-                for sig in _descendants(n, "property_signature"):
+                for sig in descendants(n, "property_signature"):
                     key, ann = sig.child_by_field_name("name"), sig.child_by_field_name("type")
                     if key is not None and ann is not None:
                         out.setdefault(key_text(pf, key), pf.text(ann))
@@ -148,16 +148,6 @@ class RecordStore:
 
     def read(self, decl: str, name: str) -> Taints:
         return self.values.get((KEY + decl, name), {})
-
-
-def _descendants(node: Node, kind: str) -> list[Node]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if n.type == kind:
-            out.append(n)
-        stack.extend(n.children)
-    return out
 
 
 # ---- the walker's side ---------------------------------------------------------------------------------

@@ -117,7 +117,7 @@ def _read_imports(pf: ParsedFile) -> None:
         if not modules:
             continue
         module = pf.text(modules[0])
-        for spec in _descendants(stmt, "import_specifier"):
+        for spec in descendants(stmt, "import_specifier"):
             name = spec.child_by_field_name("name")
             alias = spec.child_by_field_name("alias")
             if name is not None:
@@ -130,7 +130,8 @@ def _read_imports(pf: ParsedFile) -> None:
                 pf.imported_as[pf.text(binding)] = "*" if binding.parent.type == "namespace_import" else "default"
 
 
-def _descendants(node: Node, kind: str) -> list[Node]:
+def descendants(node: Node, kind: str) -> list[Node]:
+    """Every node of `kind` below `node` (itself included)."""
     out: list[Node] = []
     stack = [node]
     while stack:

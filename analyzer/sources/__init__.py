@@ -11,8 +11,7 @@ Public API:
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from analyzer.lazyexports import lazy_exports
 
 # Exported name → the submodule that defines it. Loaded on first use (PEP 562), so importing one light
 # submodule (`analyzer.sources.refcheck`, asked by every warm `trace`) does not pull in GitPython.
@@ -27,9 +26,4 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -20,8 +20,7 @@ Public API:
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from analyzer.lazyexports import lazy_exports
 
 # re-exported for analyzer.recheck, loaded on first use: the command line reads `routes` (the `--route`
 # choices) when it builds its parser, and that must not import the evaluator or GitPython
@@ -29,9 +28,4 @@ _EXPORTS = {"ledger_for_pins": "pins"}
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
