@@ -860,22 +860,16 @@ class FunctionFlow:
                                 out = union(out, {composed.origin: composed.then(back)})
                 else:
                     out = union(out, {origin: replace(rf, possible=rf.possible or possible).then(back)})
-            for hit in summ.sinks:
-                o = hit.flow.origin
-                if o.kind == "param" and o.index in params:
-                    a, t = params[o.index]
-                    for flow in t.values():
-                        composed = through(flow, hit.flow, a)
-                        if composed is not None:
-                            self.summary.sinks.append(Hit(composed, hit.site))
-            for hit in summ.misses:
-                o = hit.flow.origin
-                if o.kind == "param" and o.index in params:
-                    a, t = params[o.index]
-                    for flow in t.values():
-                        composed = through(flow, hit.flow, a)
-                        if composed is not None:
-                            self._add_miss(Hit(composed, hit.site))
+            # a sink or a loss the callee met on a parameter is met here by what this call passes in
+            for hits, keep in ((summ.sinks, self.summary.sinks.append), (summ.misses, self._add_miss)):
+                for hit in hits:
+                    o = hit.flow.origin
+                    if o.kind == "param" and o.index in params:
+                        a, t = params[o.index]
+                        for flow in t.values():
+                            composed = through(flow, hit.flow, a)
+                            if composed is not None:
+                                keep(Hit(composed, hit.site))
             for i, gained in summ.mutates.items():  # what the callee added to an argument's value
                 holder = args[params[i][0]] if args and i in params and params[i][0] < len(args) else None
                 base = (unwrap(holder) if unwrap(holder).type == "identifier" else base_identifier(unwrap(holder))) \
