@@ -162,8 +162,11 @@ class Mapper:
                 if self.g.nodes[n]["line"] <= line <= self.g.nodes[n]["end_line"]]
         named = [n for n in here if name and self.g.nodes[n]["name"] == name]
         if not named and name:  # an overload signature: the graph's node starts at the implementation below
-            named = [n for n in self.by_file.get((repo, path), []) if self.g.nodes[n]["name"] == name
-                     and 0 < self.g.nodes[n]["line"] - line <= 12]
+            # (the nearest one: several overloads of a long signature each can stand many lines above it)
+            below = [n for n in self.by_file.get((repo, path), []) if self.g.nodes[n]["name"] == name
+                     and self.g.nodes[n]["line"] > line]
+            nearest = min((self.g.nodes[n]["line"] for n in below), default=None)
+            named = [n for n in below if self.g.nodes[n]["line"] == nearest]
         named = named or [n for n in here if self.g.nodes[n]["kind"] != "class"] or here
         return min(named, key=lambda n: self.g.nodes[n]["end_line"] - self.g.nodes[n]["line"]) if named else None
 

@@ -70,3 +70,15 @@ def test_the_trace_stratum_is_the_path_its_seam_alternatives_and_their_direct_ca
     # the path, the other production target at its seam and what that calls; not test code, not a guess's
     # target, not two calls away
     assert got == ["r:a.ts:finish", "r:a.ts:helper", "r:a.ts:middle", "r:a.ts:other", "r:a.ts:start"]
+
+
+def test_an_overload_signature_far_above_its_implementation_maps_to_it() -> None:
+    """Go to Definition may name the first of several long overload signatures; the graph's node is the
+    implementation below them, however many lines down, and not another function of that name further on."""
+    g = nx.MultiDiGraph()
+    _node(g, "r:b.ts:convert", "function", 60, 80)
+    _node(g, "r:b.ts:Other.convert", "method", 120, 130)
+    _node(g, "r:b.ts:caller", "function", 200, 210)
+    mapper = ts_oracle.Mapper(g)
+    assert mapper.node_at("r/b.ts", 30, "convert") == "r:b.ts:convert"
+    assert mapper.node_at("r/b.ts", 100, "convert") == "r:b.ts:Other.convert"
