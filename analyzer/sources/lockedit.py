@@ -7,6 +7,7 @@ still there, byte for byte.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import tomlkit
@@ -36,9 +37,13 @@ def rewrite_pin(path: Path, name: str, ref: str | None, commit: str) -> str:
             del table["ref"]  # type: ignore[attr-defined]
     elif "ref" in table:  # type: ignore[operator]
         table["ref"] = ref  # type: ignore[index]
-    else:
-        _insert_after_url(table, ref)
     new_text = tomlkit.dumps(doc)
+    if ref is not None and "ref" not in table:  # type: ignore[operator]
+        placed = _with_ref_after_url(new_text, name, ref)
+        if placed is None:  # no url line to follow: appending is still correct TOML
+            table["ref"] = ref  # type: ignore[index]
+            placed = tomlkit.dumps(doc)
+        new_text = placed
     parse_lock(new_text, path)
     try:
         write_text_atomic(path, new_text)
@@ -48,10 +53,19 @@ def rewrite_pin(path: Path, name: str, ref: str | None, commit: str) -> str:
     return new_text
 
 
-def _insert_after_url(table: object, ref: str) -> None:
-    """Keep the conventional url, ref, commit order when a table gains a ref."""
-    container = getattr(table, "value", None)
-    try:
-        container._insert_after("url", "ref", ref)  # type: ignore[union-attr]
-    except Exception:  # tomlkit internals moved: appending is still correct TOML
-        table["ref"] = ref  # type: ignore[index]
+def _with_ref_after_url(text: str, name: str, ref: str) -> str | None:
+    """`text` with `ref = "…"` on the line after `[repos.NAME]`'s `url` line (the conventional url, ref, commit
+    order), or None when that line cannot be found. Public tomlkit has no insert-after, and re-adding the later
+    keys would move the comments and blank lines that trail the table; one inserted line moves nothing."""
+    lines = text.splitlines(keepends=True)
+    header = re.compile(r"^\s*\[\s*repos\s*\.\s*(?:" + re.escape(name) + r'|"' + re.escape(name) + r'")\s*\]')
+    url = re.compile(r"^\s*url\s*=")
+    inside = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("["):
+            inside = bool(header.match(line))
+        elif inside and url.match(line):
+            value = tomlkit.item(ref).as_string()
+            newline = "" if line.endswith("\n") else "\n"
+            return "".join(lines[:i + 1]) + newline + f"ref = {value}\n" + "".join(lines[i + 1:])
+    return None
