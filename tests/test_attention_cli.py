@@ -26,7 +26,7 @@ def test_all_with_record_to_stdout(capsys) -> None:
     assert main(["attention", "all", "--record", "--verify-max", "300"]) == 0
     out = capsys.readouterr().out
     assert "output consistency" in out and "K/V positions that differ" in out and "request pairs" in out
-    assert out.count("**Question (问题):**") == 3
+    assert out.count("**Question (问题):**") == 7  # append, edit, prefix, window, quantize, evict, offload
     for label in LABELS:
         assert f"**{label}:**" in out
     assert "N+1 = 33 / (N+1)(N+2)/2 = 561" in out
@@ -45,7 +45,7 @@ def test_record_file_plot_and_json(tmp_path: Path, capsys) -> None:
     assert data["edit"][0]["changed_positions_by_layer"] == [[6], list(range(6, 12))]
     assert data["edit"][1]["changed_positions_by_layer"] == [[6]]
     text = record.read_text(encoding="utf-8")
-    assert text.startswith("# Round 1 research records") and text.count("## ") == 3
+    assert text.startswith("# Round 1 research records") and text.count("\n## ") == 7
     for label in LABELS:
         assert label in text
     written = sorted(p.name for p in plots.iterdir())
