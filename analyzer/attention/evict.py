@@ -1,8 +1,9 @@
 """Experiment "evict": a K/V budget on a full-attention model — which positions to keep, and what dropping costs.
 
 Eviction changes *what is kept* on a model that was not built for it (unlike a window). Tokens stream through the
-model one at a time (teacher-forced: every policy sees the same tokens), and after each step the cache drops
-positions until at most `budget` remain per layer. Policies:
+model one at a time (teacher-forced: every policy sees the same tokens), and before each token is written the
+cache drops positions so that at most `budget` are held per layer — the new token included, so a query reads
+`budget` keys, as a window of W reads W. Policies:
 
 - recent: the last `budget` positions (the "window attention" baseline that StreamingLLM shows failing);
 - sinks + recent: the first `sinks` positions plus the most recent ones (StreamingLLM, arXiv:2309.17453);
@@ -40,9 +41,8 @@ def keep_recent(positions: np.ndarray, scores: np.ndarray, budget: int) -> np.nd
 
 def keep_sinks_and_recent(sinks: int) -> Policy:
     def policy(positions: np.ndarray, scores: np.ndarray, budget: int) -> np.ndarray:
-        n_sinks = min(sinks, budget)
-        recent = budget - n_sinks
-        head = np.flatnonzero(positions < sinks)[:n_sinks]
+        head = np.flatnonzero(positions < sinks)[:budget]
+        recent = budget - len(head)  # sinks not in the cache leave their share to recent positions
         tail = np.arange(len(positions) - recent, len(positions)) if recent else np.arange(0)
         return np.union1d(head, tail)
     return policy
@@ -70,8 +70,9 @@ def policy_named(name: str, sinks: int) -> Policy:
 
 
 class EvictingKVCache(KVCache):
-    """Holds K/V with their positions and the attention each position has received; after every forward call it
-    keeps at most `budget` positions per layer, chosen by `policy` (budget None: keep everything, only score)."""
+    """Holds K/V with their positions and the attention each position has received so far. Before new positions
+    are written it drops positions chosen by `policy` so that, new ones included, at most `budget` are held: the
+    budget is the number of keys a query reads, as a window of W reads W (budget None: keep everything)."""
 
     wants_attention = True
 
@@ -89,8 +90,15 @@ class EvictingKVCache(KVCache):
         return self._seen
 
     def extend(self, layer: int, k_new: np.ndarray, v_new: np.ndarray) -> None:
-        super().extend(layer, k_new, v_new)
         n = k_new.shape[1]
+        if self.policy is not None and self.budget is not None:
+            if n > self.budget:
+                raise AnalyzerError(f"cannot write {n} positions into a cache with a budget of {self.budget}")
+            if len(self.positions[layer]) + n > self.budget:
+                keep = self.policy(self.positions[layer], self.scores[layer], self.budget - n)
+                self.k[layer], self.v[layer] = self.k[layer][:, keep], self.v[layer][:, keep]
+                self.positions[layer], self.scores[layer] = self.positions[layer][keep], self.scores[layer][keep]
+        super().extend(layer, k_new, v_new)
         self.positions[layer] = np.concatenate([self.positions[layer], np.arange(self._seen, self._seen + n)])
         self.scores[layer] = np.concatenate([self.scores[layer], np.zeros(n)])
         self._pending = n
@@ -106,13 +114,6 @@ class EvictingKVCache(KVCache):
     def step_done(self) -> None:
         self._seen += self._pending
         self._pending = 0
-        if self.policy is None or self.budget is None:
-            return
-        for i in range(self.config.layers):
-            if len(self.positions[i]) > self.budget:
-                keep = self.policy(self.positions[i], self.scores[i], self.budget)
-                self.k[i], self.v[i] = self.k[i][:, keep], self.v[i][:, keep]
-                self.positions[i], self.scores[i] = self.positions[i][keep], self.scores[i][keep]
 
 
 @dataclass
