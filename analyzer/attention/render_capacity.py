@@ -9,7 +9,7 @@ from analyzer.attention.kvsize import SCALE_BITS, KvLayout, human_bytes
 from analyzer.attention.offload import OffloadResult
 from analyzer.attention.quantize import QuantizeResult
 from analyzer.attention.record import format_ranges
-from analyzer.attention.render import _g, _show, _table
+from analyzer.attention.render import make_table, short_number, show_table
 from analyzer.attention.window import WindowResult
 
 
@@ -21,38 +21,38 @@ def print_window(console: Console, r: WindowResult) -> None:
     c, w, n = r.config, r.window, r.length
     console.print(f"window: {n} tokens decoded through a rolling cache of W = {w} positions "
                   f"(query t reads t−{w - 1}..t); {c.describe()}")
-    t = _table("output consistency (rolling cache vs windowed recompute)", "compared", "max |Δ|", "tolerance", "ok")
+    t = make_table("output consistency (rolling cache vs windowed recompute)", "compared", "max |Δ|", "tolerance", "ok")
     for name, value in (("logits, every position", r.max_abs_logits), ("hidden states, every layer", r.max_abs_hidden),
                         ("K/V the rolling cache holds", r.max_abs_kv)):
-        t.add_row(name, _g(value), f"{c.tolerance:g}", _ok(value, c.tolerance))
-    _show(console, t)
+        t.add_row(name, short_number(value), f"{c.tolerance:g}", _ok(value, c.tolerance))
+    show_table(console, t)
     full_qk = r.full_recompute.qk_dots[0] // c.heads
-    t = _table(f"what is kept and read for {n} tokens", "counter", f"rolling (W = {w})", "full attention",
-               "closed form (rolling / full)")
+    t = make_table(f"what is kept and read for {n} tokens", "counter", f"rolling (W = {w})", "full attention",
+                   "closed form (rolling / full)")
     t.add_row("K/V held per layer per KV head", " / ".join(map(str, r.kept_per_layer)), str(n),
               f"min(N, W) = {min(n, w)} / N = {n}")
     t.add_row("positions held", format_ranges(r.held_positions), f"0–{n - 1}", "")
     t.add_row("QK products per query head per layer", f"{r.rolling.qk_dots[0] // c.heads:,}", f"{full_qk:,}",
               f"Σ min(t+1, W) = {r.qk_per_head_closed_form():,} / N(N+1)/2 = {n * (n + 1) // 2:,}")
     t.add_row("K/V read from the cache (total)", f"{r.rolling.kv_reused_total:,}", "", "")
-    _show(console, t)
+    show_table(console, t)
     first = r.first_position_differing
-    t = _table("windowed vs full attention (same weights and tokens)", "positions", "max |Δ logits|",
-               "greedy next token differs at")
+    t = make_table("windowed vs full attention (same weights and tokens)", "positions", "max |Δ logits|",
+                   "greedy next token differs at")
     for start in range(0, n, w):
         stop = min(start + w, n)
         changed = [p for p in r.argmax_changed if start <= p < stop]
-        t.add_row(f"{start}–{stop - 1}", _g(max(r.vs_full_by_position[start:stop])), format_ranges(changed))
-    _show(console, t)
+        t.add_row(f"{start}–{stop - 1}", short_number(max(r.vs_full_by_position[start:stop])), format_ranges(changed))
+    show_table(console, t)
     console.print(f"first position differing from full attention: {first if first is not None else 'none'}")
-    t = _table("a second request sharing the first P tokens, then adding its own", "shared P",
-               "next token reads", "rolling cache holds", "resume from it", "Δ resumed", "restart at P − L(W−1)",
-               "Δ restart", "Δ one token later")
+    t = make_table("a second request sharing the first P tokens, then adding its own", "shared P",
+                   "next token reads", "rolling cache holds", "resume from it", "Δ resumed", "restart at P − L(W−1)",
+                   "Δ restart", "Δ one token later")
     for case in r.reuse:
         t.add_row(str(case.shared), f"{case.needed[0]}–{case.needed[1]}", f"{case.held[0]}–{case.held[1]}",
-                  "yes" if case.resumable else "no", _g(case.resume_delta), str(case.restart_from),
-                  _g(case.restart_delta), _g(case.restart_later_delta))
-    _show(console, t)
+                  "yes" if case.resumable else "no", short_number(case.resume_delta), str(case.restart_from),
+                  short_number(case.restart_delta), short_number(case.restart_later_delta))
+    show_table(console, t)
 
 
 def print_quantize(console: Console, r: QuantizeResult) -> None:
@@ -60,19 +60,21 @@ def print_quantize(console: Console, r: QuantizeResult) -> None:
     console.print(f"quantize: {r.prompt} prompt tokens + {r.steps} greedy tokens; symmetric per-token scales, one "
                   f"{SCALE_BITS}-bit scale per cached vector ({c.head_dim} elements); {c.describe()}")
     base = r.baseline_bytes_per_token
-    t = _table(f"bytes per token (16-bit: {r.elements_per_token} elements × 2 B = {base:g} B)", "bits",
-               "bytes/token (formula)", "saving vs 16-bit", "without scales", f"counted for {r.prompt} tokens")
+    t = make_table(f"bytes per token (16-bit: {r.elements_per_token} elements × 2 B = {base:g} B)", "bits",
+                   "bytes/token (formula)", "saving vs 16-bit", "without scales", f"counted for {r.prompt} tokens")
     for run in r.runs:
         t.add_row(str(run.bits), r.formula(run.bits), f"{1 - run.bytes_per_token / base:.1%}",
                   f"{1 - run.bits / 16:.1%}", f"{run.counted_bytes:,.0f} B")
-    _show(console, t)
-    t = _table("error against the full-precision cache", "bits", "attention out max |Δ| by layer",
-               "relative by layer", "prompt logits max |Δ|", "next token differs at", "first generated step differing")
+    show_table(console, t)
+    t = make_table("error against the full-precision cache", "bits", "attention out max |Δ| by layer",
+                   "relative by layer", "prompt logits max |Δ|", "next token differs at",
+                   "first generated step differing")
     for run in r.runs:
-        t.add_row(str(run.bits), " / ".join(_g(x) for x in run.layer_max_abs),
-                  " / ".join(_g(x) for x in run.layer_rel), _g(run.max_abs_logits), format_ranges(run.argmax_changed),
-                  "none" if run.first_divergence is None else str(run.first_divergence))
-    _show(console, t)
+        first = "none" if run.first_divergence is None else str(run.first_divergence)
+        t.add_row(str(run.bits), " / ".join(short_number(x) for x in run.layer_max_abs),
+                  " / ".join(short_number(x) for x in run.layer_rel), short_number(run.max_abs_logits),
+                  format_ranges(run.argmax_changed), first)
+    show_table(console, t)
     console.print(f"greedy tokens — full precision: {r.reference_generated}")
     for run in r.runs:
         console.print(f"greedy tokens — {run.bits}-bit: {run.generated}")
@@ -82,13 +84,13 @@ def print_evict(console: Console, r: EvictResult) -> None:
     c = r.config
     console.print(f"evict: {r.length} tokens streamed one at a time; budget = positions kept per layer; "
                   f"{r.sinks} sinks; 16-bit bytes ({r.bytes_per_position:g} B per position); {c.describe()}")
-    t = _table("each policy against the full cache (same tokens)", "policy", "budget", "bytes kept / full",
-               "max |Δ logits|", "next token first changes at", "positions changed", "layer 1 keeps")
+    t = make_table("each policy against the full cache (same tokens)", "policy", "budget", "bytes kept / full",
+                   "max |Δ logits|", "next token first changes at", "positions changed", "layer 1 keeps")
     for run in r.runs:
         t.add_row(run.policy, str(run.budget), f"{run.bytes_kept:,.0f} / {r.full_bytes:,.0f} B",
-                  _g(max(run.by_position)), "none" if run.first_change is None else str(run.first_change),
+                  short_number(max(run.by_position)), "none" if run.first_change is None else str(run.first_change),
                   f"{len(run.argmax_changed)} of {r.length}", format_ranges(run.kept_positions[0]))
-    _show(console, t)
+    show_table(console, t)
     for th in r.thresholds:
         where = "no budget ≥ 1 changes one" if th.position is None else \
             f"at {th.stable_from - 1} the first change is at position {th.position}"
@@ -102,13 +104,13 @@ def print_evict(console: Console, r: EvictResult) -> None:
 def print_offload(console: Console, r: OffloadResult) -> None:
     console.print("offload (COMPUTED, NOT MEASURED): Hugging Face OffloadedCache pattern — the current layer on the "
                   "device, the next prefetched, the previous sent back to host memory")
-    t = _table("where the K/V bytes live and what one decode step moves", "model", "context", "cache",
-               "device (layers)", "host", "step host → device", "step device → host")
+    t = make_table("where the K/V bytes live and what one decode step moves", "model", "context", "cache",
+                   "device (layers)", "host", "step host → device", "step device → host")
     for p in r.plans:
         t.add_row(p.layout.name, f"{p.context:,}", human_bytes(p.total_bytes),
                   f"{human_bytes(p.device_bytes)} ({p.device_layers} of {p.layout.layers})", human_bytes(p.host_bytes),
                   human_bytes(p.step_to_device), human_bytes(p.step_to_host))
-    _show(console, t)
+    show_table(console, t)
     console.print("formula: b = bytes per token per layer; device = 2 · b · n; host = (layers − 2) · b · n; "
                   "per step host → device = layers · b · n, device → host = layers · b · (n + 1)")
     for p in r.plans:
@@ -125,14 +127,14 @@ def print_offload(console: Console, r: OffloadResult) -> None:
 def print_kv_capacity(console: Console, layouts: list[KvLayout], bits: float, context: int, window: int,
                       full_layers: int) -> None:
     """Full / windowed / 8-bit / 4-bit bytes at `context`, each with the formula that produced it."""
-    t = _table(f"KV cache for {context:,} tokens: full and windowed at {bits:g} bits, quantized at 8 and 4 bits",
-               "model", "full", "windowed (W = " + f"{window:,})", "8-bit", "4-bit")
+    t = make_table(f"KV cache for {context:,} tokens: full and windowed at {bits:g} bits, quantized at 8 and 4 bits",
+                   "model", "full", "windowed (W = " + f"{window:,})", "8-bit", "4-bit")
     for lay in layouts:
         t.add_row(lay.name, human_bytes(lay.bytes_per_token(bits) * context),
                   human_bytes(lay.windowed_bytes(bits, context, window, min(full_layers, lay.layers))),
                   human_bytes(lay.quantized_bytes_per_token(8) * context),
                   human_bytes(lay.quantized_bytes_per_token(4) * context))
-    _show(console, t)
+    show_table(console, t)
     console.print("formulas (E = elements per token per layer, V = scaled vectors per token per layer, n = context):")
     for lay in layouts:
         for line in capacity_formulas(lay, bits, context, window, full_layers):
