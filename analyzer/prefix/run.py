@@ -58,6 +58,11 @@ class RequestReport:
         return None if self.match is None else self.match.cached
 
     @property
+    def prediction(self) -> Match | None:
+        """The cache model's match (`.cached`, `.rule`, `.basis`), under the name earlier callers read."""
+        return self.match
+
+    @property
     def difference(self) -> int | None:
         if self.reported is None or self.match is None:
             return None
@@ -142,15 +147,17 @@ def logged_requests(rows: Iterable[dict[str, Any]]) -> tuple[list[LoggedRequest]
 
 def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, renderer: Renderer | None = None,
             engine_url: str | None = None, rule: str | None = None, findings: Iterable[dict[str, Any]] = (),
-            lookup: LiteralLookup | None = None, log: str | None = None,
-            rules: RuleSet | None = None) -> PrefixReport:
+            lookup: LiteralLookup | None = None, log: str | None = None, rules: RuleSet | None = None,
+            settings: dict[str, Any] | None = None) -> PrefixReport:
     """The prefix report of `rows` (a log's rows, in log order).
 
     `against`: None — each request vs the earlier request of its lineage (the cache entry it matched, else the
     one before it in its conversation); an int — every request vs that row (1-based line of the log);
     "control" — each request vs the control request at the same index. `renderer` (or `engine_url`, a
     llama.cpp server) gives prompts and tokens; without either, or when the engine cannot render a request,
-    they are estimated and the report says so (with the engine's own error).
+    they are estimated and the report says so (with the engine's own error). `settings`: the server's cache
+    settings (slots, cache_ram_mib, cache_reuse, slot_similarity…) when the rows do not record them; a value
+    given here wins over a row's.
     """
     rules = rules or load_rules()
     if renderer is None and engine_url:
@@ -179,14 +186,15 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
     describe, exact = renderer.describe, renderer.exact
     if exact and rule != "llama.cpp":  # a llama.cpp server's template and tokenizer, standing in for another's
         describe, exact = f"assumed: {describe}, standing in for the {rule} endpoint's own", False
-    arrivals = [_arrival(e, rendered.get(e.row)) for e in logged]
+    arrivals = [_arrival(e, rendered.get(e.row), settings or {}) for e in logged]
     matches = {m.key: m for m in simulate(arrivals, cache_rule)}
     lineage = group([(e.row, e.request) for e in good], matches,
                     min_head_share=float(rules.lineage.get("min_head_share", 0.5)))
-    settings = None
+    described = None
     if rule == "llama.cpp":
         from analyzer.cachemodel.llamacpp import settings_from
-        settings = settings_from(good[0].data.get("server") if good else None, cache_rule).describe()
+        first = dict(good[0].data.get("server") or {}) if good else {}
+        described = settings_from({**first, **(settings or {})}, cache_rule).describe()
     reports = []
     for pos, e in enumerate(good):
         base = _baseline(good, pos, against, lineage.baseline.get(e.row))
@@ -213,7 +221,7 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
         reports.append(rep)
     skipped += [f"row {e.row}: {e.error} — not in the cache state" for e in logged if not e.ok]
     skipped.sort(key=lambda s: int(s.split()[1].rstrip(":")))
-    return PrefixReport(log=log, rule=rule, rule_why=why, rule_source=cache_rule.cite, settings=settings,
+    return PrefixReport(log=log, rule=rule, rule_why=why, rule_source=cache_rule.cite, settings=described,
                         renderer=describe, exact=exact, caveats=list(cache_rule.caveats), requests=reports,
                         skipped=skipped, render_errors=render_errors)
 
@@ -235,7 +243,7 @@ def _render_all(good: list[LoggedRequest], renderer: Renderer) -> tuple[dict[int
     return out, [], renderer
 
 
-def _arrival(e: LoggedRequest, rendered: Rendered | None) -> Arrival:
+def _arrival(e: LoggedRequest, rendered: Rendered | None, given: dict[str, Any]) -> Arrival:
     row = e.data
     raw_server = row.get("server")
     server: dict[str, Any] = raw_server if isinstance(raw_server, dict) else {}
@@ -257,7 +265,7 @@ def _arrival(e: LoggedRequest, rendered: Rendered | None) -> Arrival:
                    duration=row.get("total_s") if isinstance(row.get("total_s"), int | float) else None,
                    output_tokens=usage.output, model=e.request.model, cache_key=e.request.control.prompt_cache_key,
                    markers=tuple(markers), automatic=e.request.control.automatic, block_ends=ends,
-                   settings=dict(server), server_id=server_id)
+                   settings={**server, **given}, server_id=server_id)
 
 
 def _seconds(stamp: Any) -> float | None:

@@ -22,6 +22,7 @@ from analyzer.errors import AnalyzerError
 from analyzer.requests.model import Request
 
 APPROX_TOKEN = re.compile(r"\s+|\w{1,4}|[^\w\s]")
+GENERATION_PROMPT = "<message:assistant>"
 REQUEST_KEYS = ("messages", "tools", "tool_choice", "chat_template_kwargs", "reasoning_effort",
                 "parallel_tool_calls", "response_format")
 
@@ -97,8 +98,8 @@ class PlainRenderer:
 
     exact = False
     describe = ("assumed: a plain template (the request's segments in the endpoint's order, <kind:role> then each "
-                "block's text) and an approximate tokenizer (≤4 word characters, punctuation, whitespace runs); "
-                "not the endpoint's")
+                "block's text, then <message:assistant>) and an approximate tokenizer (≤4 word characters, "
+                "punctuation, whitespace runs); not the endpoint's")
 
     def render_request(self, request: Request) -> Rendered:
         prompt, pieces, ends = "", [], []
@@ -109,8 +110,8 @@ class PlainRenderer:
                 prompt += part
                 pieces += APPROX_TOKEN.findall(part)
                 ends.append(len(pieces))
-        pieces += APPROX_TOKEN.findall("<assistant>")
-        prompt += "<assistant>"
+        prompt += GENERATION_PROMPT   # as the assistant turn that answers it will render: a later turn extends it
+        pieces += APPROX_TOKEN.findall(GENERATION_PROMPT)
         return Rendered(prompt, [zlib.crc32(p.encode("utf-8")) for p in pieces], pieces, tuple(ends))
 
     def render(self, body: dict[str, Any]) -> Rendered:
