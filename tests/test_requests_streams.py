@@ -3,8 +3,9 @@ where the usage (with its cache fields) comes from, and how an error or a cut st
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from request_fixtures import ANTHROPIC_USAGE, anthropic_stream, chat_stream, responses_stream, sse
 
 from analyzer.requests import read_usage
 from analyzer.requests.answers import answer_from_json
@@ -21,16 +22,6 @@ class LineClock:
         return float(self.lines)
 
 
-def sse(*events: tuple[str | None, Any]) -> list[str]:
-    lines: list[str] = []
-    for event, data in events:
-        if event is not None:
-            lines.append(f"event: {event}")
-        lines.append("data: " + (data if isinstance(data, str) else json.dumps(data)))
-        lines.append("")
-    return lines
-
-
 def run(lines: list[str], shape: Any = None) -> tuple[Any, StreamReader]:
     clock = LineClock()
     reader = StreamReader(0.0, shape, clock=clock)
@@ -39,52 +30,6 @@ def run(lines: list[str], shape: Any = None) -> tuple[Any, StreamReader]:
         if not reader.feed(line):
             break
     return reader.finish(), reader
-
-
-ANTHROPIC_USAGE = {"input_tokens": 12, "cache_read_input_tokens": 2048, "cache_creation_input_tokens": 64,
-                   "output_tokens": 1}
-
-
-def anthropic_stream() -> list[str]:
-    return sse(("message_start", {"type": "message_start", "message": {
-                   "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x", "content": [],
-                   "stop_reason": None, "usage": ANTHROPIC_USAGE}}),
-               ("ping", {"type": "ping"}),
-               ("content_block_start", {"type": "content_block_start", "index": 0,
-                                        "content_block": {"type": "text", "text": ""}}),
-               ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                        "delta": {"type": "text_delta", "text": "Hello"}}),
-               ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                        "delta": {"type": "text_delta", "text": " there"}}),
-               ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-               ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-                                  "usage": {"output_tokens": 7}}),
-               ("message_stop", {"type": "message_stop"}))
-
-
-def responses_stream() -> list[str]:
-    usage = {"input_tokens": 2100, "input_tokens_details": {"cached_tokens": 1920}, "output_tokens": 5,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2105}
-    return sse(("response.created", {"type": "response.created", "response": {
-                    "id": "resp_1", "object": "response", "status": "in_progress", "model": "gpt-x"}}),
-               ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
-                                               "item": {"type": "function_call", "name": "read", "arguments": ""}}),
-               ("response.function_call_arguments.delta", {"type": "response.function_call_arguments.delta",
-                                                           "delta": "{\"p\":"}),
-               ("response.output_text.delta", {"type": "response.output_text.delta", "delta": "ok"}),
-               ("response.completed", {"type": "response.completed", "response": {
-                    "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-x",
-                    "usage": usage}}))
-
-
-def chat_stream() -> list[str]:
-    return sse((None, {"choices": [{"index": 0, "delta": {"role": "assistant", "content": None}}]}),
-               (None, {"choices": [{"index": 0, "delta": {"reasoning_content": "hm"}}]}),
-               (None, {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}]}),
-               (None, {"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 2,
-                                                "prompt_tokens_details": {"cached_tokens": 4}},
-                       "timings": {"cache_n": 4, "prompt_n": 5}}),
-               (None, "[DONE]"))
 
 
 def first_line_with(lines: list[str], needle: str) -> int:
