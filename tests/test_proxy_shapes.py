@@ -205,3 +205,15 @@ def test_the_command_stops_cleanly_on_sigint_even_inherited_ignored_and_on_sigte
     assert f"stopped: 2 exchange(s) recorded in {log}" in err
     assert "Traceback" not in err
     assert [json.loads(line)["outcome"] for line in log.read_text().splitlines()] == ["ok", "ok"]
+
+
+def test_observes_client_reads_anthropic_and_responses_streams_as_complete() -> None:
+    """The client `analyze observe` sends with judges every shape's stream by the same readers as the proxy."""
+    from analyzer.observe.client import headers_for, send
+
+    with upstream(by_shape) as up, httpx.Client(timeout=30, trust_env=False) as client:
+        a = send(client, up.base_url + "/messages", headers_for(None), ANTHROPIC_BODY)
+        r = send(client, up.base_url + "/responses", headers_for(None), RESPONSES_BODY)
+    assert (a.outcome, a.error, a.finish_reason) == ("ok", None, "end_turn")
+    assert read_usage(a.usage).cached == 2048 and a.ttft_s is not None
+    assert (r.outcome, r.error) == ("ok", None) and read_usage(r.usage).cached == 1920
