@@ -144,15 +144,12 @@ def render_request(renderer: Renderer, request: Request, body: dict[str, Any]) -
 
 
 def _to_chat(body: dict[str, Any], request: Request) -> dict[str, Any]:
+    from analyzer.requests.llamacpp_chat import to_chat_body
+
     try:
-        from analyzer.requests.llamacpp_chat import to_chat_body  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise RenderError(f"no conversion of a {request.shape} body to the engine's chat form is available "
-                          "(analyzer/requests/llamacpp_chat.py)") from None
-    chat = to_chat_body(body)
-    if not isinstance(chat, dict):
-        raise RenderError(f"the {request.shape} body did not convert to a chat body")
-    return chat
+        return to_chat_body(body, request.shape)
+    except AnalyzerError as exc:   # the server would refuse it the same way (ConversionError: its own message)
+        raise RenderError(f"the engine's {request.shape} → chat conversion refuses it: {exc}") from None
 
 
 def block_token_ends(request: Request, rendered: Rendered) -> tuple[int, ...]:
