@@ -72,11 +72,12 @@ def interleaved() -> list[dict[str, Any]]:
 def test_interleaved_conversations_are_grouped_and_each_request_meets_its_own_lineage() -> None:
     m1, t1, m2, t2, m3 = interleaved()
     # what the one-slot server with its host prompt cache reports: each main call finds the previous main call
-    rows = [row(m1, at=0, cached=0), row(t1, at=5, cached=0), row(m2, at=10, cached=tokens_of(m1)),
+    rows = [row(m1, at=0, cached=0), row(t1, at=5, cached=shared(m1, t1)), row(m2, at=10, cached=tokens_of(m1)),
             row(t2, at=15, cached=shared(t1, t2)), row(m3, at=20, cached=tokens_of(m2))]
     rep = analyse(rows)
     assert [r.conversation for r in rep.requests] == [1, 2, 1, 2, 1]
-    assert [r.baseline_row for r in rep.requests][2:] == [1, 2, 3]
+    # the first side call is not compared with the main call whose template header it shares
+    assert [r.baseline_row for r in rep.requests] == [None, None, 1, 2, 3]
     main2, title2, main3 = rep.requests[2], rep.requests[3], rep.requests[4]
     assert main2.structure is not None and (main2.structure.kind, main2.structure.path) == ("appended",
                                                                                         "messages[2]")
@@ -198,15 +199,16 @@ def test_each_shape_is_compared_by_its_segments_markers_and_text_blocks_aside() 
     assert s3 is not None and (s3.kind, s3.part, s3.offset) == ("changed", "system", len(MAIN_SYSTEM))
     assert s3.new.startswith("Extra")
     # Responses: instructions and input items
-    r1 = {"model": "local", "instructions": MAIN_SYSTEM, "input": [{"role": "user", "content": "Fix it."}]}
-    r2 = {"model": "local", "instructions": MAIN_SYSTEM.replace("harbour", "airport"),
+    r1 = {"model": "local", "instructions": MAIN_SYSTEM + "Work in /srv/harbour.",
           "input": [{"role": "user", "content": "Fix it."}]}
+    r2 = {**r1, "instructions": MAIN_SYSTEM + "Work in /srv/airport."}
     rep = analyse([row(b, at=i, path="/v1/responses", usage={"input_tokens": 9, "output_tokens": 1,
                                                               "input_tokens_details": {"cached_tokens": 0}})
                    for i, b in enumerate((r1, r2))])
     assert [r.shape for r in rep.requests] == ["responses", "responses"]
     s = rep.requests[1].structure
-    assert s is not None and s.part == "system" and s.offset == MAIN_SYSTEM.index("harbour")
+    assert s is not None and s.part == "system" and s.offset == len(MAIN_SYSTEM + "Work in /srv/")
+    assert rep.requests[1].baseline_row == 1 and rep.requests[1].conversation == 1
     assert rep.requests[1].reported == 0 and rep.requests[1].reported_field is not None
 
 

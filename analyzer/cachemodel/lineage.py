@@ -7,7 +7,8 @@ when there are none) — or one that shares most of it (the same agent with one 
 is decided by what the requests contain, never by an application's wording.
 
 Each request is compared with the entry the cache model matched when that entry is of its conversation,
-else with the latest earlier request of its conversation, else with whatever entry the cache matched.
+else with the latest earlier request of its conversation, else with the entry the cache matched when it
+reused most of the prompt.
 """
 
 from __future__ import annotations
@@ -45,8 +46,12 @@ def head_share(a: tuple[str, ...], b: tuple[str, ...]) -> float:
 
 
 def group(requests: Sequence[tuple[int, Request]], matches: dict[int, Match], *,
-          min_head_share: float = 0.5) -> Lineage:
-    """Conversations and baselines for `requests` (row, request) in arrival order; `matches` by row."""
+          min_head_share: float = 0.5, tokens: dict[int, int] | None = None) -> Lineage:
+    """Conversations and baselines for `requests` (row, request) in arrival order; `matches` by row. The first
+    request of a conversation is compared with another conversation's entry only when it reused at least
+    `min_head_share` of its prompt (`tokens`: prompt tokens by row) — a side call is not compared with the
+    main call whose template header it shares."""
+    tokens = tokens or {}
     conversation: dict[int, int] = {}
     baseline: dict[int, tuple[int, str]] = {}
     latest_head: dict[int, tuple[str, ...]] = {}
@@ -76,7 +81,7 @@ def group(requests: Sequence[tuple[int, Request]], matches: dict[int, Match], *,
             if entry is not None:
                 why += f" (the cache matched row {entry} of conversation {conversation[entry]})"
             baseline[row] = (earlier, why)
-        elif entry is not None:
+        elif entry is not None and match is not None and match.cached >= min_head_share * max(1, tokens.get(row, 0)):
             baseline[row] = (entry, f"the cache entry it matched (row {entry}, conversation {conversation[entry]}; "
                                     f"first request of conversation {conv})")
         rows_of[conv].append(row)

@@ -189,7 +189,8 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
     arrivals = [_arrival(e, rendered.get(e.row), settings or {}) for e in logged]
     matches = {m.key: m for m in simulate(arrivals, cache_rule)}
     lineage = group([(e.row, e.request) for e in good], matches,
-                    min_head_share=float(rules.lineage.get("min_head_share", 0.5)))
+                    min_head_share=float(rules.lineage.get("min_head_share", 0.5)),
+                    tokens={row: len(r.tokens) for row, r in rendered.items()})
     described = None
     if rule == "llama.cpp":
         from analyzer.cachemodel.llamacpp import settings_from
