@@ -9,24 +9,22 @@ Works on rows alone (a proxy log, or any observe-schema rows that carry `request
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzer.cachemodel import Arrival, Cause, Marker, Match, explain, provider_rule, simulate
+from analyzer.cachemodel import Cause, Match, explain, provider_rule, simulate
+from analyzer.cachemodel.fromlog import LoggedRequest, arrival, logged_requests
 from analyzer.cachemodel.lineage import group
 from analyzer.errors import AnalyzerError
 from analyzer.prefix.attribute import Attribution, LiteralLookup, attribute
 from analyzer.prefix.predict import RuleSet, detect_rule, load_rules
 from analyzer.prefix.structure import CONTEXT_CHARS, StructureDiff, common_chars, first_difference, visible
 from analyzer.prefix.tokens import PlainRenderer, Rendered, Renderer, RenderError, render_request
-from analyzer.requests import Request, parse_request, read_usage
+from analyzer.requests import Request, read_usage
 
 SCHEMA = "analyzer.prefix/2"
 TOKEN_CONTEXT = 3
-SERVER_ID_KEYS = ("instance", "pid", "started_at", "start_time")
 
 
 @dataclass
@@ -107,44 +105,6 @@ class PrefixReport:
                 "requests": [r.as_json() for r in self.requests]}
 
 
-@dataclass
-class LoggedRequest:
-    row: int
-    data: dict[str, Any]
-    body: dict[str, Any]
-    request: Request
-    ok: bool
-    error: str | None
-
-
-def logged_requests(rows: Iterable[dict[str, Any]]) -> tuple[list[LoggedRequest], list[str]]:
-    """Every row that carries a request body of a known shape, and one line for each row that does not."""
-    out, skipped = [], []
-    for n, row in enumerate(rows, 1):
-        text = row.get("request_body")
-        body = None
-        if isinstance(text, str):
-            try:
-                body = json.loads(text)
-            except json.JSONDecodeError:
-                body = None
-        request = parse_request(body, path=row.get("client_path")) if isinstance(body, dict) else None
-        if request is None or body is None:
-            skipped.append(f"row {n}: no request body of a known shape")
-            continue
-        status = row.get("status")
-        answered = (isinstance(status, int) and 200 <= status < 300) or (
-            status is None and row.get("outcome") in (None, "ok"))   # hand-written rows may carry no status
-        ok = answered and row.get("measured") is not False
-        error = None
-        if not ok:
-            error = (f"HTTP {status}: " if isinstance(status, int) else f"{row.get('outcome') or 'no response'}: ")
-            error += str(row.get("error") or ("not a measured request" if row.get("measured") is False else
-                                              "no error text recorded"))
-        out.append(LoggedRequest(n, row, body, request, ok, error))
-    return out, skipped
-
-
 def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, renderer: Renderer | None = None,
             engine_url: str | None = None, rule: str | None = None, findings: Iterable[dict[str, Any]] = (),
             lookup: LiteralLookup | None = None, log: str | None = None, rules: RuleSet | None = None,
@@ -186,7 +146,7 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
     describe, exact = renderer.describe, renderer.exact
     if exact and rule != "llama.cpp":  # a llama.cpp server's template and tokenizer, standing in for another's
         describe, exact = f"assumed: {describe}, standing in for the {rule} endpoint's own", False
-    arrivals = [_arrival(e, rendered.get(e.row), settings or {}) for e in logged]
+    arrivals = [arrival(e, rendered.get(e.row), settings or {}) for e in logged]
     matches = {m.key: m for m in simulate(arrivals, cache_rule)}
     lineage = group([(e.row, e.request) for e in good], matches,
                     min_head_share=float(rules.lineage.get("min_head_share", 0.5)),
@@ -242,40 +202,6 @@ def _render_all(good: list[LoggedRequest], renderer: Renderer) -> tuple[dict[int
         except AnalyzerError as exc:
             raise AnalyzerError(f"row {e.row}: {exc}") from None
     return out, [], renderer
-
-
-def _arrival(e: LoggedRequest, rendered: Rendered | None, given: dict[str, Any]) -> Arrival:
-    row = e.data
-    raw_server = row.get("server")
-    server: dict[str, Any] = raw_server if isinstance(raw_server, dict) else {}
-    if rendered is None or not e.ok:
-        return Arrival(e.row, (), ok=False, error=e.error)
-    ends = rendered.block_ends
-    flat = [(si, bi) for si, seg in enumerate(e.request.segments) for bi in range(len(seg.blocks))]
-    markers = []
-    for bp in e.request.control.breakpoints:
-        if bp.block is None:
-            idx = max((i for i, (si, _b) in enumerate(flat) if si == bp.segment), default=None)
-        else:
-            idx = next((i for i, fb in enumerate(flat) if fb == (bp.segment, bp.block)), None)
-        if idx is not None and idx < len(ends):
-            markers.append(Marker(ends[idx], bp.ttl))
-    usage = read_usage(row.get("usage"), row.get("timings"))
-    server_id = next((f"{k} {server[k]}" for k in SERVER_ID_KEYS if server.get(k) is not None), None)
-    return Arrival(e.row, tuple(rendered.tokens), at=_seconds(row.get("started_at")),
-                   duration=row.get("total_s") if isinstance(row.get("total_s"), int | float) else None,
-                   output_tokens=usage.output, model=e.request.model, cache_key=e.request.control.prompt_cache_key,
-                   markers=tuple(markers), automatic=e.request.control.automatic, block_ends=ends,
-                   settings={**server, **given}, server_id=server_id)
-
-
-def _seconds(stamp: Any) -> float | None:
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return _dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _baseline(good: list[LoggedRequest], pos: int, against: int | str | None,
