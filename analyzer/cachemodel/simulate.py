@@ -17,7 +17,6 @@ from analyzer.cachemodel.model import Arrival, Held, Lost, Match, Skipped, commo
 from analyzer.cachemodel.providers import AnthropicBreakpoints, DeepSeekUnits, OpenAIAutomatic
 from analyzer.cachemodel.rules import Rule, provider_rule
 
-
 HELD_SHOWN = 8
 
 
