@@ -59,9 +59,10 @@ def logged_requests(rows: Iterable[dict[str, Any]]) -> tuple[list[LoggedRequest]
         ok = answered and row.get("measured") is not False
         error = None
         if not ok:
-            error = (f"HTTP {status}: " if isinstance(status, int) else f"{row.get('outcome') or 'no response'}: ")
-            error += str(row.get("error") or ("not a measured request" if row.get("measured") is False else
-                                              "no error text recorded"))
+            text = str(row.get("error") or ("not a measured request" if row.get("measured") is False else
+                                             "no error text recorded"))
+            head = f"HTTP {status}" if isinstance(status, int) else str(row.get("outcome") or "no response")
+            error = text if text.startswith(head) else f"{head}: {text}"
         out.append(LoggedRequest(n, row, body, request, ok, error))
     return out, skipped
 
