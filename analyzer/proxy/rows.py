@@ -75,7 +75,8 @@ def split_parts(chat: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]],
 
 
 def exchange_row(ex: Exchange, label: Label, index: int, *, log_name: str, upstream: str, base_url: str,
-                 api_key_env: str | None, server_version: str | None) -> dict[str, Any]:
+                 api_key_env: str | None, server_version: str | None,
+                 server_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     chat = chat_body(ex.body)
     if chat is not None:
         system, tools, messages = split_parts(chat)
@@ -98,7 +99,7 @@ def exchange_row(ex: Exchange, label: Label, index: int, *, log_name: str, upstr
                           index=index if chat is not None else 0, measured=chat is not None,
                           value=label.extra.get("value"), started_at=ex.started_at, wait_s=None,
                           since_previous_s=ex.since_previous_s, outcome=ex.outcome, config=config, parts=parts,
-                          server_version=server_version)
+                          server_version=server_version, server_settings=server_settings)
     row.update({
         "source": "proxy",
         "exchange": ex.number,
