@@ -86,7 +86,9 @@ def test_interleaved_conversations_are_grouped_and_each_request_meets_its_own_li
     assert main2.predicted == tokens_of(m1) and main2.match is not None and main2.match.entry == 1
     assert any(h.where == "prompt cache" and h.key == 1 for h in main2.match.held)
     assert main3.predicted == tokens_of(m2) and main3.cause is None and title2.cause is None
+    assert rep.agreement() == {"requests": 5, "reported": 5, "within": 5, "causes": {}}
     text = "\n".join(report_lines(rep))
+    assert "predicted within max(8 tokens, 2%) for 5" in text
     assert "conversation 1 (3 request(s), first row 1)" in text and "conversation 2 (2 request(s), first row 2)" in text
     assert "another client" not in text
 

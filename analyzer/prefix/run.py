@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzer.cachemodel import Cause, Match, explain, provider_rule, simulate
+from analyzer.cachemodel import Cause, Match, explain, provider_rule, simulate, within
 from analyzer.cachemodel.fromlog import LoggedRequest, answer_text, arrival, logged_requests
 from analyzer.cachemodel.lineage import group
 from analyzer.errors import AnalyzerError
@@ -97,8 +97,21 @@ class PrefixReport:
     render_errors: list[str] = field(default_factory=list)
     attribution_note: str | None = None
 
+    def agreement(self) -> dict[str, Any]:
+        """How the model fared on this log: requests with a reported count, within max(8 tokens, 2%), and the
+        causes named for the others."""
+        reported = [r for r in self.requests if r.reported is not None and r.match is not None]
+        close = [r for r in reported if within(r.match.cached, r.reported)]  # type: ignore[union-attr,arg-type]
+        causes: dict[str, int] = {}
+        for r in reported:
+            if r.cause is not None:
+                causes[r.cause.kind] = causes.get(r.cause.kind, 0) + 1
+        return {"requests": len(self.requests), "reported": len(reported), "within": len(close),
+                "causes": causes}
+
     def as_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "log": self.log, "rule": self.rule, "rule_why": self.rule_why,
+                "agreement": self.agreement(),
                 "rule_source": self.rule_source, "settings": self.settings, "tokenizer": self.renderer,
                 "exact": self.exact, "caveats": self.caveats, "render_errors": self.render_errors,
                 "attribution_note": self.attribution_note, "skipped": self.skipped,

@@ -75,6 +75,12 @@ def report_lines(rep: PrefixReport) -> list[str]:
         if block:
             lines.append("")
             lines.extend(block)
+    a = rep.agreement()
+    lines.append("")
+    named = ", ".join(f"{k} {v}" for k, v in sorted(a["causes"].items()))
+    lines.append(f"agreement: {a['reported']:,} of {a['requests']:,} successful request(s) report a cached count; "
+                 f"predicted within max(8 tokens, 2%) for {a['within']:,}"
+                 + (f"; causes named for the others: {named}" if named else ""))
     if rep.caveats:
         lines.append("")
         lines.append(f"the {rep.rule} model does not cover:")
