@@ -238,3 +238,21 @@ def test_an_engine_that_cannot_render_is_quoted_and_the_report_falls_back_to_est
     assert len(rep.render_errors) == 1 and "Failed to parse tools: Missing tool type" in rep.render_errors[0]
     assert rep.requests[0].prompt_tokens > 0
     assert "render: row 1 (anthropic): the engine could not render it" in "\n".join(report_lines(rep))
+
+
+def test_an_earlier_request_sharing_more_than_the_reused_state_is_shown_with_its_difference() -> None:
+    def system(cwd: str, agents: str) -> str:
+        return MAIN_SYSTEM + f"Current working directory: /srv/{cwd}\n{agents}\n"
+
+    a = chat(system("project-a", AGENTS_V1), "List the files.")
+    b = chat(system("project-b", AGENTS_V1), "List the files.")
+    c = chat(system("project-a", AGENTS_V2), "List the files.")
+    one = {**ONE_SLOT, "cache_ram_mib": 0}
+    rep = analyse([row(a, cached=0, server=one), row(b, at=1, server=one, cached=shared(a, b)),
+                   row(c, at=2, server=one, cached=shared(b, c))])
+    last = rep.requests[2]
+    assert last.baseline_row == 2 and last.structure is not None and last.structure.new.startswith("a")
+    assert last.closest is not None and last.closest[0] == 1 and last.closest[1] == shared(a, c)
+    diff = last.closest[2]
+    assert (diff.part, diff.path) == ("system", "messages[0]") and diff.new.startswith("tests")
+    assert "closest: row 1 shares" in "\n".join(report_lines(rep))

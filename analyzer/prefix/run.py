@@ -48,6 +48,8 @@ class RequestReport:
     reported_field: str | None = None
     usage_prompt_tokens: int | None = None
     cause: Cause | None = None
+    closest: tuple[int, int, StructureDiff] | None = None   # (row, tokens shared, first difference) when an
+    #                                                         earlier request shares more than the baseline
     findings: list[str] = field(default_factory=list)
     attribution: Attribution | None = None
 
@@ -77,6 +79,8 @@ class RequestReport:
             "predicted": None if self.match is None else self.match.as_json(),
             "reported": self.reported, "reported_field": self.reported_field, "difference": self.difference,
             "cause": None if self.cause is None else {"kind": self.cause.kind, "text": self.cause.text},
+            "closest": None if self.closest is None else {"row": self.closest[0], "shared_tokens": self.closest[1],
+                                                          "structure": self.closest[2].as_json()},
             "findings": self.findings,
             "attribution": self.attribution.as_json() if self.attribution else None,
         }
@@ -185,6 +189,10 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
             _compare(rep, b.request, e.request, rendered[b.row], cur)
             if rep.structure is not None and rep.structure.kind not in ("identical", "appended"):
                 rep.attribution = attribute(rep.structure, list(findings), lookup)
+        m = rep.match
+        if m is not None and m.best_key is not None and m.best_key in by_row and m.best_key != rep.baseline_row \
+                and m.best_shared > m.shared:
+            rep.closest = (m.best_key, m.best_shared, first_difference(by_row[m.best_key].request, e.request))
         if rep.match is not None:
             previous_output = None
             if rep.match.entry is not None and rep.match.entry in by_row:
