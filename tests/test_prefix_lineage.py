@@ -256,3 +256,17 @@ def test_an_earlier_request_sharing_more_than_the_reused_state_is_shown_with_its
     diff = last.closest[2]
     assert (diff.part, diff.path) == ("system", "messages[0]") and diff.new.startswith("tests")
     assert "closest: row 1 shares" in "\n".join(report_lines(rep))
+
+
+def test_the_http_status_decides_what_entered_the_cache_not_the_clients_verdict() -> None:
+    # a complete 200 a proxy could not read (protocol-error, unmeasured) was processed by the server: it is in
+    # the state; a 400 is not, whatever else the row says
+    m1, t1, m2, *_ = interleaved()
+    misread = row(m1, cached=None)
+    misread.update(outcome="protocol-error", measured=False, error="the stream ended without data: [DONE]")
+    rejected = row(t1, at=1, status=400, error="HTTP 400: bad tool")
+    rejected["measured"] = True
+    rep = analyse([misread, rejected, row(m2, at=2, cached=tokens_of(m1))])
+    assert [r.row for r in rep.requests] == [1, 3]
+    assert rep.skipped == ["row 2: HTTP 400: bad tool — not in the cache state"]
+    assert rep.requests[1].predicted == tokens_of(m1) and rep.requests[1].match.entry == 1
