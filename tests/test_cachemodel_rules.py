@@ -237,3 +237,13 @@ def test_llamacpp_a_known_answer_stays_in_the_slot_and_the_next_turn_matches_int
     assert m[1].cached == len(conv_a(1)) + len(answer)
     unknown = simulate([dataclasses.replace(first, generated=None), second], "llama.cpp")
     assert unknown[1].cached == len(conv_a(1))
+
+
+def test_arrivals_are_taken_in_the_order_the_server_took_them() -> None:
+    from analyzer.cachemodel.simulate import arrival_order
+
+    logged = [Arrival(1, toks(1, 5), at=10.000, first_token=0.4), Arrival(2, toks(2, 5), at=10.001, first_token=0.3),
+              Arrival(3, toks(3, 5), at=9.0, first_token=0.2), Arrival(4, toks(4, 5), at=12.0, first_token=0.1)]
+    # row 3 arrived first; rows 1 and 2 arrived together, row 2 got its first token first
+    assert [a.key for a in arrival_order(logged)] == [3, 2, 1, 4]
+    assert [a.key for a in arrival_order([dataclasses.replace(a, at=None) for a in logged])] == [1, 2, 3, 4]

@@ -276,3 +276,50 @@ def test_a_side_call_that_starts_like_the_main_call_takes_its_slot_by_similarity
         assert main.match is not None and [x.key for x in main.match.lost] == [1], report_lines(report)
     finally:
         handle.stop()
+
+
+def test_concurrent_agents_on_two_slots_without_prompt_cache_are_predicted(tmp_path: Path) -> None:
+    """Three agents send their first request at once to a two-slot server without a prompt cache (one waits for a
+    slot), then their second turns one after another; the log lists them as they finished. The model takes them
+    in the order the server did, follows busy slots and LRU, and predicts what each reported."""
+    import threading
+
+    from enginefixtures import require_engine
+
+    from analyzer.engine import start_engine
+    from analyzer.engine.options import EngineOptions
+
+    handle = start_engine(require_engine(), options=EngineOptions(parallel=2, cache_ram_mib=0))
+    try:
+        m = uuid.uuid4().hex[:6]
+        systems = [f"Agent {k} of run {m}. " + f"Rule {k}: keep answers short. " * 40
+                   for k in ("alpha", "beta", "gamma")]
+        ask = [{"role": "user", "content": "Start."}]
+        more = [*ask, {"role": "assistant", "content": "Ok."}, {"role": "user", "content": "Go on."}]
+        with start_proxy(handle.base_url, tmp_path) as proxy:
+            def send(body: dict[str, Any]) -> None:
+                with httpx.stream("POST", proxy.base_url + "/chat/completions", json=body, timeout=300) as r:
+                    r.read()
+
+            threads = [threading.Thread(target=send, args=(_body(s, [], ask),)) for s in systems]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            for s in systems:
+                send(_body(s, [], more))
+        rows = read_rows(proxy.log_path)
+        report = analyse(rows, engine_url=handle.base_url)
+        for r in report.requests:
+            assert r.reported is not None and r.predicted is not None
+            assert abs(r.reported - r.predicted) <= max(8, 0.02 * r.reported), report_lines(report)
+        # three agents, two slots: at least one second turn finds its slot given to the agent that waited; it is
+        # compared with its own first turn, and the model names that state as dropped for another row
+        later = [r for r in report.requests if r.row > 3]
+        lost = [r for r in later if r.predicted is not None and r.predicted < 16]
+        assert lost, report_lines(report)
+        for r in lost:
+            assert r.structure is not None and r.structure.kind == "appended", report_lines(report)
+            assert r.match is not None and [x.key for x in r.match.lost] == [r.baseline_row], report_lines(report)
+    finally:
+        handle.stop()

@@ -98,7 +98,8 @@ def arrival(e: LoggedRequest, rendered: RenderedPrompt | None, given: dict[str, 
                    duration=row.get("total_s") if isinstance(row.get("total_s"), int | float) else None,
                    output_tokens=usage.output, model=e.request.model, cache_key=e.request.control.prompt_cache_key,
                    markers=tuple(markers), automatic=e.request.control.automatic, block_ends=ends,
-                   settings={**server, **given}, server_id=server_id, generated=generated)
+                   settings={**server, **given}, server_id=server_id, generated=generated,
+                   first_token=row.get("ttft_s") if isinstance(row.get("ttft_s"), int | float) else None)
 
 
 def _seconds(stamp: Any) -> float | None:

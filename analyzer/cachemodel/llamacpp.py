@@ -301,7 +301,8 @@ class LlamaCppCache:
         entry = slot.origin if n_past > 0 else None
         # cache_idle_slots: when a task starts, idle slots are saved to the prompt cache (and cleared with a
         # unified KV) — server-context.cpp, the SERVER_TASK_TYPE_COMPLETION case after launch_slot_with_task
-        end = start + (a.duration or 0.0)
+        # the request ends when its answer ended (arrival + its total time, queueing included)
+        end = max(start, now + a.duration) if a.duration is not None else start
         superseded = n_past + always >= slot.prompt   # the new prompt holds the old one: nothing is lost
         for previous in {before[slot.id], slot.origin} - {None, a.key}:
             if previous is not None and not superseded and not self._held(previous, slot):

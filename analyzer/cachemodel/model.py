@@ -43,6 +43,7 @@ class Arrival:
     settings: dict[str, Any] = field(default_factory=dict)
     server_id: str | None = None           # what identifies the server process (a restart changes it)
     generated: tuple[int, ...] | None = None   # the answer's token ids, when known (an engine's fixed answer)
+    first_token: float | None = None       # seconds from `at` to the first answer token (TTFT), when known
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from analyzer.cachemodel.providers import AnthropicBreakpoints, DeepSeekUnits, O
 from analyzer.cachemodel.rules import Rule, provider_rule
 
 HELD_SHOWN = 8
+TOGETHER_S = 0.05   # arrivals closer than this are simultaneous as far as a log's clock can tell
 
 
 class Cache(Protocol):
@@ -46,11 +47,36 @@ def skipped(arrivals: Sequence[Arrival]) -> list[Skipped]:
     return [Skipped(a.key, a.error or "not a successful exchange") for a in arrivals if not a.ok]
 
 
+def arrival_order(arrivals: list[Arrival], *, together_s: float = TOGETHER_S) -> list[Arrival]:
+    """The order the server took the requests in. A log written as exchanges finish lists concurrent requests
+    out of order, so they are sorted by arrival time; requests that arrived within `together_s` of each other
+    cannot be told apart by their clock (the proxy forwards each on its own thread), so among them the one
+    that got its first token first is taken as served first (the server fills free slots in the order it
+    receives requests; a later one waits)."""
+    if not arrivals or any(a.at is None for a in arrivals):
+        return list(arrivals)
+    ordered = sorted(arrivals, key=lambda a: a.at or 0.0)
+    out: list[Arrival] = []
+    group: list[Arrival] = []
+    for a in ordered:
+        if group and (a.at or 0.0) - (group[0].at or 0.0) > together_s:
+            out += _by_first_token(group)
+            group = []
+        group.append(a)
+    return out + _by_first_token(group)
+
+
+def _by_first_token(group: list[Arrival]) -> list[Arrival]:
+    if len(group) < 2 or any(a.first_token is None for a in group):
+        return group
+    return sorted(group, key=lambda a: (a.at or 0.0) + (a.first_token or 0.0))
+
+
 def simulate(arrivals: Sequence[Arrival], rule: Rule | str, *, settings: Settings | None = None) -> list[Match]:
-    """One `Match` per successful arrival, in order. An engine's state is emptied when the rows say the
-    server changed (another `server_id`: a restart)."""
+    """One `Match` per successful arrival, in the order the server took them (`arrival_order`). An engine's
+    state is emptied when the rows say the server changed (another `server_id`: a restart)."""
     rule = provider_rule(rule) if isinstance(rule, str) else rule
-    ok = [a for a in arrivals if a.ok]
+    ok = arrival_order([a for a in arrivals if a.ok])
     cache = new_cache(rule, ok[0] if ok else None, settings)
     out: list[Match] = []
     earlier: list[Arrival] = []
