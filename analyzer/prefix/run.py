@@ -16,6 +16,7 @@ from typing import Any
 from analyzer.cachemodel import Cause, Match, explain, provider_rule, simulate, within
 from analyzer.cachemodel.fromlog import LoggedRequest, answer_text, arrival, logged_requests
 from analyzer.cachemodel.lineage import group
+from analyzer.cachemodel.simulate import arrival_order
 from analyzer.errors import AnalyzerError
 from analyzer.prefix.attribute import Attribution, LiteralLookup, attribute
 from analyzer.prefix.predict import RuleSet, detect_rule, load_rules
@@ -165,7 +166,8 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
         describe, exact = f"assumed: {describe}, standing in for the {rule} endpoint's own", False
     arrivals = [arrival(e, rendered.get(e.row), settings or {}, _answer_ids(e.data, renderer)) for e in logged]
     matches = {m.key: m for m in simulate(arrivals, cache_rule)}
-    lineage = group([(e.row, e.request) for e in good], matches,
+    served = [a.key for a in arrival_order([a for a in arrivals if a.ok])]   # lineage follows what the server saw
+    lineage = group([(row, by_row[row].request) for row in served], matches,
                     min_head_share=float(rules.lineage.get("min_head_share", 0.5)),
                     tokens={row: len(r.tokens) for row, r in rendered.items()})
     described = None
