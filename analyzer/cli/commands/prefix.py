@@ -47,8 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.api import PrefixOptions, prefix
     from analyzer.observe.jsonl import read_rows
-    from analyzer.prefix import analyse, report_lines
+    from analyzer.prefix import report_lines
     from analyzer.prefix.predict import detect_rule
 
     rows = read_rows(args.log)
@@ -68,8 +69,9 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         if (args.rule or detect_rule(first)[0]) == "llama.cpp":
             engine_url = _running_engine(ctx)
     lookup, note = (None, "source lookup skipped (--no-source)") if args.no_source else _lookup(ctx)
-    report = analyse(rows, against=against, engine_url=engine_url, rule=args.rule, findings=findings,
-                     lookup=lookup, log=str(args.log), settings=_settings(args.setting))
+    report = prefix(rows, PrefixOptions(against=against, engine_url=engine_url, rule=args.rule,
+                                        settings=_settings(args.setting), findings=findings, lookup=lookup))
+    report.log = str(args.log)
     report.attribution_note = note
     if ctx.json:
         ctx.emit_json(report.as_json())
