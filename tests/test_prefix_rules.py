@@ -15,7 +15,7 @@ from analyzer.errors import AnalyzerError
 from analyzer.index.build import index_repo
 from analyzer.prefix import analyse, report_lines
 from analyzer.prefix.attribute import attribute, match_hazard, needles, value_at
-from analyzer.prefix.literals import IndexLiterals
+from analyzer.prefix.source_lookup import IndexLiterals
 from analyzer.prefix.predict import (
     common_prefix,
     deepseek_units,
