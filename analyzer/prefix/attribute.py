@@ -365,7 +365,7 @@ def rank_sites(hits: list[LiteralSite], diff: StructureDiff, hazard: dict[str, A
             reasons.append(f"a message's argument ({message}), not a prompt piece")
         if place_why:
             reasons.append(place_why)
-        static = re.split(r"\$\{[^}]*\}|\{\{[^}]*\}\}", h.full or h.literal)
+        static = re.split(r"\$\{[^}]*\}|\{\{[^}]*\}\}", _unescape(h.full or h.literal))
         covered = sum(len(p) for p in static if len(p.strip()) >= 4 and p in diff.field_text)
         in_chain = (h.repo, h.path) in chain
         if in_chain:
@@ -377,3 +377,11 @@ def rank_sites(hits: list[LiteralSite], diff: StructureDiff, hazard: dict[str, A
     rows.sort(key=lambda r: (r[0], r[1]))
     best = rows[0][0] if rows else None
     return [RankedSite(h, i, why, key == best, key) for i, (key, _order, h, why) in enumerate(rows, 1)]
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "`": "`", "$": "$"}
+
+
+def _unescape(text: str) -> str:
+    """A literal's text as written → the text it makes, for the common escapes (`\\n` → newline)."""
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), text)
