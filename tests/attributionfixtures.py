@@ -5,7 +5,8 @@ from (twice: a default and a custom branch of the same writer), in an error mess
 `Error` subclass's `super(…)`) and a logged warning, and in an example extension. The system prompt is built
 by `buildSystemPrompt` (a [[returns]] sink of the hazard rules) and sent by `send`, which posts the request
 (`client.chat.completions.create`, a send of `analyzer/rules/prefix/attribution.toml`); `runTurn` reaches the
-send, `helpText` does not. A YAML preset holds a prompt template with `{{cwd}}` placeholders.
+send, `helpText` does not. A YAML preset holds a prompt template with `{{cwd}}` placeholders whose shorter
+words (`folder is `) are in the writer's template as well.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ export function buildSystemPrompt(folder: string, custom?: string): string {
   }
   let prompt = "You assist with small code changes.";
   prompt += `\\nPresent folder: ${folder}`;
+  prompt += "\\nThe folder is yours to change.";
   return prompt;
 }
 """,

@@ -109,6 +109,9 @@ def test_a_prompt_template_kept_in_a_data_file_is_found_through_the_words_next_t
     assert a.literal is not None and (a.literal.path, a.literal.line, a.literal.via) == \
         ("presets/agent.yml", 3, "data file")
     assert a.literal.needle == "model. Your folder is "
+    # a shorter needle (`folder is `) is in the system prompt's writer too, but covers less of the field
+    assert any(w.site.path == "src/prompt.ts" for w in rank_sites(app["lookup"]("folder is "), d, None,
+                                                                   app["lookup"].request_path)[:1])
     bare = attribute(d, [], app["bare"]).literal            # without the repo no data file is read
     assert bare is None or bare.via != "data file"
 

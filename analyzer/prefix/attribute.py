@@ -274,8 +274,10 @@ def attribute(diff: StructureDiff, findings: Iterable[dict[str, Any]] = (),
     literal: LiteralSite | None = None
     writers: tuple[RankedSite, ...] = ()
     if lookup is not None and diff.field_text:
-        # the first needle whose best literal is a writer (of the part, or on the request path, not a message,
-        # not an example) decides; else the best literal any needle found (the earlier needle on a tie)
+        # the most specific needle that any literal holds decides, unless its best literal is not a writer (a
+        # message, an example, code off the request path): then a shorter needle whose best literal ranks
+        # higher and covers at least as much of the field takes over (a short needle alone, `a coding agent`,
+        # must not pull in another app's prompt that merely shares the words)
         chosen: tuple[tuple[int, ...], str, str, list[RankedSite]] | None = None
         for side, needle in needles(diff):
             hits = lookup(needle)
@@ -283,9 +285,9 @@ def attribute(diff: StructureDiff, findings: Iterable[dict[str, Any]] = (),
                 continue
             ranked = rank_sites(hits, diff, hazard, request_path)
             key = ranked[0].key
-            if chosen is None or key < chosen[0]:
+            if chosen is None or (key < chosen[0] and key[4] <= chosen[0][4]):
                 chosen = (key, side, needle, ranked)
-            if key[:3] <= (0, 0, ON_PATH_RANK):
+            if chosen[0][:3] <= (0, 0, ON_PATH_RANK):
                 break
         if chosen is not None:
             _key, side, needle, ranked = chosen
