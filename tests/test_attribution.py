@@ -78,7 +78,7 @@ def test_a_function_on_the_request_path_ranks_before_one_the_graph_does_not_conn
     rp = app["lookup"].request_path
     assert rp.sends == {"app:src/client.ts:send"}
     assert "app:src/session.ts:runTurn" in rp.on_path and "app:src/session.ts:helpText" not in rp.on_path
-    assert rp.place("app:src/prompt.ts:buildSystemPrompt", ["system prompt"], "system").rank == WRITER
+    assert rp.place("app:src/prompt.ts:buildSystemPrompt", ["system prompt"]).rank == WRITER
     hits = app["lookup"]("Answer in few words, please.")
     diff = first_difference(system_body("S", "Answer in few words, please. one"),
                             system_body("S", "Answer in few words, please. two"))

@@ -72,7 +72,7 @@ class RequestPath(Protocol):
     """What the ranking asks of `analyzer.prefix.request_path.RequestPath` (stated here: that module imports
     this one)."""
 
-    def place(self, node: str, parts: Iterable[str], part_name: str) -> Placed: ...
+    def place(self, node: str, parts: Iterable[str]) -> Placed: ...
 
     def message_producer(self, node: str) -> str | None: ...
 
@@ -345,7 +345,6 @@ def rank_sites(hits: list[LiteralSite], diff: StructureDiff, hazard: dict[str, A
         chain.add(((hazard.get("sink") or {}).get("repo"), (hazard.get("sink") or {}).get("path")))
     later = tuple(literal_settings().get("later_paths", []))
     parts = list(_rules()["parts"].get(diff.part or "", []))
-    part_name = f"{diff.part} part" if diff.part else "request"
     rows = []
     for order, h in enumerate(hits):
         reasons = []
@@ -355,7 +354,7 @@ def rank_sites(hits: list[LiteralSite], diff: StructureDiff, hazard: dict[str, A
         message = h.message
         place_rank, place_why = OTHER_CODE_RANK, ""
         if request_path is not None and h.node:
-            place = request_path.place(h.node, parts, part_name)
+            place = request_path.place(h.node, parts)
             place_rank, place_why = place.rank, place.why
             if not message:
                 producer = request_path.message_producer(h.node)

@@ -73,12 +73,12 @@ class RequestPath:
             rp.writers[part] = _callees_within(graph, nodes, depth)
         return rp
 
-    def place(self, node: str, parts: Iterable[str], part_name: str) -> Place:
-        """The place of the function `node` (`repo:path:qualname`) for a divergence in `parts` (hazard part
-        names; `part_name` is how the report names the request part)."""
+    def place(self, node: str, parts: Iterable[str]) -> Place:
+        """The place of the function `node` (`repo:path:qualname`) for a divergence in `parts` (the hazard
+        rules' part names of the divergence's request part)."""
         parts = list(parts)
         if node.endswith(":" + MODULE):
-            return self._module_place(node, parts, part_name)
+            return self._module_place(node, parts)
         if node not in self.graph:
             return Place(OUTSIDE, "not a function of the call graph")
         name = _name(node)
@@ -88,7 +88,7 @@ class RequestPath:
                 how = f"returns the {part}" if root == node else f"is called by {_name(root)}, which returns the {part}"
                 return Place(WRITER, f"in {name}, which {how}")
         if node in self.on_path:
-            return Place(ON_PATH, f"in {name}, on the request path (it reaches a send of the {part_name} request)")
+            return Place(ON_PATH, f"in {name}, on the request path (the call graph leads from it to a send)")
         return Place(OFF_PATH, f"in {name}, which the call graph does not connect to a send of the request")
 
     def message_producer(self, node: str) -> str | None:
@@ -108,8 +108,8 @@ class RequestPath:
         self._messages[node] = found
         return found
 
-    def _module_place(self, node: str, parts: list[str], part_name: str) -> Place:
-        in_file = [self.place(n, parts, part_name) for n in self._by_file.get(node.rsplit(":", 1)[0], [])
+    def _module_place(self, node: str, parts: list[str]) -> Place:
+        in_file = [self.place(n, parts) for n in self._by_file.get(node.rsplit(":", 1)[0], [])
                    if not n.endswith(":" + MODULE)]
         if not in_file:
             return Place(OUTSIDE, "at the top level of a file without functions in the call graph")

@@ -93,6 +93,7 @@ class SourceLookup:
         classes = _globs(ctx.get("message_classes", []))
         send, fetch = _globs(path_rules.get("send_calls", [])), _globs(path_rules.get("send_fetch", []))
         urls = tuple(path_rules.get("send_urls", []))
+        later = tuple(rules_table("literals").get("later_paths", []))
         self._repos: list[_Repo] = []
         self.request_path: RequestPath | None = None
         self._data: dict[str, list[tuple[str, str]]] = {}   # repo → (path, text) of its data files
@@ -102,6 +103,7 @@ class SourceLookup:
             messages: dict[str, list[tuple[int, str, list[str]]]] = {}
             sends: set[str] = set()
             for f in idx.files:
+                aside = is_test_path(f.path) or any(m in f"/{f.path}" for m in later)  # tests, examples: no send
                 for call in f.calls:
                     scope = call.scope or MODULE
                     facts += [(f.path, call.line, a.text, scope) for a in call.args if a.kind == "string"]
@@ -109,7 +111,7 @@ class SourceLookup:
                     if message.match(chain) or (call.kind == "super" and _in_class(f, call, classes)):
                         messages.setdefault(f.path, []).append((call.line, call.text or chain,
                                                                 [a.text for a in call.args]))
-                    if not is_test_path(f.path) and (send.match(chain) or (
+                    if not aside and (send.match(chain) or (
                             fetch.match(chain) and call.args and any(u in call.args[0].text for u in urls))):
                         sends.add(f"{idx.name}:{f.path}:{scope}")
                 for obj in f.objects:
