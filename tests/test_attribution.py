@@ -42,28 +42,32 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"lookup": lookup, "bare": SourceLookup([idx]), "commit": commit, "lock": lock, "tmp": tmp}
 
 
-def _cwd_diff() -> Any:
-    return first_difference(system_body(f"{OPENER}\n{WORDS}/home/dev/alpha"),
-                            system_body(f"{OPENER}\n{WORDS}/home/dev/beta"))
+def _cwd_diff(opener: str = OPENER) -> Any:
+    """The working-directory line differs; with the default branch's opener before it, or other words."""
+    return first_difference(system_body(f"{opener}\n{WORDS}/home/dev/alpha"),
+                            system_body(f"{opener}\n{WORDS}/home/dev/beta"))
 
 
 def test_the_template_in_the_writer_of_the_system_prompt_is_named_before_the_same_words_elsewhere(app) -> None:
     a = attribute(_cwd_diff(), [], app["lookup"])
     assert a.literal is not None and a.placed
-    assert (a.literal.path, a.literal.line) == ("src/prompt.ts", 4)
+    assert (a.literal.path, a.literal.line) == ("src/prompt.ts", 8)
     ranked = [(w.site.path, w.site.line) for w in a.writers]
-    assert ranked[:2] == [("src/prompt.ts", 4), ("src/prompt.ts", 8)]
+    # both branches of the writer hold the line; the default branch's opener is in the request, so it is first
+    assert ranked[:2] == [("src/prompt.ts", 8), ("src/prompt.ts", 4)]
+    assert a.fitting == 1 and "of what its function writes just before it are in the request" in a.writers[0].why
     # the error message (returned into an Error's super), the logged warning, then the example, in that order
     assert ranked[2:] == [("src/errors.ts", 2), ("src/errors.ts", 11), ("examples/extensions/remote.ts", 2)]
     why = {(w.site.path, w.site.line): w.why for w in a.writers}
     assert "in buildSystemPrompt, which returns the system prompt" in why[("src/prompt.ts", 4)]
+    assert "just before it" not in why[("src/prompt.ts", 4)]
     assert "a message's argument (super" in why[("src/errors.ts", 2)]
     assert "a message's argument (console.warn)" in why[("src/errors.ts", 11)]
     assert why[("examples/extensions/remote.ts", 2)].startswith("a test, example or documentation path")
 
 
 def test_two_writers_that_fit_are_both_listed_and_said_to_fit(app) -> None:
-    a = attribute(_cwd_diff(), [], app["lookup"])
+    a = attribute(_cwd_diff("Words of a custom prompt."), [], app["lookup"])   # nothing tells the branches apart
     assert a.fitting == 2 and [w.fits for w in a.writers] == [True, True, False, False, False]
     lines = a.source_lines()
     assert "src/prompt.ts:4" in lines[0]
@@ -92,12 +96,15 @@ def test_without_a_call_graph_messages_and_examples_still_rank_after_templates(a
     a = attribute(_cwd_diff(), [], app["bare"])
     assert a.literal is not None and not a.placed
     ranked = [(w.site.path, w.site.line) for w in a.writers]
+    assert ranked[0] == ("src/prompt.ts", 8) and a.fitting == 1  # its branch's opener is in the request
     assert ranked[-1] == ("examples/extensions/remote.ts", 2)
     # the logged string is a message by its own call; the one returned into an Error's `super(…)` is known as
-    # a message only through the graph's call sites, so here it ties with the templates
+    # a message only through the graph's call sites, so here it ties with the other branch's template
     assert ranked.index(("src/errors.ts", 11)) > max(ranked.index(("src/prompt.ts", 4)),
-                                                     ranked.index(("src/prompt.ts", 8)))
-    assert a.fitting == 3 and {w.site.path for w in a.writers if w.fits} == {"src/prompt.ts", "src/errors.ts"}
+                                                     ranked.index(("src/errors.ts", 2)))
+    other = attribute(_cwd_diff("Words of a custom prompt."), [], app["bare"])
+    assert {(w.site.path, w.site.line) for w in other.writers if w.fits} == \
+        {("src/prompt.ts", 4), ("src/prompt.ts", 8), ("src/errors.ts", 2)}
     assert "not placed on the request path" in a.source_lines()[1]
 
 
@@ -126,7 +133,7 @@ def test_a_file_content_after_a_heading_line_is_traced_through_the_heading(app) 
 
 
 def test_analyze_prefix_prints_the_ranked_writers(app, capsys: pytest.CaptureFixture[str]) -> None:
-    rows = [{"series": "app", "index": i, "request_body": json.dumps(system_body(f"{OPENER}\n{WORDS}/home/{d}")),
+    rows = [{"series": "app", "index": i, "request_body": json.dumps(system_body(f"Custom words.\n{WORDS}/home/{d}")),
              "usage": {"prompt_tokens": 30, "prompt_tokens_details": {"cached_tokens": 0}},
              "server": {"version": "llama.cpp test"}} for i, d in ((1, "alpha"), (2, "beta"))]
     log = Path(app["tmp"]) / "log.jsonl"

@@ -62,3 +62,24 @@ def test_the_working_directory_line_is_attributed_to_the_system_prompt_builder(p
     error = [w for w in later if w.site.path.endswith("session-cwd.ts")]
     assert error and "a message's argument" in error[0].why
     assert "2 writers fit equally" in a.source_lines()[1] or f"{len(fit)} writers fit equally" in a.source_lines()[1]
+
+
+def test_the_default_branch_is_named_when_the_request_holds_what_that_branch_writes_before_the_line(pi) -> None:
+    lookup, words = pi
+    writers = [w.site for w in attribute(_request_diff(words, ""), [], lookup).writers if w.fits]
+    assert len(writers) >= 2
+    last = max(writers, key=lambda s: s.line)   # the default branch comes after the custom one in the function
+    # the longest static piece the function writes before that line, read from the snapshot's literals
+    pieces = [p for t in lookup.written_before(last, 60) for p in re.split(r"\$\{[^}]*\}", t)]
+    earlier = max(pieces, key=len).replace("\\n", "\n")
+    assert len(earlier) > 40
+    a = attribute(_request_diff(words, earlier + "\n"), [], lookup)
+    assert a.literal is not None and (a.literal.path, a.literal.line) == (WRITER, last.line)
+    assert a.fitting == 1 and "what its function writes just before it" in a.writers[0].why
+
+
+def _request_diff(words: str, earlier: str):
+    ours = "A prompt of our own.\n"
+    return first_difference(
+        {"messages": [{"role": "system", "content": f"{ours}{earlier}{words}/home/u/alpha"}]},
+        {"messages": [{"role": "system", "content": f"{ours}{earlier}{words}/home/u/beta"}]})

@@ -279,13 +279,14 @@ def attribute(diff: StructureDiff, findings: Iterable[dict[str, Any]] = (),
         # higher and covers at least as much of the field takes over (a short needle alone, `a coding agent`,
         # must not pull in another app's prompt that merely shares the words)
         chosen: tuple[tuple[int, ...], str, str, list[RankedSite]] | None = None
+        before = getattr(lookup, "written_before", None)
         for side, needle in needles(diff):
             hits = lookup(needle)
             if not hits:
                 continue
-            ranked = rank_sites(hits, diff, hazard, request_path)
+            ranked = rank_sites(hits, diff, hazard, request_path, before)
             key = ranked[0].key
-            if chosen is None or (key < chosen[0] and key[4] <= chosen[0][4]):
+            if chosen is None or (key < chosen[0] and key[-1] <= chosen[0][-1]):
                 chosen = (key, side, needle, ranked)
             if chosen[0][:3] <= (0, 0, ON_PATH_RANK):
                 break
@@ -331,19 +332,24 @@ def _passes(finding: dict[str, Any], literal: LiteralSite) -> bool:
 
 
 def rank_sites(hits: list[LiteralSite], diff: StructureDiff, hazard: dict[str, Any] | None = None,
-               request_path: RequestPath | None = None) -> list[RankedSite]:
+               request_path: RequestPath | None = None,
+               written_before: Callable[[LiteralSite, int], list[str]] | None = None) -> list[RankedSite]:
     """The literals holding the text, the likeliest writer first, each with why it stands where it does.
 
     Keys, in order: tests/examples/docs last (`later_paths`); a message's argument (thrown, logged, or returned
     by a function whose every caller hands it to one) after the rest; the place on the request path (the
     writer of the divergence's part, then on the path, then other code, then outside the graph); in a file the
     matched hazard's chain passes; the static text that covers most of the request's field; the lookup's
-    order. The first key that separates two literals is the reason one ranks above the other."""
+    order. Between the place and the hazard's chain: how much of what the same function writes just before
+    the literal (`written_before`, `[literals] branch_lines` lines) is in the request too — of two branches
+    that write the same line, the one whose earlier text the request holds. The first key that separates two
+    literals is the reason one ranks above the other."""
     chain = set()
     if hazard is not None:
         chain = {(s.get("repo"), s.get("path")) for s in hazard.get("steps") or []}
         chain.add(((hazard.get("sink") or {}).get("repo"), (hazard.get("sink") or {}).get("path")))
     later = tuple(literal_settings().get("later_paths", []))
+    window = int(literal_settings().get("branch_lines", 60))
     parts = list(_rules()["parts"].get(diff.part or "", []))
     rows = []
     for order, h in enumerate(hits):
@@ -366,14 +372,19 @@ def rank_sites(hits: list[LiteralSite], diff: StructureDiff, hazard: dict[str, A
             reasons.append(f"a message's argument ({message}), not a prompt piece")
         if place_why:
             reasons.append(place_why)
-        static = re.split(r"\$\{[^}]*\}|\{\{[^}]*\}\}", _unescape(h.full or h.literal))
-        covered = sum(len(p) for p in static if len(p.strip()) >= 4 and p in diff.field_text)
+        covered = _covered(h.full or h.literal, diff.field_text, 4)
+        support = 0
+        if written_before is not None:
+            support = sum(_covered(t, diff.field_text, 12) for t in written_before(h, window))
+            if support:
+                reasons.append(f"{support:,} characters of what its function writes just before it are in the "
+                               "request too")
         in_chain = (h.repo, h.path) in chain
         if in_chain:
             reasons.append("in a file the matched hazard's chain passes")
         if covered:
             reasons.append(f"{covered:,} characters of its text are in the request's {diff.path or 'field'}")
-        key = (int(bool(late)), int(bool(message)), place_rank, int(not in_chain), -covered)
+        key = (int(bool(late)), int(bool(message)), place_rank, -support, int(not in_chain), -covered)
         rows.append((key, order, h, "; ".join(reasons) or "holds the words"))
     rows.sort(key=lambda r: (r[0], r[1]))
     best = rows[0][0] if rows else None
@@ -386,3 +397,10 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "`"
 def _unescape(text: str) -> str:
     """A literal's text as written → the text it makes, for the common escapes (`\\n` → newline)."""
     return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), text)
+
+
+def _covered(text: str, field_text: str, least: int) -> int:
+    """Characters of the literal's static pieces (between `${…}` / `{{…}}`) of `least` characters or more
+    that stand in the request's field."""
+    static = re.split(r"\$\{[^}]*\}|\{\{[^}]*\}\}", _unescape(text))
+    return sum(len(p) for p in static if len(p.strip()) >= least and p in field_text)

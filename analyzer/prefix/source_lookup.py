@@ -48,6 +48,7 @@ class _Repo:
     git: Any = None                             # the repo (data files are read from it at `commit`)
     fact_texts: _Joined | None = None
     literal_texts: _Joined | None = None
+    by_scope: dict[tuple[str, str], list[tuple[int, str]]] | None = None  # (path, scope) → its literals
 
     def __post_init__(self) -> None:
         self.fact_texts = _Joined([t for _p, _l, t, _s in self.facts])
@@ -124,6 +125,25 @@ class SourceLookup:
     def sends(self) -> set[str]:
         """Graph node ids of the functions that send a model request (the request's sinks)."""
         return {n for r in self._repos for n in r.sends}
+
+    def written_before(self, site: LiteralSite, lines: int) -> list[str]:
+        """The texts (unquoted, as written) of the other literals of the same function that start within
+        `lines` lines before `site`: what the code writes just before it, which tells the branch it is in when
+        a function writes the same line in two branches."""
+        if not site.node:
+            return []
+        scope = site.node.split(":", 2)[2]
+        for r in self._repos:
+            if r.name == site.repo:
+                if r.by_scope is None:
+                    r.by_scope = {}
+                    for path, first, text, sc in r.literals:
+                        r.by_scope.setdefault((path, sc), []).append((first, text))
+                start = site.first_line or site.line
+                texts = [text[1:-1] for first, text in r.by_scope.get((site.path, scope), [])
+                         if start - lines <= first < start]
+                return [t for t in texts if t != site.full]  # the same line in another branch is no evidence
+        return []
 
     def message_call_at(self, repo: str, path: str, line: int) -> str | None:
         """The message call made at `line` of `path` (a caller passing a function's result to it), if any."""
