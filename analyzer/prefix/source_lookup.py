@@ -21,6 +21,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -83,10 +84,12 @@ def _holding(joined: _Joined | None, needle: str) -> list[int]:
 
 class SourceLookup:
     """A `LiteralLookup` over one or more `RepoIndex` (callable: needle → sites, in the order the index holds
-    them; `analyzer.prefix.attribute` ranks them). `repos` (name → git repo) adds the data files;
-    `request_path` (set later by the caller that opened the graph) places the sites on the request path."""
+    them; `analyzer.prefix.attribute` ranks them). `repos` (name → git repo) adds the data files; `keep`
+    filters the hits by path; `request_path` (set later by the caller that opened the graph) places the sites
+    on the request path."""
 
-    def __init__(self, indexes: list[RepoIndex], repos: dict[str, git.Repo] | None = None) -> None:
+    def __init__(self, indexes: list[RepoIndex], repos: dict[str, git.Repo] | None = None, *,
+                 keep: Callable[[str], bool] | None = None) -> None:
         from analyzer.index.testcode import is_test_path
 
         ctx, path_rules = rules_table("literal_context"), rules_table("request_path")
@@ -99,6 +102,7 @@ class SourceLookup:
         self.request_path: RequestPath | None = None
         self._data: dict[str, list[tuple[str, str]]] = {}   # repo → (path, text) of its data files
         self._found: dict[str, list[LiteralSite]] = {}
+        self._keep = keep  # a filter on the hits' paths (an app's own run leaves its tests out)
         for idx in indexes:
             facts, literals = [], []
             messages: dict[str, list[tuple[int, str, list[str]]]] = {}
@@ -156,7 +160,7 @@ class SourceLookup:
         """Every literal that holds `needle`: the string facts, then the literal texts, then the data files
         (remembered: the requests of one log ask for the same few needles again and again)."""
         if needle not in self._found:
-            self._found[needle] = self._find(needle)
+            self._found[needle] = [h for h in self._find(needle) if self._keep is None or self._keep(h.path)]
         return list(self._found[needle])
 
     def _find(self, needle: str) -> list[LiteralSite]:
