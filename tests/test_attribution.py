@@ -76,6 +76,8 @@ def test_two_writers_that_fit_are_both_listed_and_said_to_fit(app) -> None:
     assert lines[4].startswith("    3. app src/errors.ts:2 — ")
     listed = a.as_json()
     assert listed["writers_that_fit"] == 2 and [w["rank"] for w in listed["writers"]] == [1, 2, 3, 4, 5]
+    assert listed["writers"][0]["function"] == "app:src/prompt.ts:buildSystemPrompt"
+    assert listed["writers"][3]["message_call"] == "console.warn" and listed["ranked_by_request_path"] is True
 
 
 def test_a_function_on_the_request_path_ranks_before_one_the_graph_does_not_connect_to_a_send(app) -> None:

@@ -92,7 +92,10 @@ class RankedSite:
     key: tuple[int, ...] = ()  # the ranking key (see `rank_sites`), compared across needles; not printed
 
     def as_json(self) -> dict[str, Any]:
-        return {**self.site.as_json(), "rank": self.rank, "why": self.why, "fits": self.fits}
+        s = self.site
+        return {"repo": s.repo, "commit": s.commit, "path": s.path, "line": s.line, "literal": s.literal,
+                "via": s.via, "function": s.node or None, "message_call": s.message or None, "rank": self.rank,
+                "why": self.why, "fits": self.fits}
 
 
 @dataclass(frozen=True)
