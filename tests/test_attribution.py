@@ -147,3 +147,14 @@ def test_analyze_prefix_prints_the_ranked_writers(app, capsys: pytest.CaptureFix
     assert "ranked on the request path of the stored call graph (1 send(s))" in out
     assert "writers: 2 writers fit equally" in out and "1.=app src/prompt.ts:4" in out
     assert "(the text before it written by app src/prompt.ts:4 @" in out
+
+
+def test_a_long_value_does_not_cut_the_words_before_it(app) -> None:
+    deep = "/srv/" + "/".join(f"level-{i}" for i in range(12)) + "/"
+    d = first_difference(system_body(f"Custom words.\n{WORDS}{deep}one"),
+                         system_body(f"Custom words.\n{WORDS}{deep}two"))
+    found = [n for side, n in needles(d) if side == "before"]
+    assert WORDS in found and not any(n.startswith(WORDS[1:]) for n in found)
+    assert all(d.field_text[d.field_text.index(n) - 1] in " \n" for n in found)   # no needle starts mid-word
+    a = attribute(d, [], app["lookup"])
+    assert a.literal is not None and a.literal.needle == WORDS and a.literal.path == "src/prompt.ts"

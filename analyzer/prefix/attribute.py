@@ -222,12 +222,20 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
             out.append((side, needle))
 
     line_start = text.rfind("\n", 0, k) + 1
-    before = text[max(line_start, k - most):k]
+    lead = max(line_start, k - most)
+    if lead > line_start and not text[lead - 1].isspace():  # cut mid-word: start at the next whole word
+        space = text.find(" ", lead, k)
+        lead = space + 1 if space >= 0 else k        # no whole word in reach: only the words before the value
+    before = text[lead:k]
     add("before", before)
     value_start = k  # where the differing value's word starts (its shared start is not in the code)
     while value_start > line_start and not text[value_start - 1].isspace():
         value_start -= 1
-    words = text[max(line_start, k - most):value_start]
+    words_start = max(line_start, value_start - most)  # the words before the value, up to `most` of them
+    if words_start > line_start and not text[words_start - 1].isspace():
+        space = text.find(" ", words_start, value_start)
+        words_start = space + 1 if space >= 0 else words_start
+    words = text[words_start:value_start]
     while len(words.strip()) >= least:
         add("before", words)
         cut = words.find(" ", 1)
