@@ -67,6 +67,10 @@ class _Joined:
             self.starts.append(at)
             at += len(t) + 1
 
+    def text_of(self, i: int) -> str:
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.text)
+        return self.text[self.starts[i]:end]
+
 
 def _holding(joined: _Joined | None, needle: str) -> list[int]:
     """Indexes of the texts that hold `needle` (a needle never holds NUL, so no match spans two texts)."""
@@ -100,9 +104,10 @@ class SourceLookup:
         later = tuple(rules_table("literals").get("later_paths", []))
         self._repos: list[_Repo] = []
         self.request_path: RequestPath | None = None
-        self._data: dict[str, list[tuple[str, str]]] = {}   # repo → (path, text) of its data files
+        self._data: dict[str, tuple[list[str], _Joined]] = {}   # repo → its data files' paths and texts
         self._found: dict[str, list[LiteralSite]] = {}
         self._keep = keep  # a filter on the hits' paths (an app's own run leaves its tests out)
+        kinds: dict[str, tuple[bool, bool, bool]] = {}  # callee chain → (message, send, fetch); chains repeat
         for idx in indexes:
             facts, literals = [], []
             messages: dict[str, list[tuple[int, str, list[str]]]] = {}
@@ -113,11 +118,15 @@ class SourceLookup:
                     scope = call.scope or MODULE
                     facts += [(f.path, call.line, a.text, scope) for a in call.args if a.kind == "string"]
                     chain = ".".join(call.callee)
-                    if message.match(chain) or (call.kind == "super" and _in_class(f, call, classes)):
+                    kind = kinds.get(chain)
+                    if kind is None:
+                        kind = kinds[chain] = (bool(message.match(chain)), bool(send.match(chain)),
+                                               bool(fetch.match(chain)))
+                    if kind[0] or (call.kind == "super" and _in_class(f, call, classes)):
                         messages.setdefault(f.path, []).append((call.line, call.text or chain,
                                                                 [a.text for a in call.args]))
-                    if not aside and (send.match(chain) or (
-                            fetch.match(chain) and call.args and any(u in call.args[0].text for u in urls))):
+                    if not aside and (kind[1] or (
+                            kind[2] and call.args and any(u in call.args[0].text for u in urls))):
                         sends.add(f"{idx.name}:{f.path}:{scope}")
                 for obj in f.objects:
                     facts += [(f.path, p.line, p.value_text, obj.scope or MODULE) for p in obj.properties
@@ -197,13 +206,18 @@ class SourceLookup:
 
     def _data_files(self, r: _Repo, needle: str) -> list[tuple[str, int, str]]:
         """(path, line, line text) of the data files holding `needle` at the pin. The files are read once per
-        lookup (one `git cat-file --batch`; about 20 MB on dsh, mostly its notes) and searched in memory."""
+        lookup (one `git cat-file --batch`; about 20 MB on dsh, mostly its notes) and searched joined."""
         if r.git is None or "\n" in needle or not needle.strip():
             return []
         if r.name not in self._data:
-            self._data[r.name] = _read_data_files(r.git, r.commit, list(rules_table("literals").get("data_files", [])))
+            cfg = rules_table("literals")
+            files = _read_data_files(r.git, r.commit, list(cfg.get("data_files", [])),
+                                     tuple(cfg.get("later_paths", [])))
+            self._data[r.name] = ([p for p, _t in files], _Joined([t for _p, t in files]))
+        paths, joined = self._data[r.name]
         hits = []
-        for path, text in self._data[r.name]:
+        for i in _holding(joined, needle):
+            path, text = paths[i], joined.text_of(i)
             at = text.find(needle)
             while at >= 0:
                 start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
@@ -212,8 +226,9 @@ class SourceLookup:
         return hits
 
 
-def _read_data_files(repo: git.Repo, commit: str, globs: list[str]) -> list[tuple[str, str]]:
-    """(path, text) of the repo's files at `commit` whose name matches one of `globs` (binary ones left out)."""
+def _read_data_files(repo: git.Repo, commit: str, globs: list[str], aside: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(path, text) of the repo's files at `commit` whose name matches one of `globs`; binary files and the
+    paths `aside` names (docs, notes, examples: never the writer, and most of the bytes) are left out."""
     import subprocess
 
     import git as gitlib
@@ -223,7 +238,7 @@ def _read_data_files(repo: git.Repo, commit: str, globs: list[str]) -> list[tupl
         listed = repo.git.ls_tree("-r", "-z", "--name-only", commit).split("\0")
     except gitlib.GitCommandError:  # the pin is not in this checkout: no data files to offer
         return []
-    paths = [p for p in listed if p and names.match(p.rsplit("/", 1)[-1])]
+    paths = [p for p in listed if p and names.match(p.rsplit("/", 1)[-1]) and not any(m in f"/{p}" for m in aside)]
     if not paths:
         return []
     spec = "".join(f"{commit}:{p}\n" for p in paths).encode()
