@@ -32,6 +32,7 @@ export function buildSystemPrompt(folder: string, custom?: string): string {
   prompt += "\\nThe folder is yours to change.";
   return prompt;
 }
+export const CLOSING_WORDS = "Finish with a short list of what changed.";
 """,
     "src/client.ts": """\
 const client: any = {};

@@ -158,3 +158,16 @@ def test_a_long_value_does_not_cut_the_words_before_it(app) -> None:
     assert all(d.field_text[d.field_text.index(n) - 1] in " \n" for n in found)   # no needle starts mid-word
     a = attribute(d, [], app["lookup"])
     assert a.literal is not None and a.literal.needle == WORDS and a.literal.path == "src/prompt.ts"
+
+
+def test_a_constant_at_the_top_level_takes_the_place_of_its_files_functions_and_says_so(app) -> None:
+    d = first_difference(system_body("Our words.\nFinish with a short list of what changed. one"),
+                         system_body("Our words.\nFinish with a short list of what changed. two"))
+    [top] = rank_sites(app["lookup"]("Finish with a short list"), d, None, app["lookup"].request_path)
+    assert top.site.node == "app:src/prompt.ts:<module>" and top.key[2] == WRITER
+    assert top.why.startswith("at the top level of a file whose function is buildSystemPrompt, which returns")
+    # in a user message the same constant is not the system prompt's writer's: other code, said so
+    m = first_difference(system_body("S", "Finish with a short list of what changed. one"),
+                         system_body("S", "Finish with a short list of what changed. two"))
+    [other] = rank_sites(app["lookup"]("Finish with a short list"), m, None, app["lookup"].request_path)
+    assert other.key[2] > ON_PATH and "does not connect to a send" in other.why
