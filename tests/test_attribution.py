@@ -171,3 +171,12 @@ def test_a_constant_at_the_top_level_takes_the_place_of_its_files_functions_and_
                          system_body("S", "Finish with a short list of what changed. two"))
     [other] = rank_sites(app["lookup"]("Finish with a short list"), m, None, app["lookup"].request_path)
     assert other.key[2] > ON_PATH and "does not connect to a send" in other.why
+
+
+def test_the_attribution_rules_are_not_part_of_the_stored_graphs_key() -> None:
+    """They are read over a built graph: editing them must not make every stored graph stale."""
+    import analyzer.graph.store as store
+
+    root = Path(store.__file__).resolve().parent.parent
+    assert store._hazard_rule(root / "rules" / "prefix" / "attribution.toml", root)
+    assert not store._hazard_rule(root / "rules" / "typescript.toml", root)   # the resolver reads this one
