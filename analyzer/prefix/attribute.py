@@ -347,14 +347,17 @@ def rank_sites(hits: list[LiteralSite], diff: StructureDiff, hazard: dict[str, A
                written_before: Callable[[LiteralSite, int], list[str]] | None = None) -> list[RankedSite]:
     """The literals holding the text, the likeliest writer first, each with why it stands where it does.
 
-    Keys, in order: tests/examples/docs last (`later_paths`); a message's argument (thrown, logged, or returned
-    by a function whose every caller hands it to one) after the rest; the place on the request path (the
-    writer of the divergence's part, then on the path, then other code, then outside the graph); in a file the
-    matched hazard's chain passes; the static text that covers most of the request's field; the lookup's
-    order. Between the place and the hazard's chain: how much of what the same function writes just before
-    the literal (`written_before`, `[literals] branch_lines` lines) is in the request too — of two branches
-    that write the same line, the one whose earlier text the request holds. The first key that separates two
-    literals is the reason one ranks above the other."""
+    Keys, in order (the first that separates two literals is the reason one ranks above the other):
+    1. tests, examples, docs (`later_paths`) last;
+    2. a message's argument (thrown, logged, or returned by a function whose every caller hands it to one)
+       after the rest;
+    3. the place on the request path: the writer of the divergence's part, then on the path, then other code
+       (and data files), then outside the graph;
+    4. how much of what the same function writes in the `branch_lines` lines before the literal is in the
+       request too (`written_before`): of two branches that write the same line, the one whose earlier text
+       the request holds;
+    5. in a file the matched hazard's chain passes;
+    6. how much of the literal's static text is in the request's field; then the lookup's order."""
     chain = set()
     if hazard is not None:
         chain = {(s.get("repo"), s.get("path")) for s in hazard.get("steps") or []}
