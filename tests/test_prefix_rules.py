@@ -15,8 +15,8 @@ from analyzer.cli import main
 from analyzer.index.build import index_repo
 from analyzer.prefix import analyse, report_lines
 from analyzer.prefix.attribute import attribute, match_hazard, needles, value_at
-from analyzer.prefix.literals import IndexLiterals
 from analyzer.prefix.predict import detect_rule
+from analyzer.prefix.source_lookup import IndexLiterals
 from analyzer.prefix.structure import first_difference, visible
 from analyzer.prefix.tokens import PlainRenderer
 from analyzer.requests import parse_request

@@ -114,15 +114,7 @@ def _detail(r: RequestReport) -> list[str]:
                        f"old {_pieces(t['old'])} / new {_pieces(t['new'])}")
         a = r.attribution
         if a is not None:
-            if a.literal is not None:
-                lit = a.literal
-                among = f", the likeliest of {lit.candidates} literals holding it" if lit.candidates > 1 else ""
-                if lit.first_line and lit.last_line > lit.first_line:
-                    among += f"; the literal spans lines {lit.first_line}–{lit.last_line}"
-                out.append(f"  source:  «{_v(lit.needle.strip())}» is in the literal «{lit.literal}» at {lit.repo} "
-                           f"{lit.place()} @ {lit.commit[:12]} ({lit.via}{among})")
-            else:
-                out.append("  source:  no pinned literal holds the text next to the divergence")
+            out += a.source_lines()  # the literal, and the ranked writers when several hold the text
             if a.hazard is not None:
                 src = a.hazard.get("source") or {}
                 sink = a.hazard.get("sink") or {}

@@ -121,13 +121,16 @@ def _running_engine(ctx: CliContext) -> str | None:
 
 
 def _lookup(ctx: CliContext) -> tuple[Any, str | None]:
-    """A literal lookup over the index of every pinned repo whose checkout is in the cache."""
+    """A source lookup over the index (and data files) of every pinned repo whose checkout is in the cache,
+    placed on the request path of the stored call graph of those pins when `analyze index` has built one."""
+    from analyzer.graph.store import graph_key, load_view
     from analyzer.index.build import index_repo
     from analyzer.index.cache import FactsCache
-    from analyzer.prefix.literals import IndexLiterals
+    from analyzer.prefix.request_path import RequestPath
+    from analyzer.prefix.source_lookup import SourceLookup
     from analyzer.sources.workspace import open_repo
 
-    indexes, missing = [], []
+    indexes, missing, repos, found = [], [], {}, []
     try:
         pins = list(ctx.lock.repos.values())
     except AnalyzerError as exc:
@@ -139,11 +142,21 @@ def _lookup(ctx: CliContext) -> tuple[Any, str | None]:
             except AnalyzerError as exc:
                 missing.append(f"{pin.name} ({exc})")
                 continue
+            repos[pin.name] = repo
+            found.append(pin)
             indexes.append(index_repo(repo, pin.commit, repo_name=pin.name, cache=cache))
     note = None
     if missing:
         note = "not looked up in " + "; ".join(missing)
     if not indexes:
         return None, note or "no pinned sources in the cache"
+    lookup = SourceLookup(indexes, repos)
+    view = load_view(ctx.cache_dir, graph_key(found), warn=ctx.warn) if not missing else None
+    if view is not None:
+        path = RequestPath.build(view, lookup)
+        lookup.request_path = path
+        placed = f"ranked on the request path of the stored call graph ({len(path.sends)} send(s))"
+    else:
+        placed = "not ranked on a request path (no call graph stored for these pins: run `analyze index`)"
     pinned = ", ".join(f"{i.name} @ {i.commit[:12]}" for i in indexes)
-    return IndexLiterals(indexes), f"literals looked up in {pinned}" + (f"; {note}" if note else "")
+    return lookup, f"literals looked up in {pinned}; {placed}" + (f"; {note}" if note else "")
