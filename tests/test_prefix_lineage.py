@@ -270,3 +270,15 @@ def test_the_http_status_decides_what_entered_the_cache_not_the_clients_verdict(
     assert [r.row for r in rep.requests] == [1, 3]
     assert rep.skipped == ["row 2: HTTP 400: bad tool — not in the cache state"]
     assert rep.requests[1].predicted == tokens_of(m1) and rep.requests[1].match.entry == 1
+
+
+def test_rows_of_another_server_start_from_an_empty_cache() -> None:
+    m1, _t1, m2, *_ = interleaved()
+    first = row(m1, cached=0)
+    again = row(m2, at=5, cached=0, endpoint="http://127.0.0.1:9090/v1")   # another server: a restart
+    rep = analyse([first, again])
+    second = rep.requests[1]
+    assert second.predicted == 0 and second.cause is None
+    assert second.match is not None and second.match.lost and second.match.lost[0].why == "restart"
+    same = analyse([first, row(m2, at=5, cached=0)]).requests[1]
+    assert same.predicted == tokens_of(m1) and same.cause is not None and same.cause.kind == "state-gap"

@@ -93,7 +93,7 @@ def arrival(e: LoggedRequest, rendered: RenderedPrompt | None, given: dict[str, 
         if idx is not None and idx < len(ends):
             markers.append(Marker(ends[idx], bp.ttl))
     usage = read_usage(row.get("usage"), row.get("timings"))
-    server_id = next((f"{k} {server[k]}" for k in SERVER_ID_KEYS if server.get(k) is not None), None)
+    server_id = server_identity(row)
     return Arrival(e.row, tuple(rendered.tokens), at=_seconds(row.get("started_at")),
                    duration=row.get("total_s") if isinstance(row.get("total_s"), int | float) else None,
                    output_tokens=usage.output, model=e.request.model, cache_key=e.request.control.prompt_cache_key,
@@ -117,3 +117,19 @@ def answer_text(row: dict[str, Any]) -> str | None:
     settings = server.get("settings") if isinstance(server, dict) else None
     answer = settings.get("answer") if isinstance(settings, dict) else None
     return answer if isinstance(answer, str) and answer else None
+
+
+def server_identity(row: dict[str, Any]) -> str | None:
+    """What tells this row's server process from another: a process id or start time when the row has one,
+    else the endpoint with the model and build the server reported (rows of logs joined together, or of a
+    server restarted with another model, then read as another server)."""
+    raw = row.get("server")
+    server: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    found = next((f"{k} {server[k]}" for k in SERVER_ID_KEYS if server.get(k) is not None), None)
+    if found is not None:
+        return found
+    raw_settings, raw_config = server.get("settings"), row.get("config")
+    settings: dict[str, Any] = raw_settings if isinstance(raw_settings, dict) else {}
+    config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
+    parts = [str(v) for v in (config.get("endpoint"), settings.get("model"), settings.get("build")) if v]
+    return " ".join(parts) or None
