@@ -28,3 +28,15 @@ def test_prefix_reads_a_log_and_takes_settings_the_rows_lack(tmp_path: Path) -> 
     (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
     with pytest.raises(AnalyzerError, match="holds no rows"):
         api.prefix(tmp_path / "empty.jsonl")
+
+
+def test_several_logs_of_one_server_are_read_as_one(tmp_path: Path) -> None:
+    m1, _t1, m2, *_ = interleaved()
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(json.dumps(row(m1, cached=0)) + "\n", encoding="utf-8")
+    second.write_text(json.dumps(row(m2, at=60, cached=tokens_of(m1))) + "\n", encoding="utf-8")
+    alone = api.prefix(second).requests[0]
+    assert alone.predicted == 0 and alone.cause is not None and alone.cause.kind == "unseen"
+    joined = api.prefix([first, second])
+    assert [r.row for r in joined.requests] == [1, 2] and joined.requests[1].cause is None
+    assert joined.requests[1].predicted == tokens_of(m1) and joined.log == f"{first}, {second}"

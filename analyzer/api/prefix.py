@@ -4,7 +4,7 @@ difference (a thin face over analyzer.prefix and analyzer.cachemodel)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,19 +33,26 @@ class PrefixOptions:
     lookup: LiteralLookup | None = None
 
 
-def prefix(log: Path | list[dict[str, Any]], options: PrefixOptions = PrefixOptions()) -> PrefixReport:
-    """The prefix report of a proxy log (a path, or its rows already read)."""
+def prefix(log: Path | Sequence[Path] | list[dict[str, Any]],
+           options: PrefixOptions = PrefixOptions()) -> PrefixReport:
+    """The prefix report of a proxy log (a path; several paths of one server, read as one log with rows
+    numbered across them; or rows already read)."""
     from analyzer.prefix import analyse
 
-    if isinstance(log, Path):
+    items: Sequence[Any] = [log] if isinstance(log, Path) else log
+    paths = [p for p in items if isinstance(p, Path)]
+    if paths:
         from analyzer.observe.jsonl import read_rows
 
-        rows = read_rows(log)
-        if not rows:
-            raise AnalyzerError(f"{log} holds no rows; pass a log written by `analyze proxy`")
-        name: str | None = str(log)
+        rows: list[dict[str, Any]] = []
+        for path in paths:
+            found = read_rows(path)
+            if not found:
+                raise AnalyzerError(f"{path} holds no rows; pass a log written by `analyze proxy`")
+            rows += found
+        name: str | None = ", ".join(map(str, paths))
     else:
-        rows, name = log, None
+        rows, name = [r for r in items if isinstance(r, dict)], None
     return analyse(rows, against=options.against, renderer=options.renderer, engine_url=options.engine_url,
                    rule=options.rule, findings=options.findings, lookup=options.lookup, log=name,
                    settings=dict(options.settings) or None)

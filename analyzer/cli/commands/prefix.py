@@ -27,7 +27,9 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("log", type=Path, metavar="LOG", help="a JSONL log written by `analyze proxy`")
+    parser.add_argument("log", type=Path, nargs="+", metavar="LOG",
+                        help="a JSONL log written by `analyze proxy`; several logs of one server are read as one "
+                             "(rows numbered across them in the order given)")
     parser.add_argument("--against", default=None, metavar="ROW|control",
                         help="compare every request with row ROW (1-based line of the log), or each with the control "
                              "request at the same index (default: the request before it in its series)")
@@ -52,9 +54,12 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     from analyzer.prefix import report_lines
     from analyzer.prefix.predict import detect_rule
 
-    rows = read_rows(args.log)
-    if not rows:
-        raise AnalyzerError(f"{args.log} holds no rows; pass a log written by `analyze proxy`")
+    rows = []
+    for path in args.log:
+        found = read_rows(path)
+        if not found:
+            raise AnalyzerError(f"{path} holds no rows; pass a log written by `analyze proxy`")
+        rows += found
     against: int | str | None = args.against
     if isinstance(against, str):
         if against.isdigit():
@@ -71,7 +76,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     lookup, note = (None, "source lookup skipped (--no-source)") if args.no_source else _lookup(ctx)
     report = prefix(rows, PrefixOptions(against=against, engine_url=engine_url, rule=args.rule,
                                         settings=_settings(args.setting), findings=findings, lookup=lookup))
-    report.log = str(args.log)
+    report.log = ", ".join(str(p) for p in args.log)
     report.attribution_note = note
     if ctx.json:
         ctx.emit_json(report.as_json())
