@@ -247,3 +247,16 @@ def test_arrivals_are_taken_in_the_order_the_server_took_them() -> None:
     # row 3 arrived first; rows 1 and 2 arrived together, row 2 got its first token first
     assert [a.key for a in arrival_order(logged)] == [3, 2, 1, 4]
     assert [a.key for a in arrival_order([dataclasses.replace(a, at=None) for a in logged])] == [1, 2, 3, 4]
+
+
+def test_llamacpp_an_unlimited_prompt_cache_still_holds_no_more_tokens_than_the_context() -> None:
+    # --cache-ram -1: no byte limit, but server_prompt_cache keeps at most n_ctx tokens (the whole context)
+    settings = {**ONE_SLOT, "cache_ram_mib": -1, "ctx_size": 1000}
+    big = [toks(20 + i, 450) for i in range(3)]
+    arrivals = [Arrival(i + 1, big[i], settings=settings) for i in range(3)]
+    arrivals.append(Arrival(4, big[0] + toks(30, 5), settings=settings))
+    m = simulate(arrivals, "llama.cpp")
+    assert m[3].cached == 0 and m[3].lost and m[3].lost[0].why == "eviction"
+    assert "over 1,000 tokens" in m[3].lost[0].detail
+    roomy = simulate([dataclasses.replace(a, settings={**settings, "ctx_size": 4000}) for a in arrivals], "llama.cpp")
+    assert roomy[3].cached == 450

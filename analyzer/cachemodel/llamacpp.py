@@ -24,6 +24,7 @@ SETTING_NAMES: dict[str, tuple[str, ...]] = {
     "cache_reuse": ("cache_reuse", "n_cache_reuse"),
     "cache_idle_slots": ("cache_idle_slots",),
     "ctx_per_slot": ("ctx_per_slot", "n_ctx_slot", "n_ctx"),
+    "ctx_size": ("ctx_size",),
     "state_bytes_per_token": ("state_bytes_per_token", "kv_bytes_per_token"),
 }
 
@@ -39,6 +40,7 @@ class Settings:
     cache_reuse: int
     cache_idle_slots: bool
     ctx_per_slot: int
+    ctx_size: int                     # the whole context (all slots): the prompt cache's token limit
     state_bytes_per_token: float | None
     assumed: tuple[str, ...] = ()
 
@@ -66,11 +68,11 @@ def settings_from(server: dict[str, Any] | None, rule: Rule) -> Settings:
             slots_given = "slots" not in assumed
             if name == "kv_unified" and slots_given:
                 value = False   # --parallel N given: the KV is unified only when asked (server.cpp, arg.cpp)
-            elif name == "state_bytes_per_token":
+            elif name in ("state_bytes_per_token", "ctx_size"):
                 value = None
             else:
                 value = defaults.get(name)
-            if name != "state_bytes_per_token" and not (name == "kv_unified" and slots_given):
+            if name not in ("state_bytes_per_token", "ctx_size") and not (name == "kv_unified" and slots_given):
                 assumed.append(name)
         got[name] = value
     slots = int(got["slots"] or 1)
@@ -78,6 +80,8 @@ def settings_from(server: dict[str, Any] | None, rule: Rule) -> Settings:
                     slot_similarity=float(got["slot_similarity"] or 0.0), cache_ram_mib=int(got["cache_ram_mib"]),
                     cache_reuse=int(got["cache_reuse"] or 0), cache_idle_slots=bool(got["cache_idle_slots"]),
                     ctx_per_slot=int(got["ctx_per_slot"] or 0),
+                    ctx_size=int(got["ctx_size"] or (int(got["ctx_per_slot"] or 0) *
+                                                     (1 if got["kv_unified"] else max(1, slots)))),
                     state_bytes_per_token=float(got["state_bytes_per_token"])
                     if got["state_bytes_per_token"] else None, assumed=tuple(assumed))
 
@@ -183,7 +187,7 @@ class LlamaCppCache:
             while self.states and self._total_size() > limit:
                 old = self.states.pop(0)
                 self._gone(old.origin, f"evicted from the prompt cache (over --cache-ram) at row {now_key}")
-        limit_tokens = self.settings.ctx_per_slot * self.settings.slots
+        limit_tokens = self.settings.ctx_size   # server_prompt_cache(cache_ram_mib, n_ctx): n_ctx of all slots
         if limit and bpt is None:
             return   # the token limit is raised to what the byte limit holds, which needs the bytes per token
         cur = max(limit_tokens, int(limit / max(1.0, bpt or 1.0))) if limit else limit_tokens
