@@ -251,12 +251,14 @@ def test_arrivals_are_taken_in_the_order_the_server_took_them() -> None:
 
 def test_llamacpp_an_unlimited_prompt_cache_still_holds_no_more_tokens_than_the_context() -> None:
     # --cache-ram -1: no byte limit, but server_prompt_cache keeps at most n_ctx tokens (the whole context)
+    # (the limit is applied after a restore: server_prompt_cache::update runs after load, so it takes a fourth
+    # prompt to push the first one out)
     settings = {**ONE_SLOT, "cache_ram_mib": -1, "ctx_size": 1000}
-    big = [toks(20 + i, 450) for i in range(3)]
-    arrivals = [Arrival(i + 1, big[i], settings=settings) for i in range(3)]
-    arrivals.append(Arrival(4, big[0] + toks(30, 5), settings=settings))
+    big = [toks(20 + i, 450) for i in range(4)]
+    arrivals = [Arrival(i + 1, big[i], settings=settings) for i in range(4)]
+    arrivals.append(Arrival(5, big[0] + toks(30, 5), settings=settings))
     m = simulate(arrivals, "llama.cpp")
-    assert m[3].cached == 0 and m[3].lost and m[3].lost[0].why == "eviction"
-    assert "over 1,000 tokens" in m[3].lost[0].detail
+    assert m[4].cached == 0 and m[4].lost and m[4].lost[0].why == "eviction"
+    assert "over 1,000 tokens" in m[4].lost[0].detail
     roomy = simulate([dataclasses.replace(a, settings={**settings, "ctx_size": 4000}) for a in arrivals], "llama.cpp")
-    assert roomy[3].cached == 450
+    assert roomy[4].cached == 450
