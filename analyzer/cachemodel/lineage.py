@@ -74,15 +74,17 @@ def group(requests: Sequence[tuple[int, Request]], matches: dict[int, Match], *,
         conversation[row] = conv
         match = matches.get(row)
         entry = match.entry if match is not None and match.cached > 0 else None
+        substantial = entry is not None and match is not None and \
+            match.cached >= min_head_share * max(1, tokens.get(row, 0))
         if entry is not None and conversation.get(entry) == conv:
             baseline[row] = (entry, f"the cache entry it matched (row {entry}, conversation {conv})")
         elif rows_of[conv]:
             earlier = rows_of[conv][-1]
             why = f"the request before it in conversation {conv}"
-            if entry is not None:
+            if entry is not None and substantial:
                 why += f" (the cache matched row {entry} of conversation {conversation[entry]})"
             baseline[row] = (earlier, why)
-        elif entry is not None and match is not None and match.cached >= min_head_share * max(1, tokens.get(row, 0)):
+        elif entry is not None and substantial:
             baseline[row] = (entry, f"the cache entry it matched (row {entry}, conversation {conversation[entry]}; "
                                     f"first request of conversation {conv})")
         rows_of[conv].append(row)

@@ -135,10 +135,10 @@ def _detail(r: RequestReport) -> list[str]:
                        f"{f' … ({len(p.held)} entries)' if len(p.held) > 6 else ''}")
     if r.closest is not None and out:
         row, shared, diff = r.closest
-        where = "identical" if diff.kind == "identical" else (
-            f"appended from {diff.path}" if diff.kind == "appended" else
-            f"{diff.path} char {diff.offset or 0:,}: old «{_v(diff.old)}» / new «{_v(diff.new)}»")
-        out.append(f"  closest: row {row} shares {shared:,} tokens, more than the state reused; it differs at {where}")
+        where = ("this request is the same request" if diff.kind == "identical" else
+                 f"this request extends it from {diff.path}" if diff.kind == "appended" else
+                 f"it differs at {diff.path} char {diff.offset or 0:,}: old «{_v(diff.old)}» / new «{_v(diff.new)}»")
+        out.append(f"  closest: row {row} shares {shared:,} tokens, more than the state reused; {where}")
     for f in r.findings:
         out.append(f"  finding: {f}")
     line = summary_line(r)
