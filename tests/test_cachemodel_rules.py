@@ -262,3 +262,18 @@ def test_llamacpp_an_unlimited_prompt_cache_still_holds_no_more_tokens_than_the_
     assert "over 1,000 tokens" in m[4].lost[0].detail
     roomy = simulate([dataclasses.replace(a, settings={**settings, "ctx_size": 4000}) for a in arrivals], "llama.cpp")
     assert roomy[4].cached == 450
+
+
+def test_llamacpp_request_options_cache_prompt_off_and_a_named_slot() -> None:
+    settings = {**ONE_SLOT, "slots": 2, "cache_ram_mib": 0}
+    off = simulate([Arrival(1, conv_a(1), settings=settings),
+                    Arrival(2, conv_a(2), settings=settings, cache_prompt=False)], "llama.cpp")
+    assert off[1].cached == 0
+    # the main call asks for slot 1; the side call is sent to slot 1 too, so the main call's state is gone there
+    named = simulate([Arrival(1, conv_a(1), settings=settings, slot_id=1),
+                      Arrival(2, conv_b(1), settings=settings, slot_id=1),
+                      Arrival(3, conv_a(2), settings=settings, slot_id=1)], "llama.cpp")
+    assert [m.slot for m in named] == [1, 1, 1] and named[2].cached == 0
+    free = simulate([Arrival(1, conv_a(1), settings=settings), Arrival(2, conv_b(1), settings=settings),
+                     Arrival(3, conv_a(2), settings=settings)], "llama.cpp")
+    assert free[2].cached == len(conv_a(1))

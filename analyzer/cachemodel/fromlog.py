@@ -99,7 +99,9 @@ def arrival(e: LoggedRequest, rendered: RenderedPrompt | None, given: dict[str, 
                    output_tokens=usage.output, model=e.request.model, cache_key=e.request.control.prompt_cache_key,
                    markers=tuple(markers), automatic=e.request.control.automatic, block_ends=ends,
                    settings={**server, **given}, server_id=server_id, generated=generated,
-                   first_token=row.get("ttft_s") if isinstance(row.get("ttft_s"), int | float) else None)
+                   first_token=row.get("ttft_s") if isinstance(row.get("ttft_s"), int | float) else None,
+                   cache_prompt=e.body.get("cache_prompt") is not False,
+                   slot_id=slot if isinstance(slot := e.body.get("id_slot"), int) and slot >= 0 else None)
 
 
 def _seconds(stamp: Any) -> float | None:

@@ -198,10 +198,20 @@ class LlamaCppCache:
 
     # -- slots (server-context.cpp) ------------------------------------------------------------------------
 
-    def _pick(self, task: tuple[int, ...], now: float, now_key: int) -> _Slot:
+    def _pick(self, task: tuple[int, ...], now: float, now_key: int, asked: int | None = None) -> _Slot:
         """get_available_slot: the idle slot whose prompt covers the largest fraction of the new one (above
         --slot-prompt-similarity), else the least recently used; the prompt cache is updated when the slot
-        is chosen by LRU or would keep less than half of what it holds."""
+        is chosen by LRU or would keep less than half of what it holds. A request that names a slot (`id_slot`)
+        gets that one, waiting for it when busy."""
+        save_below = float(self.rule.params.get("thresholds", {}).get("save_when_keep_below", 0.5))
+        if asked is not None and 0 <= asked < len(self.slots):
+            slot = self.slots[asked]
+            keep = common_prefix(slot.tokens, task) / len(slot.tokens) if slot.tokens else 1.0
+            if keep < save_below and self.settings.cache_ram_mib != 0:
+                self._save(slot, now_key)
+                self._load(slot, task, now_key)
+                self._update(now_key)
+            return slot
         idle = [s for s in self.slots if s.busy_until <= now]
         if not idle:   # every slot busy: the task waits for the first to finish (queue_tasks.defer)
             soonest = min(s.busy_until for s in self.slots)
@@ -218,7 +228,6 @@ class LlamaCppCache:
                     best, ret = sim, s
             if ret is not None:
                 keep = best * len(task) / len(ret.tokens)
-                save_below = float(self.rule.params.get("thresholds", {}).get("save_when_keep_below", 0.5))
                 update = keep < save_below
         if ret is None:
             t_last = -1.0
@@ -295,10 +304,12 @@ class LlamaCppCache:
         held = self.snapshot(task)
         before = {s.id: s.origin for s in self.slots}
         self._restored = None
-        slot = self._pick(task, now, a.key)
+        slot = self._pick(task, now, a.key, a.slot_id)
         start = max(now, slot.busy_until)
-        n_past = common_prefix(slot.tokens, task)
-        n_past = self._reuse(slot, task, n_past)
+        if a.cache_prompt:
+            n_past = self._reuse(slot, task, common_prefix(slot.tokens, task))
+        else:   # "if we don't cache the prompt, we have to remove all previous tokens"
+            n_past = 0
         always = int(self.rule.params.get("always_evaluated", 1))
         if task and n_past >= len(task):
             n_past = max(0, len(task) - always)

@@ -44,6 +44,8 @@ class Arrival:
     server_id: str | None = None           # what identifies the server process (a restart changes it)
     generated: tuple[int, ...] | None = None   # the answer's token ids, when known (an engine's fixed answer)
     first_token: float | None = None       # seconds from `at` to the first answer token (TTFT), when known
+    cache_prompt: bool = True              # llama.cpp: the request's `cache_prompt` (false: nothing reused)
+    slot_id: int | None = None             # llama.cpp: the slot the request asked for (`id_slot`)
 
 
 @dataclass(frozen=True)
