@@ -282,3 +282,25 @@ def test_rows_of_another_server_start_from_an_empty_cache() -> None:
     assert second.match is not None and second.match.lost and second.match.lost[0].why == "restart"
     same = analyse([first, row(m2, at=5, cached=0)]).requests[1]
     assert same.predicted == tokens_of(m1) and same.cause is not None and same.cause.kind == "state-gap"
+
+
+class _EngineStandIn:
+    """A server renderer (exact) that runs another model than the one that served the log."""
+
+    exact = True
+    describe = "the server's own chat template and tokenizer (stand-in)"
+
+    def render(self, body: dict[str, Any]) -> Any:
+        return PlainRenderer().render(body)
+
+    def model(self) -> str:
+        return "tiny.gguf"
+
+
+def test_tokens_from_another_model_than_the_logs_are_said_to_stand_in() -> None:
+    m1, *_ = interleaved()
+    same = row(m1, cached=0, server={**ONE_SLOT, "settings": {"model": "tiny.gguf"}})
+    other = row(m1, cached=0, server={**ONE_SLOT, "settings": {"model": "qwen3-8b.gguf"}})
+    assert analyse([same], renderer=_EngineStandIn()).exact
+    rep = analyse([other], renderer=_EngineStandIn())
+    assert not rep.exact and "qwen3-8b.gguf" in rep.renderer and rep.renderer.startswith("assumed: ")

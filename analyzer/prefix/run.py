@@ -164,6 +164,10 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
     describe, exact = renderer.describe, renderer.exact
     if exact and rule != "llama.cpp":  # a llama.cpp server's template and tokenizer, standing in for another's
         describe, exact = f"assumed: {describe}, standing in for the {rule} endpoint's own", False
+    log_model, rendering = _served_model(good), getattr(renderer, "model", lambda: None)()
+    if exact and log_model and rendering and log_model != rendering:
+        describe, exact = (f"assumed: {describe}, whose model ({rendering}) is not the one that served the log "
+                           f"({log_model}): its counts stand in for the server's"), False
     arrivals = [arrival(e, rendered.get(e.row), settings or {}, _answer_ids(e.data, renderer)) for e in logged]
     matches = {m.key: m for m in simulate(arrivals, cache_rule)}
     served = [a.key for a in arrival_order([a for a in arrivals if a.ok])]   # lineage follows what the server saw
@@ -225,6 +229,17 @@ def _render_all(good: list[LoggedRequest], renderer: Renderer) -> tuple[dict[int
         except AnalyzerError as exc:
             raise AnalyzerError(f"row {e.row}: {exc}") from None
     return out, [], renderer
+
+
+def _served_model(good: list[LoggedRequest]) -> str | None:
+    """The model file the log's server ran, when its rows recorded the server's settings."""
+    for e in good:
+        server = e.data.get("server")
+        settings = server.get("settings") if isinstance(server, dict) else None
+        model = settings.get("model") if isinstance(settings, dict) else None
+        if isinstance(model, str) and model:
+            return model
+    return None
 
 
 def _answer_ids(row: dict[str, Any], renderer: Renderer) -> tuple[int, ...] | None:

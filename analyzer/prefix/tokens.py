@@ -71,6 +71,16 @@ class LlamaServerRenderer:
             self._cache[key] = Rendered(prompt, tokens, pieces)
         return self._cache[key]
 
+    def model(self) -> str | None:
+        """The file name of the model the server runs (/props model_path), to check it is the log's."""
+        try:
+            response = self._client.get(self.root + "/props")
+            data = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        path = data.get("model_path") if isinstance(data, dict) else None
+        return path.replace("\\", "/").rsplit("/", 1)[-1] if isinstance(path, str) and path else None
+
     def tokenize(self, text: str) -> list[int]:
         """The ids of `text` alone (no special tokens): what the model emits when it writes that text."""
         data = self._post("/tokenize", {"content": text, "add_special": False})
