@@ -150,8 +150,10 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
     good = [e for e in logged if e.ok]
     by_row = {e.row: e for e in logged}
     if isinstance(against, int) and (against not in by_row or not by_row[against].ok):
-        raise AnalyzerError(f"--against {against}: row {against} of the log is not a successful request; pass the "
-                            f"line number of one ({', '.join(str(e.row) for e in good[:8])}…)")
+        rows_ok = ", ".join(str(e.row) for e in good[:8]) + ("…" if len(good) > 8 else "")
+        raise AnalyzerError(f"--against {against}: row {against} of the log is not a successful request; "
+                            + (f"pass the line number of one ({rows_ok})" if good else
+                               "the log has none (every request was rejected or unanswered)"))
     if rule is None:
         rule, why = detect_rule((good or logged)[0].data, rules)
     else:
