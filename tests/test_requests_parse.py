@@ -109,6 +109,8 @@ def test_responses_instructions_and_leading_developer_item_are_system_and_items_
     c = req.control
     assert (c.previous_response_id, c.prompt_cache_key, c.prompt_cache_retention) == ("resp_1", "conv-7", "24h")
     assert req.params["max_output_tokens"] == 64
+    ref = parse_request({"input": [{"type": "item_reference", "id": "msg_9"}]})
+    assert ref is not None and "msg_9" in ref.segments[0].text()  # a reference's id is what it says
     string_input = parse_request({"input": "hello", "instructions": "be brief"})
     assert string_input is not None and [(s.kind, s.role, s.text()) for s in string_input.segments] == [
         ("system", "system", "be brief"), ("message", "user", "hello")]

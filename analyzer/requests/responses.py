@@ -79,5 +79,6 @@ def item_blocks(item: Any, rules: ShapeRules) -> tuple[list[Block], list[tuple[i
         return content_blocks(item.get("content"), rules)
     if kind.endswith("_call_output") and isinstance(item.get("output"), str):
         return [Block(kind, item["output"])], []
-    kept = {k: v for k, v in item.items() if k not in rules.item_metadata_keys}
+    dropped = frozenset() if kind in rules.id_is_content_types else rules.item_metadata_keys
+    kept = {k: v for k, v in item.items() if k not in dropped}
     return [Block(kind, canonical_json(without_control(kept, rules), rules))], []
