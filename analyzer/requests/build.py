@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from analyzer.requests.model import Block, Breakpoint, CacheControl, Request, Segment, SegmentKind, Shape
@@ -89,7 +89,6 @@ def assemble(shape: Shape, endpoint: str | None, body: Mapping[str, Any], collec
 
 
 def _with_breakpoints(control: CacheControl, breakpoints: list[Breakpoint]) -> CacheControl:
-    from dataclasses import replace
     return replace(control, breakpoints=tuple(breakpoints))
 
 
