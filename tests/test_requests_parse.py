@@ -217,3 +217,16 @@ def test_every_shape_has_rules_with_sources_and_a_checked_date() -> None:
         r = rules.of(shape)  # type: ignore[arg-type]
         assert r.sources and all(("http" in s or "llama" in s) for s in r.sources)
     assert rules.of("anthropic").order == ("tool", "system", "message")
+
+
+@pytest.mark.parametrize("body", [
+    {"messages": [{"role": "assistant", "content": 5, "tool_calls": 7}, "text", None], "tools": 3},
+    {"messages": [{"role": "user", "content": {"type": "text", "text": "x"}}], "tools": {"a": 1}},
+    {"system": 5, "messages": [{"role": "user", "content": [None, 3, {"type": "text"}]}], "tools": [None]},
+    {"input": [None, 5, {"type": "function_call_output", "output": [1]}], "tools": 9, "instructions": [7]},
+    {"input": {"odd": True}, "instructions": None},
+])
+def test_a_malformed_body_is_read_as_far_as_it_goes_and_never_raises(body: dict[str, Any]) -> None:
+    req = parse_request(body)
+    assert req is not None and req.shape == detect_shape(body)
+    request_parts(req)  # the digest of whatever was read

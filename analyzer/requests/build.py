@@ -110,6 +110,11 @@ def content_blocks(content: Any, rules: ShapeRules) -> tuple[list[Block], list[t
     return [block_of(content, rules)], []
 
 
+def listed(value: Any) -> list[Any]:
+    """`value` when it is a list, else no items: a malformed body is read as far as it goes, never raises."""
+    return value if isinstance(value, list) else []
+
+
 def fields(body: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
     """The named top-level fields that are present."""
     return {k: body[k] for k in names if k in body}

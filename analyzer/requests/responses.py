@@ -15,6 +15,7 @@ from analyzer.requests.build import (
     canonical_json,
     content_blocks,
     fields,
+    listed,
     marker,
     text_or_none,
     without_control,
@@ -53,7 +54,7 @@ def parse_responses(body: Mapping[str, Any], *, path: str | None = None, headers
             leading = False
             name = text_or_none(item.get("call_id")) if isinstance(item, Mapping) else None
             collected.add("message", f"input[{i}]", role, blocks, name=name, markers=markers)
-    for i, tool in enumerate(body.get("tools") or []):
+    for i, tool in enumerate(listed(body.get("tools"))):
         cc = marker(tool)
         collected.add("tool", f"tools[{i}]", None, [tool_block(tool, rules)],
                       name=tool_name(tool) or (text_or_none(tool.get("type")) if isinstance(tool, Mapping) else None),
