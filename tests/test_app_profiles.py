@@ -68,6 +68,10 @@ def test_a_pi_session_writes_the_chosen_api_its_base_url_and_the_servers_window(
     assert provider["models"][0]["contextWindow"] == expected_window
 
 
+def test_only_an_app_told_its_window_asks_the_server_for_it() -> None:
+    assert load_profile("pi").uses_context_window and not load_profile("dsh").uses_context_window
+
+
 def test_an_api_the_app_cannot_speak_is_refused(tmp_path: Path) -> None:
     data = {"name": "x", "question": "q", "app": {"profile": "pi", "turns": ["t"], "api": "gemini"},
             "vary": {"factor": "none"}}

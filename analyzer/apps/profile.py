@@ -63,6 +63,11 @@ class AppProfile:
     default_api: str = ""
     context_window: int = 0  # what the app is told when the server does not report its context per slot
 
+    @property
+    def uses_context_window(self) -> bool:
+        """Whether a config file names `{context_window}` (only then is the server asked for its context)."""
+        return any("{context_window}" in f.text for f in self.files)
+
     def api_base_url(self, api: str | None) -> tuple[str, str]:
         """(api, base URL template) for a run; refuses an API the profile does not list."""
         if not self.apis:

@@ -68,7 +68,8 @@ def run_app_experiment(exp: AppExperiment, app: InstalledApp, *, upstream: str, 
     run_dir = run_dir_for(out_dir, exp.name)
     run_dir.mkdir(parents=True)
     turns: list[dict[str, Any]] = []
-    window = (server_settings(upstream) or {}).get("ctx_per_slot")  # the app's context window follows the slot's
+    # the app's context window follows the slot's (asked of the server itself, never through the proxy)
+    window = (server_settings(upstream) or {}).get("ctx_per_slot") if app.profile.uses_context_window else None
     with start_proxy(upstream, run_dir, api_key_env=exp.api_key_env, log_name="proxy") as proxy:
         for series, value in exp.vary.series():
             session = _session(exp, app, proxy.base_url, run_dir, value, window)

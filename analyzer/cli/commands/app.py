@@ -117,7 +117,9 @@ def _run(ctx: CliContext, app: Any, args: argparse.Namespace) -> int:
         raise AnalyzerError(f"--max-tokens {args.max_tokens}: give a number of tokens ≥ 1")
     if args.context_window is not None and args.context_window < 1:
         raise AnalyzerError(f"--context-window {args.context_window}: give a number of tokens ≥ 1")
-    window = args.context_window or (server_settings(base_url) or {}).get("ctx_per_slot")
+    window = args.context_window
+    if window is None and app.profile.uses_context_window:  # asked only when the app is told its window
+        window = (server_settings(base_url) or {}).get("ctx_per_slot")
     out = args.out or Path(tempfile.mkdtemp(prefix=f"analyze-app-{app.profile.name}-"))
     session = AppSession(app, base_url, args.model, out, cwd=args.cwd, api=args.api, context_window=window,
                          max_tokens=args.max_tokens)
