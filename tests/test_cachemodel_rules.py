@@ -277,3 +277,12 @@ def test_llamacpp_request_options_cache_prompt_off_and_a_named_slot() -> None:
     free = simulate([Arrival(1, conv_a(1), settings=settings), Arrival(2, conv_b(1), settings=settings),
                      Arrival(3, conv_a(2), settings=settings)], "llama.cpp")
     assert free[2].cached == len(conv_a(1))
+
+
+def test_the_cache_rules_stay_out_of_the_stored_graphs_key() -> None:
+    from pathlib import Path
+
+    from analyzer.graph import store
+
+    root = Path(store.__file__).resolve().parent.parent
+    assert store._hazard_rule(root / "rules" / "cache" / "llamacpp.toml", root)   # read over logs, not the graph
