@@ -286,3 +286,19 @@ def test_the_cache_rules_stay_out_of_the_stored_graphs_key() -> None:
 
     root = Path(store.__file__).resolve().parent.parent
     assert store._hazard_rule(root / "rules" / "cache" / "llamacpp.toml", root)   # read over logs, not the graph
+
+
+def test_openai_more_than_about_15_requests_a_minute_on_one_prefix_names_the_overflow() -> None:
+    base = toks(1, 2000)
+    arrivals = [Arrival(i + 1, base + toks(10 + i, 20), at=i * 2.0) for i in range(17)]
+    m = simulate(arrivals, "openai")
+    assert m[1].cached == 1024 + 7 * 128 and not any(x.why == "routing" for x in m[1].lost)
+    late = m[16]
+    assert any(x.why == "routing" for x in late.lost)
+    cause = explain(late, 0, engine=False, step=128, minimum=1024)
+    assert cause is not None and cause.kind == "routing" and "about 15" in cause.text
+    # a server counting in other steps, or caching from a higher floor than documented
+    step = explain(m[1], m[1].cached - 100, engine=False, step=128, minimum=1024)
+    assert step is not None and step.kind == "granularity"
+    floor = explain(m[1], 0, engine=False, step=128, minimum=1024)
+    assert floor is not None and floor.kind == "minimum" and "1,024-token minimum" in floor.text

@@ -25,8 +25,10 @@ def within(predicted: int, reported: int, *, tokens: int = 8, share: float = 0.0
 
 
 def explain(match: Match, reported: int | None, *, previous_output: int | None = None, exact: bool = True,
-            engine: bool = True) -> Cause | None:
-    """The likely cause of `reported` ≠ `match.cached`, or None when they agree (within tolerance)."""
+            engine: bool = True, step: int = 1, minimum: int = 0) -> Cause | None:
+    """The likely cause of `reported` ≠ `match.cached`, or None when they agree (within tolerance). `step` and
+    `minimum`: the rule's granularity and minimum prefix, for a server that counts in other steps or caches
+    from a higher floor than its documentation says."""
     if reported is None or within(match.cached, reported):
         return None
     diff = reported - match.cached
@@ -49,9 +51,17 @@ def explain(match: Match, reported: int | None, *, previous_output: int | None =
                                           f"tokens and this prompt repeats {diff:,} of them")
         return Cause("unseen", f"no request in the log shares {reported:,} tokens with this one: requests the log "
                                f"does not show (an earlier run, another client){note}")
-    # the server gave less than predicted
-    if match.floor in ("minimum", "granularity"):
-        return Cause(match.floor, f"the rule's floor: {match.basis}{note}")
+    # the server gave less than predicted: what the log shows first (overflowing a prefix's machines), then
+    # the rule's own numbers, then what the log cannot show
+    overflow = next((x for x in match.lost if x.why == "routing" and x.key == match.entry), None)
+    if overflow is not None:
+        return Cause("routing", f"{overflow.detail}{note}")
+    if step > 1 and -diff < step:
+        return Cause("granularity", f"{-diff:,} tokens fewer, less than one {step}-token step: the server rounds in "
+                                    f"other steps than the rule's{note}")
+    if not engine and reported == 0 and minimum and match.cached < 4 * minimum:
+        return Cause("minimum", f"nothing cached although {match.cached:,} tokens are over the documented "
+                                f"{minimum:,}-token minimum: the server's floor may be higher for this model{note}")
     if engine:
         return Cause("state-gap", f"the server did not hold row {match.entry}'s state the model expected "
                                   f"(a restart, a slot the log cannot see, or eviction under memory pressure){note}")

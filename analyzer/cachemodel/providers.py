@@ -83,6 +83,7 @@ class OpenAIAutomatic:
     rule: Rule
     entries: list[_Entry] = field(default_factory=list)
     fate: dict[int, tuple[str, str]] = field(default_factory=dict)
+    recent: dict[str, list[float]] = field(default_factory=dict)   # route → arrival times in the last minute
 
     def _route(self, a: Arrival) -> str:
         n = int(self.rule.params.get("routing_tokens", 256))
@@ -123,6 +124,12 @@ class OpenAIAutomatic:
         cached = floor_to(min(best, len(a.tokens)), minimum, self.rule.granularity)
         if hit_entry is not None and cached:
             hit_entry.used = now
+        times = [t for t in self.recent.get(route, []) if now - t < 60.0] + [now]
+        self.recent[route] = times
+        limit = int(self.rule.params.get("overflow_per_minute", 0))
+        if limit and len(times) > limit and entry is not None and cached:
+            lost.append(Lost(entry, best, "routing", f"{len(times)} requests on this prefix and key in a minute, over "
+                                                     f"about {limit}: some are routed to machines without it"))
         if len(a.tokens) >= minimum:
             self.entries.append(_Entry(a.key, a.tokens, now, now, float(idle), route))
         basis = (f"{best:,} tokens shared with row {entry} on the same route, {cached:,} counted "

@@ -206,7 +206,8 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
             if rep.match.entry is not None and rep.match.entry in by_row:
                 previous_output = read_usage(by_row[rep.match.entry].data.get("usage")).output
             rep.cause = explain(rep.match, rep.reported, previous_output=previous_output, exact=exact,
-                                engine=cache_rule.kind == "engine")
+                                engine=cache_rule.kind == "engine", step=cache_rule.granularity,
+                                minimum=cache_rule.min_prefix_for(e.request.model))
         rep.findings = _findings(rep, exact)
         reports.append(rep)
     skipped += [f"row {e.row}: {e.error} — not in the cache state" for e in logged if not e.ok]
