@@ -19,6 +19,7 @@ from analyzer.api.observe import (
     observe,
     observe_app,
 )
+from analyzer.api.prefix import PrefixOptions, prefix
 from analyzer.api.recheck import RecheckOptions, RecheckResult, recheck
 from analyzer.api.reconcile import ReconcileOptions, ReconcileResult, reconcile, shipped_scenarios
 from analyzer.api.report import ReportOptions, ReportResult, report
@@ -28,8 +29,8 @@ from analyzer.api.trace import TraceOptions, TraceResult, trace
 
 __all__ = [
     "AppObserveOptions", "AppObserveResult", "HazardOptions", "HazardsResult", "NeighbourOptions",
-    "NeighbourResult", "ObserveOptions", "ObserveResult", "RecheckOptions", "RecheckResult", "ReconcileOptions",
-    "ReconcileResult", "ReportOptions", "ReportResult", "Session", "SymbolsResult", "TraceOptions",
+    "NeighbourResult", "ObserveOptions", "ObserveResult", "PrefixOptions", "RecheckOptions", "RecheckResult",
+    "ReconcileOptions", "ReconcileResult", "ReportOptions", "ReportResult", "Session", "SymbolsResult", "TraceOptions",
     "TraceResult", "callees", "callers", "hazards", "observe", "observe_app", "open_analysis", "open_session",
-    "pins_at", "recheck", "reconcile", "report", "shipped_scenarios", "symbols", "trace",
+    "pins_at", "prefix", "recheck", "reconcile", "report", "shipped_scenarios", "symbols", "trace",
 ]

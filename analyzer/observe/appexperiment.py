@@ -8,7 +8,7 @@ change a second thing is refused before anything runs, as for the raw experiment
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from analyzer.observe.experiment import ROUTE_RULE, parse_experiment, read_exper
 APP_FACTORS = ("env", "cwd", "arg", "config-file", "none")
 _TOP_KEYS = {"name", "question", "description", "endpoint", "app", "vary", "source", "run"}
 _ENDPOINT_KEYS = {"base_url", "model", "api_key_env", "timeout_s"}
-_APP_KEYS = {"profile", "turns"}
+_APP_KEYS = {"profile", "turns", "api"}
 _VARY_KEYS = {"factor", "name", "path", "values", "link_to"}
 _RUN_KEYS = {"max_tokens"}
 DEFAULT_MODEL = "local"
@@ -61,6 +61,7 @@ class AppExperiment:
     description: str = ""
     source: dict[str, Any] = field(default_factory=dict)
     overrides: dict[str, str] = field(default_factory=dict)
+    api: str | None = None        # the wire API the app speaks (profile [run.api]); None: the profile's default
 
     def with_endpoint(self, *, base_url: str | None = None, model: str | None = None,
                       api_key_env: str | None = None) -> AppExperiment:
@@ -68,9 +69,8 @@ class AppExperiment:
         for key, value in (("base_url", base_url), ("model", model), ("api_key_env", api_key_env)):
             if value:
                 overrides[key] = value
-        return AppExperiment(self.name, self.question, self.profile, self.turns, self.vary, self.path,
-                             base_url or self.base_url, model or self.model, api_key_env or self.api_key_env,
-                             self.timeout_s, self.max_tokens, self.description, self.source, overrides)
+        return replace(self, base_url=base_url or self.base_url, model=model or self.model,
+                       api_key_env=api_key_env or self.api_key_env, overrides=overrides)
 
 
 def is_app_experiment(data: dict[str, Any]) -> bool:
@@ -128,10 +128,18 @@ def parse_app_experiment(data: dict[str, Any], path: Path) -> AppExperiment:
     if profile not in profiles:
         raise AnalyzerError(f"experiment {label}: app.profile {profile!r} is not a known app; known: "
                             f"{', '.join(sorted(profiles))}")
+    api = app.get("api")
+    if api is not None:
+        if not isinstance(api, str) or not api:
+            raise AnalyzerError(f"experiment {label}: app.api must be the name of an API the app speaks")
+        try:
+            profiles[profile].api_base_url(api)
+        except AnalyzerError as exc:
+            raise AnalyzerError(f"experiment {label}: app.api: {exc}") from None
     return AppExperiment(name=name, question=question, profile=profile, turns=tuple(turns), vary=vary, path=label,
                          base_url=base_url, model=str(ep.get("model") or DEFAULT_MODEL), api_key_env=api_key_env,
                          timeout_s=float(ep.get("timeout_s", 600.0)), max_tokens=max_tokens,
-                         description=str(data.get("description", "")), source=dict(source))
+                         description=str(data.get("description", "")), source=dict(source), api=api)
 
 
 def _parse_vary(t: dict[str, Any], label: str) -> AppVary:

@@ -23,7 +23,7 @@ from analyzer.apps.install import InstalledApp
 from analyzer.apps.profile import fill
 from analyzer.apps.session import AppSession
 from analyzer.observe.appexperiment import AppExperiment
-from analyzer.observe.usagefields import counts
+from analyzer.requests.usage import read_usage
 
 Say = Callable[[str], None]
 APP_ROW_KEY = "app_reported"
@@ -62,14 +62,17 @@ def run_dir_for(out_dir: Path, name: str) -> Path:
 def run_app_experiment(exp: AppExperiment, app: InstalledApp, *, upstream: str, out_dir: Path,
                        engine_url: str | None = None, say: Say = print, lookup: Any = None) -> AppRunResult:
     """Control then treatment through one proxy; rows (with the app's own usage) and the prefix analysis on disk."""
+    from analyzer.engine.settings import server_settings
     from analyzer.proxy import start_proxy
 
     run_dir = run_dir_for(out_dir, exp.name)
     run_dir.mkdir(parents=True)
     turns: list[dict[str, Any]] = []
+    # the app's context window follows the slot's (asked of the server itself, never through the proxy)
+    window = (server_settings(upstream) or {}).get("ctx_per_slot") if app.profile.uses_context_window else None
     with start_proxy(upstream, run_dir, api_key_env=exp.api_key_env, log_name="proxy") as proxy:
         for series, value in exp.vary.series():
-            session = _session(exp, app, proxy.base_url, run_dir, value)
+            session = _session(exp, app, proxy.base_url, run_dir, value, window)
             for n, prompt in enumerate(exp.turns, 1):
                 proxy.label(series, factor=exp.vary.factor, value=value, turn=n)
                 say(f"observe: {exp.name}: {series} turn {n} of {len(exp.turns)} ({app.profile.name})")
@@ -93,8 +96,10 @@ def run_app_experiment(exp: AppExperiment, app: InstalledApp, *, upstream: str, 
     return result
 
 
-def _session(exp: AppExperiment, app: InstalledApp, base_url: str, run_dir: Path, value: str | None) -> AppSession:
-    session = AppSession(app, base_url, exp.model, run_dir, max_tokens=exp.max_tokens)
+def _session(exp: AppExperiment, app: InstalledApp, base_url: str, run_dir: Path, value: str | None,
+             context_window: int | None = None) -> AppSession:
+    session = AppSession(app, base_url, exp.model, run_dir, max_tokens=exp.max_tokens, api=exp.api,
+                         context_window=context_window)
     if value is None:
         return session
     filled = fill(value, {**session.placeholders(), "run_dir": str(run_dir)})
@@ -150,7 +155,8 @@ def _with_experiment(row: dict[str, Any], exp: AppExperiment, app: InstalledApp)
     config["overrides"] = dict(exp.overrides)
     row["config"] = config
     row["app"] = {"profile": app.profile.name, "version": app.version, "version_from": app.version_source,
-                  "commit": app.commit, "turn": (row.get("label") or {}).get("turn")}
+                  "commit": app.commit, "turn": (row.get("label") or {}).get("turn"),
+                  "api": app.profile.api_base_url(exp.api)[0] or None}
     if exp.source:
         row["hazard_source"] = dict(exp.source)
     return row
@@ -180,7 +186,8 @@ def attach_reported(rows: list[dict[str, Any]], turns: list[dict[str, Any]]) -> 
                 row[APP_ROW_KEY] = {**entry, "paired_by": "order in the turn"}
             continue
         for entry in rest:  # fewer reports than calls (dsh reports no usage for its side calls): by prompt size
-            same = [row for row in unpaired if counts(row.get("usage"), row.get("timings")).prompt == entry["prompt"]]
+            same = [row for row in unpaired
+                    if read_usage(row.get("usage"), row.get("timings")).prompt == entry["prompt"]]
             if len(same) == 1:
                 same[0][APP_ROW_KEY] = {**entry, "paired_by": "prompt tokens (the only call of the turn with "
                                                              f"{entry['prompt']:,})"}
