@@ -1,0 +1,75 @@
+"""`analyze cost LOG`: each recorded request priced at its own time, the cache's savings, the money each break lost."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from analyzer.cli.context import CliContext
+from analyzer.errors import AnalyzerError
+
+NAME = "cost"
+ORDER = 48
+HELP = "Round 3: what a recorded log cost at a provider's prices, what the cache saved, what each prefix break lost"
+DESCRIPTION = (
+    "Reads a log written by `analyze proxy` or `analyze observe` (rows with usage and started_at). Each request is "
+    "priced at its own recorded time (UTC) by the provider's published prices (analyzer/rules/prices/*.toml, each "
+    "with its source URL and the date checked; DeepSeek's peak / off-peak hours and holidays included): tokens by "
+    "bucket (uncached input, cache read, cache write, output), money, the same log with no cache, and the money "
+    "each prefix break lost (the tokens it made the provider recompute × the price difference), grouped by the "
+    "break's cause as `analyze prefix` finds it. --what-if retention: whether keep-warm requests would pay for "
+    "the recorded idle gaps, and from which gap on they stop paying."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("log", type=Path, metavar="LOG", help="a JSONL log written by `analyze proxy` or `observe`")
+    parser.add_argument("--provider", default=None, help="deepseek, openai, anthropic, gemini (default: detected "
+                                                         "from the rows, or assumed and said)")
+    parser.add_argument("--model", default=None, help="the model to price as (default: each request's own)")
+    parser.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                        help="your own price file (TOML, format in docs/cost.md); replaces the shipped one of its "
+                             "provider")
+    parser.add_argument("--engine-url", default=None, metavar="URL",
+                        help="a llama.cpp server to tokenize the breaks with (default: estimated, and said)")
+    parser.add_argument("--plot", type=Path, default=None, metavar="FILE",
+                        help="draw the session as a timeline (.svg or .png)")
+    parser.add_argument("--what-if", dest="whatif", choices=["retention"], default=None,
+                        help="retention: does keeping the cache warm pay for the recorded idle gaps")
+    parser.add_argument("--warm-every", type=float, default=None, metavar="MIN",
+                        help="keep-warm interval in minutes (default: just under the cache's TTL)")
+    parser.add_argument("--ttl", type=float, default=None, metavar="MIN",
+                        help="assume this cache TTL in minutes where the provider documents none (said)")
+
+
+def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.api.cost import CostOptions, cost
+    from analyzer.cost.text import report_lines
+    from analyzer.observe.jsonl import read_rows
+
+    if args.plot is not None and args.plot.suffix.lower() not in (".svg", ".png"):
+        raise AnalyzerError(f"--plot {args.plot}: the file must end in .svg or .png", exit_code=2)
+    rows = read_rows(args.log)
+    if not rows:
+        raise AnalyzerError(f"{args.log} holds no rows; pass a log written by `analyze proxy`")
+    report = cost(rows, CostOptions(provider=args.provider, model=args.model, prices=args.prices,
+                                    engine_url=args.engine_url, log=str(args.log),
+                                    whatif_retention=args.whatif == "retention", warm_every_min=args.warm_every,
+                                    ttl_min=args.ttl))
+    if args.plot is not None:
+        from analyzer.cost.plot import draw_timeline
+
+        draw_timeline(report, args.plot)
+    if ctx.json:
+        ctx.emit_json(report.as_json())
+    else:
+        for line in report_lines(report):
+            ctx.out.print(line, markup=False)
+        if report.whatif:
+            from analyzer.cost.retention import retention_lines
+
+            for line in retention_lines(report.whatif["retention"], report.currency):
+                ctx.out.print(line, markup=False)
+        if args.plot is not None:
+            ctx.out.print(f"timeline: {args.plot}", markup=False)
+    return 0
