@@ -15,7 +15,7 @@ from analyzer.observe.apprecord import build_app_record
 from analyzer.observe.apprunner import APP_ROW_KEY, run_app_experiment
 from analyzer.observe.appsummary import app_summary, app_summary_lines
 from analyzer.observe.summary import summarise
-from analyzer.observe.usagefields import counts
+from analyzer.requests.usage import read_usage
 
 pytestmark = pytest.mark.engine
 
@@ -40,10 +40,10 @@ def test_a_continued_session_reuses_the_prefix_and_pi_reports_what_the_server_di
     assert len(control) >= 3 and all(r["outcome"] == "ok" for r in control)
     assert [(r.get("label") or {}).get("turn") for r in control][:1] == [1]
     for row in result.rows:  # the third witness sits beside the raw usage, and agrees with it
-        c = counts(row["usage"], row.get("timings"))
+        c = read_usage(row["usage"], row.get("timings"))
         app = row[APP_ROW_KEY]
         assert (app["prompt"], app["cached"]) == (c.prompt, c.cached), row["index"]
-    later = [counts(r["usage"], r.get("timings")) for r in control[1:]]
+    later = [read_usage(r["usage"], r.get("timings")) for r in control[1:]]
     assert all(c.cached and c.prompt and c.cached / c.prompt > 0.5 for c in later)  # the session's prefix is reused
     body = json.loads(control[-1]["request_body"])
     assert [m["role"] for m in body["messages"]].count("user") == 3  # the continued session carries its history

@@ -23,7 +23,7 @@ from analyzer.apps.install import InstalledApp
 from analyzer.apps.profile import fill
 from analyzer.apps.session import AppSession
 from analyzer.observe.appexperiment import AppExperiment
-from analyzer.observe.usagefields import counts
+from analyzer.requests.usage import read_usage
 
 Say = Callable[[str], None]
 APP_ROW_KEY = "app_reported"
@@ -180,7 +180,8 @@ def attach_reported(rows: list[dict[str, Any]], turns: list[dict[str, Any]]) -> 
                 row[APP_ROW_KEY] = {**entry, "paired_by": "order in the turn"}
             continue
         for entry in rest:  # fewer reports than calls (dsh reports no usage for its side calls): by prompt size
-            same = [row for row in unpaired if counts(row.get("usage"), row.get("timings")).prompt == entry["prompt"]]
+            same = [row for row in unpaired
+                    if read_usage(row.get("usage"), row.get("timings")).prompt == entry["prompt"]]
             if len(same) == 1:
                 same[0][APP_ROW_KEY] = {**entry, "paired_by": "prompt tokens (the only call of the turn with "
                                                              f"{entry['prompt']:,})"}

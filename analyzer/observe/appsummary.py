@@ -10,7 +10,7 @@ from typing import Any
 
 from analyzer.observe.apprunner import APP_ROW_KEY, AppRunResult, turn_lines
 from analyzer.observe.summary import _num, _short, summarise, summary_lines
-from analyzer.observe.usagefields import counts
+from analyzer.requests.usage import read_usage
 
 
 def prefix_entries(report: Any) -> dict[tuple[str, int], dict[str, Any]]:
@@ -75,7 +75,7 @@ def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
     controls = {r.get("index"): r for r in result.rows if r.get("series") == "control"}
     per_request = []
     for row in result.rows:
-        c = counts(row.get("usage"), row.get("timings"))
+        c = read_usage(row.get("usage"), row.get("timings"))
         reported = row.get(APP_ROW_KEY) or {}
         entry = prefix.get((str(row.get("series")), int(row.get("index") or 0)), {})
         per_request.append({

@@ -10,7 +10,7 @@ import statistics
 from typing import Any
 
 from analyzer.observe.plan import PARTS
-from analyzer.observe.usagefields import counts
+from analyzer.requests.usage import read_usage
 
 
 def _stats(values: list[float]) -> dict[str, float] | None:
@@ -29,7 +29,7 @@ def summarise(rows: list[dict[str, Any]], log: str | None = None) -> dict[str, A
     requests = []
     fields: dict[str, set[str]] = {"prompt": set(), "cached": set()}
     for row in rows:
-        c = counts(row.get("usage"), row.get("timings"))
+        c = read_usage(row.get("usage"), row.get("timings"))
         if c.prompt_field:
             fields["prompt"].add(c.prompt_field)
         if c.cached_field:

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.errors import AnalyzerError
-from analyzer.observe.usagefields import counts
 from analyzer.prefix.attribute import Attribution, LiteralLookup, attribute
 from analyzer.prefix.predict import Prediction, RuleSet, common_prefix, detect_rule, load_rules, predict
 from analyzer.prefix.structure import CONTEXT_CHARS, StructureDiff, common_chars, first_difference, visible
 from analyzer.prefix.tokens import PlainRenderer, Rendered, Renderer
+from analyzer.requests.usage import read_usage
 
 SCHEMA = "analyzer.prefix/1"
 TOKEN_CONTEXT = 3
@@ -152,7 +152,7 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
                             baseline_row=base[0] if base else None, baseline=base[1] if base else
                             "none (first request of its series)", structure=None,
                             prompt_tokens=len(rendered[n].tokens))
-        c = counts(row.get("usage"), row.get("timings"))
+        c = read_usage(row.get("usage"), row.get("timings"))
         rep.reported, rep.reported_field, rep.usage_prompt_tokens = c.cached, c.cached_field, c.prompt
         earlier = [rendered[m].tokens for m, _r, _b in chats[:pos]]
         rep.slot_row = chats[pos - 1][0] if pos else None

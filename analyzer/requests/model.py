@@ -65,6 +65,7 @@ class CacheControl:
 
     breakpoints: tuple[Breakpoint, ...] = ()
     automatic: bool = False        # a top-level cache_control (Anthropic's automatic mode)
+    automatic_ttl: str | None = None   # the ttl of that top-level cache_control, as sent
     prompt_cache_key: str | None = None
     prompt_cache_retention: str | None = None
     previous_response_id: str | None = None

@@ -1,0 +1,184 @@
+"""The cache model on hand-built token logs: each rule's state, the entry a request matches, its prediction,
+and the cause named when a server reports otherwise."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from analyzer.cachemodel import Arrival, Marker, explain, provider_rule, simulate, skipped
+from analyzer.cachemodel.llamacpp import settings_from
+from analyzer.errors import AnalyzerError
+
+
+def toks(seed: int, n: int) -> tuple[int, ...]:
+    """n distinct token ids of a 'text' named by seed (two seeds never share a token)."""
+    return tuple(seed * 100_000 + i for i in range(n))
+
+
+SYS_A, SYS_B = toks(1, 600), toks(2, 60)
+ONE_SLOT = {"slots": 1, "cache_ram_mib": 8192, "slot_similarity": 0.1, "cache_reuse": 0, "cache_idle_slots": True}
+
+
+def conv_a(turn: int) -> tuple[int, ...]:
+    return SYS_A + sum((toks(10 + t, 40) for t in range(turn)), ())
+
+
+def conv_b(turn: int) -> tuple[int, ...]:
+    return SYS_B + toks(50 + turn, 20)
+
+
+def test_provider_rules_carry_their_numbers_source_and_date() -> None:
+    openai = provider_rule("openai")
+    assert (openai.min_prefix, openai.granularity) == (1024, 128)
+    assert openai.ttls["idle"] == 300 and openai.ttls["max"] == 3600
+    anthropic = provider_rule("anthropic")
+    assert anthropic.ttls == {"5m": 300, "1h": 3600}
+    assert anthropic.min_prefix_for("claude-opus-4-6") == 4096
+    assert anthropic.min_prefix_for("claude-sonnet-4-5") == 1024
+    assert anthropic.min_prefix_for("claude-3-5-haiku-20241022") == 2048
+    assert provider_rule("deepseek").granularity == 64
+    for name in ("llama.cpp", "vllm", "deepseek", "openai", "anthropic"):
+        rule = provider_rule(name)
+        assert rule.checked == "2026-12-07" and rule.source
+    with pytest.raises(AnalyzerError, match="no cache rule 'gemini'"):
+        provider_rule("gemini")
+
+
+def test_llamacpp_one_slot_restores_the_interleaved_conversation_from_the_prompt_cache() -> None:
+    # A1, B1 (a side call), A2 continuing A1: the slot holds B1, the host prompt cache holds A1
+    arrivals = [Arrival(1, conv_a(1), settings=ONE_SLOT), Arrival(2, conv_b(1), settings=ONE_SLOT),
+                Arrival(3, conv_a(2), settings=ONE_SLOT), Arrival(4, conv_b(2), settings=ONE_SLOT)]
+    m = simulate(arrivals, "llama.cpp")
+    assert [x.cached for x in m] == [0, 0, len(conv_a(1)), len(SYS_B)]
+    assert [x.entry for x in m] == [None, None, 1, 2]
+    assert any(h.where == "prompt cache" and h.key == 1 for h in m[2].held)
+    assert any(h.where == "slot 0" and h.key == 2 for h in m[2].held)
+
+
+def test_llamacpp_without_prompt_cache_loses_the_conversation_to_the_side_call() -> None:
+    settings = {**ONE_SLOT, "cache_ram_mib": 0}
+    arrivals = [Arrival(1, conv_a(1), settings=settings), Arrival(2, conv_b(1), settings=settings),
+                Arrival(3, conv_a(2), settings=settings)]
+    m = simulate(arrivals, "llama.cpp")
+    assert m[2].cached == 0 and m[2].best_key == 1 and m[2].best_shared == len(conv_a(1))
+    assert [x.why for x in m[2].lost] == ["other-slot"]
+    # a server that did keep it: the cause names the dropped entry, not another client
+    cause = explain(m[2], len(conv_a(1)))
+    assert cause is not None and cause.kind == "other-slot" and "row 1" in cause.text
+
+
+def test_llamacpp_two_slots_keep_both_conversations() -> None:
+    settings = {**ONE_SLOT, "slots": 2, "cache_ram_mib": 0}
+    arrivals = [Arrival(1, conv_a(1), settings=settings), Arrival(2, conv_b(1), settings=settings),
+                Arrival(3, conv_a(2), settings=settings), Arrival(4, conv_b(2), settings=settings)]
+    m = simulate(arrivals, "llama.cpp")
+    assert [x.cached for x in m] == [0, 0, len(conv_a(1)), len(SYS_B)]
+    assert m[2].slot != m[3].slot
+
+
+def test_llamacpp_identical_prompt_recomputes_its_last_token_and_a_restart_empties_the_state() -> None:
+    arrivals = [Arrival(1, conv_a(1), settings=ONE_SLOT, server_id="pid 1"),
+                Arrival(2, conv_a(1), settings=ONE_SLOT, server_id="pid 1"),
+                Arrival(3, conv_a(1), settings=ONE_SLOT, server_id="pid 2")]
+    m = simulate(arrivals, "llama.cpp")
+    assert m[1].cached == len(conv_a(1)) - 1
+    assert m[2].cached == 0 and m[2].lost and m[2].lost[0].why == "restart"
+
+
+def test_rejected_requests_never_enter_the_state_and_are_listed_with_their_error() -> None:
+    arrivals = [Arrival(1, conv_a(1), settings=ONE_SLOT),
+                Arrival(2, conv_b(1), ok=False, error="HTTP 400: request exceeds the context", settings=ONE_SLOT),
+                Arrival(3, conv_a(2), settings=ONE_SLOT)]
+    m = simulate(arrivals, "llama.cpp")
+    assert [x.key for x in m] == [1, 3]
+    assert m[1].cached == len(conv_a(1)) and m[1].entry == 1
+    assert [(s.key, s.error) for s in skipped(arrivals)] == [(2, "HTTP 400: request exceeds the context")]
+
+
+def test_settings_not_in_the_rows_are_the_servers_defaults_and_said_assumed() -> None:
+    rule = provider_rule("llama.cpp")
+    s = settings_from({}, rule)
+    assert (s.slots, s.kv_unified, s.cache_ram_mib, s.slot_similarity) == (4, True, 8192, 0.1)
+    assert "slots" in s.assumed and "cache_ram_mib" in s.assumed
+    given = settings_from({"settings": {"parallel": 2, "cache_ram": 0}}, rule)
+    assert (given.slots, given.kv_unified, given.cache_ram_mib) == (2, False, 0)
+    assert "slots" not in given.assumed
+
+
+def test_llamacpp_default_unified_slots_park_idle_state_in_the_prompt_cache() -> None:
+    # auto slots (4, unified KV): starting a task saves and clears every idle slot; the conversation's
+    # state comes back from the prompt cache
+    arrivals = [Arrival(1, conv_a(1)), Arrival(2, conv_b(1)), Arrival(3, conv_a(2))]
+    m = simulate(arrivals, "llama.cpp")
+    assert m[2].cached == len(conv_a(1)) and m[2].entry == 1
+    assert any(h.where == "prompt cache" and h.key == 1 for h in m[2].held)
+    assert not any(h.where.startswith("slot") and h.key == 1 for h in m[2].held)
+
+
+def test_llamacpp_cache_reuse_shifts_a_chunk_after_the_first_difference() -> None:
+    settings = {**ONE_SLOT, "cache_reuse": 32}
+    first = toks(1, 100) + toks(4, 5) + toks(3, 200)
+    second = toks(1, 100) + toks(3, 200) + toks(5, 10)     # 5 tokens removed: the rest shifts back
+    m = simulate([Arrival(1, first, settings=settings), Arrival(2, second, settings=settings)], "llama.cpp")
+    assert m[1].cached == 300
+    plain = simulate([Arrival(1, first, settings=ONE_SLOT), Arrival(2, second, settings=ONE_SLOT)], "llama.cpp")
+    assert plain[1].cached == 100
+
+
+def test_vllm_counts_whole_blocks_of_the_hash_chain() -> None:
+    m = simulate([Arrival(1, toks(1, 100)), Arrival(2, toks(1, 70) + toks(2, 30))], "vllm")
+    assert m[1].cached == 64 and m[1].entry == 1
+    small = dataclasses.replace(provider_rule("vllm"), params={**provider_rule("vllm").params, "capacity_blocks": 4})
+    m = simulate([Arrival(1, toks(1, 100)), Arrival(2, toks(2, 100)), Arrival(3, toks(1, 100))], small)
+    assert m[2].cached == 0 and m[2].lost and m[2].lost[0].why == "eviction"
+
+
+def test_deepseek_hits_only_whole_units_in_64_token_storage() -> None:
+    a_b = toks(1, 300) + toks(2, 100)
+    a_c = toks(1, 300) + toks(3, 100)
+    a_d = toks(1, 300) + toks(4, 100)
+    m = simulate([Arrival(1, a_b), Arrival(2, a_c), Arrival(3, a_d), Arrival(4, a_b + toks(5, 10))], "deepseek")
+    assert m[1].cached == 0                       # A+C does not fully match the unit A+B
+    assert m[2].cached == 256 and m[2].shared == 300   # the common prefix A became a unit; 64-token storage
+    assert m[3].cached == 384 and m[3].entry == 1
+
+
+def test_openai_minimum_steps_routing_key_and_idle_ttl() -> None:
+    base = toks(1, 1500)
+    m = simulate([Arrival(1, base, at=0.0), Arrival(2, base[:1400] + toks(2, 50), at=10.0)], "openai")
+    assert m[1].cached == 1024 + 2 * 128 and m[1].floor == "granularity"
+    short = simulate([Arrival(1, toks(1, 900), at=0.0), Arrival(2, toks(1, 900) + toks(2, 9), at=1.0)], "openai")
+    assert short[1].cached == 0 and short[1].floor == "minimum"
+    keyed = simulate([Arrival(1, base, at=0.0, cache_key="a"), Arrival(2, base, at=1.0, cache_key="b")], "openai")
+    assert keyed[1].cached == 0 and keyed[1].lost[0].why == "routing"
+    late = simulate([Arrival(1, base, at=0.0), Arrival(2, base, at=400.0)], "openai")
+    assert late[1].cached == 0 and late[1].lost[0].why == "ttl"
+    cause = explain(late[1], 0)
+    assert cause is None
+
+
+def test_anthropic_breakpoints_lookback_minimum_ttl_refresh_and_writes() -> None:
+    blocks = tuple(range(100, 3100, 100))        # 30 blocks of 100 tokens
+    prompt = toks(1, 3000)
+    first = Arrival(1, prompt, at=0.0, markers=(Marker(3000),), block_ends=blocks, model="claude-sonnet-4-5")
+    m = simulate([first, dataclasses.replace(first, key=2, at=200.0),
+                  dataclasses.replace(first, key=3, at=450.0),   # 250 s after the read at 200: still live
+                  dataclasses.replace(first, key=4, at=800.0)], "anthropic")   # 350 s idle: expired
+    assert (m[0].cached, m[0].written) == (0, 3000)
+    assert (m[1].cached, m[1].written) == (3000, 0) and m[1].entry == 1
+    assert m[2].cached == 3000
+    assert m[3].cached == 0 and m[3].written == 3000 and m[3].lost[0].why == "ttl"
+    # the breakpoint moved 25 blocks on (the conversation grew): the old entry is beyond the 20-block lookback
+    longer = toks(1, 3000) + toks(2, 2500)
+    ends = blocks + tuple(range(3100, 5600, 100))
+    far = Arrival(2, longer, at=10.0, markers=(Marker(5500),), block_ends=ends, model="claude-sonnet-4-5")
+    near = dataclasses.replace(far, tokens=toks(1, 3000) + toks(2, 1500), markers=(Marker(4500),),
+                               block_ends=blocks + tuple(range(3100, 4600, 100)))
+    assert simulate([first, far], "anthropic")[1].cached == 0
+    assert simulate([first, near], "anthropic")[1].cached == 3000
+    # under the model's minimum nothing is written, so nothing is read
+    small = Arrival(1, toks(1, 800), markers=(Marker(800),), block_ends=(800,), model="claude-sonnet-4-5")
+    m = simulate([small, dataclasses.replace(small, key=2)], "anthropic")
+    assert m[1].cached == 0 and m[0].written == 0 and m[1].floor is None
