@@ -3,8 +3,9 @@ prefix costs when the cache has expired (written or computed again) against keep
 requests every N minutes (each ping's own cost counted), under each TTL the provider sells; and from which idle
 gap on keeping warm stops paying.
 
-The TTLs are the ones the price data bills ("5m", "1h" cache writes). A provider that prices no TTL (DeepSeek:
-best-effort, undocumented) gets a verdict only with an assumed `--ttl`, and the result says it was assumed.
+The TTLs are the cache model's (`analyzer.cachemodel.provider_rule(provider).ttls`, from analyzer/rules/cache/):
+one definition for `prefix` and `cost`. A provider whose rule states no TTL (DeepSeek: best-effort,
+undocumented) gets a verdict only with an assumed `--ttl`, and the result says it was assumed.
 """
 
 from __future__ import annotations
@@ -63,10 +64,25 @@ class RetentionWhatIf:
     options: list[Option]
     note: str | None
     ping: str
+    ttl_source: str
 
     def as_json(self) -> dict[str, Any]:
         return {"provider": self.provider, "options": [o.as_json() for o in self.options], "note": self.note,
-                "ping": self.ping}
+                "ping": self.ping, "ttl_source": self.ttl_source}
+
+
+def cache_ttls(provider: str) -> tuple[list[tuple[str, float, bool]], str]:
+    """([(name, minutes, assumed)], where they come from): the cache model's TTLs of the provider's rule —
+    named lifetimes ("5m", "1h") where it sells several, else its idle expiry."""
+    from analyzer.cachemodel import all_rules
+
+    rule = all_rules().get(provider)
+    if rule is None:
+        return [], f"no cache rule for {provider} in analyzer/rules/cache/"
+    named = [(k, m, False) for k, v in rule.ttls.items() if (m := _minutes(k)) is not None and v > 0]
+    if not named and rule.ttls.get("idle"):
+        named = [("idle", rule.ttls["idle"] / 60, False)]
+    return named, f"cache rule {rule.name}: {rule.cite}"
 
 
 def _at(r: RequestCost) -> _dt.datetime:
@@ -92,19 +108,13 @@ def retention_whatif(report: CostReport, prefix: Any, *, warm_every_min: float |
     reqs = report.requests
     est = {r.row: r.prompt_tokens for r in prefix.requests}
     shared_est = _shared(prefix)
-    first = reqs[0].quote
-    ttls: list[tuple[str, float, bool]] = []
-    for name, _rate in first.rates.cache_write:
-        minutes = _minutes(name)
-        if minutes is not None:
-            ttls.append((name, minutes, False))
+    ttls, source = cache_ttls(report.provider)
     note = None
     if ttl_min is not None:
         ttls = [(f"{ttl_min:g}m", ttl_min, not ttls)] if not ttls else \
             [t for t in ttls if t[1] == ttl_min] or [(f"{ttl_min:g}m", ttl_min, True)]
     if not ttls:
-        note = (f"{report.provider} prices no cache TTL (its cache is best-effort, its lifetime undocumented): "
-                "pass --ttl MIN to assume one")
+        note = (f"the cache model states no TTL for {report.provider} ({source}): pass --ttl MIN to assume one")
     ping = (f"a keep-warm request re-sends the shared prefix with {PING_NEW_TOKENS} new input token and "
             f"{PING_OUTPUT_TOKENS} output token")
     options = []
@@ -147,7 +157,7 @@ def retention_whatif(report: CostReport, prefix: Any, *, warm_every_min: float |
                 k_max = math.ceil(s * (cold_rate - r.cache_read) / ping_cost) - 1   # pings that still pay
                 opt.break_even_min = round((k_max + 1) * every, 1) if k_max >= 0 else minutes
         options.append(opt)
-    return RetentionWhatIf(report.provider, options, note, ping)
+    return RetentionWhatIf(report.provider, options, note, ping, source)
 
 
 def retention_lines(data: dict[str, Any], currency: str) -> list[str]:
@@ -170,5 +180,5 @@ def retention_lines(data: dict[str, Any], currency: str) -> list[str]:
                        f"keeping warm stops paying from an idle gap of {o['stops_paying_from_gap_minutes']:g} min on")
         out.append(f"    the log's prompts under this TTL without keep-warm: "
                    f"{money(o['prompt_cost_without_keep_warm'], currency)}")
-    out.append(f"  {data['ping']}")
+    out.append(f"  {data['ping']}; TTLs from the {data['ttl_source']}")
     return out
