@@ -265,7 +265,7 @@ def test_plot_draws_the_timeline_with_each_break_marked(tmp_path: Path) -> None:
 
 
 def test_retention_whatif_counts_the_keep_warm_pings_against_recomputing_the_prefix() -> None:
-    system = {"role": "system", "content": "S" * 1000}
+    system = {"role": "system", "content": "S" * 1100}
     turns = [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"},
              {"role": "user", "content": "q2"}, {"role": "assistant", "content": "a2"},
              {"role": "user", "content": "q3"}]
@@ -276,24 +276,26 @@ def test_retention_whatif_counts_the_keep_warm_pings_against_recomputing_the_pre
 
     url = "https://api.anthropic.com/v1/messages"
     model = "claude-sonnet-4-5"
-    rows = [row("2026-12-07T02:00:00Z", usage(2, 0, 1000), model=model, url=url, messages=[system, *turns[:1]]),
-            row("2026-12-07T02:02:00Z", usage(6, 1000, 0), model=model, url=url, messages=[system, *turns[:3]]),
-            row("2026-12-07T02:22:00Z", usage(10, 0, 1000), model=model, url=url, messages=[system, *turns])]
-    from analyzer.cost.retention import retention_whatif
+    rows = [row("2026-12-07T02:00:00Z", usage(2, 0, 1100), model=model, url=url, messages=[system, *turns[:1]]),
+            row("2026-12-07T02:02:00Z", usage(6, 1100, 0), model=model, url=url, messages=[system, *turns[:3]]),
+            row("2026-12-07T02:22:00Z", usage(10, 0, 1100), model=model, url=url, messages=[system, *turns])]
+    from analyzer.cost.retention import cacheable, retention_whatif
 
     rep = bill(rows, load_book())
     prefix = analyse(rows, renderer=CharRenderer())
     five, hour = retention_whatif(rep, prefix).options
     assert (five.ttl, hour.ttl) == ("5m", "1h")
-    # the 20-minute gap outlives the 5-minute cache: the 1,006 shared tokens are written again at $3.75 …
-    assert five.gaps_over_ttl == 1 and five.cold == pytest.approx(1006 * 3.75 / M)
+    # the 20-minute gap outlives the 5-minute cache: the 1,106 shared tokens are written again at $3.75 …
+    assert five.gaps_over_ttl == 1 and five.cold == pytest.approx(1106 * 3.75 / M)
     # … or kept warm by pings every 4.5 minutes (0.9 × TTL): ceil(20 / 4.5) − 1 = 4 pings, each reading the
     # prefix at $0.30 plus one new token written at $3.75 and one output token at $15, then the request reads it
     assert five.pings == 4
-    assert five.warm == pytest.approx((4 * (1006 * 0.30 + 3.75 + 15) + 1006 * 0.30) / M)
+    assert five.warm == pytest.approx((4 * (1106 * 0.30 + 3.75 + 15) + 1106 * 0.30) / M)
     assert five.pays
     # a 1-hour cache outlives every recorded gap
     assert hour.gaps_over_ttl == 0 and hour.pings == 0
+    # the cache model's rule for Sonnet caches nothing below 1,024 tokens: a shorter prefix is not worth keeping
+    assert cacheable("anthropic", model, 1000) == 0 and cacheable("anthropic", model, 1106) == 1106
 
 
 def test_retention_without_a_priced_ttl_says_so() -> None:

@@ -71,6 +71,19 @@ class RetentionWhatIf:
                 "ping": self.ping, "ttl_source": self.ttl_source}
 
 
+def cacheable(provider: str, model: str, shared: int) -> int:
+    """The part of a shared prefix the provider's cache rule can hold: nothing below its minimum for the model,
+    whole steps of its granularity above it (the cache model's rule, not a copy)."""
+    from analyzer.cachemodel import all_rules
+
+    rule = all_rules().get(provider)
+    if rule is None:
+        return shared
+    if shared < rule.min_prefix_for(model):
+        return 0
+    return shared // rule.granularity * rule.granularity
+
+
 def cache_ttls(provider: str) -> tuple[list[tuple[str, float, bool]], str]:
     """([(name, minutes, assumed)], where they come from): the cache model's TTLs of the provider's rule —
     named lifetimes ("5m", "1h") where it sells several, else its idle expiry."""
@@ -127,7 +140,7 @@ def retention_whatif(report: CostReport, prefix: Any, *, warm_every_min: float |
             shared = shared_est.get(cur.row, 0)
             if est.get(cur.row):
                 shared = round(shared * cur.buckets.prompt / est[cur.row])
-            shared = min(shared, cur.buckets.prompt)
+            shared = cacheable(report.provider, cur.model, min(shared, cur.buckets.prompt))
             prefixes.append(shared)
             cold_rate, _why = r.write_rate(name) if r.cache_write else (r.uncached_input, "")
             gap = (_at(cur) - _at(prev)).total_seconds() / 60
