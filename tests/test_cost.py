@@ -305,3 +305,57 @@ def test_retention_without_a_priced_ttl_says_so() -> None:
     assert rep.whatif is not None
     data = rep.whatif["retention"]
     assert data["options"] == [] and "pass --ttl" in data["note"]
+
+
+# ---- the fix what-if: the recorded requests rewritten, both versions through the cache model ----
+
+def test_fixes_rewrite_a_copy_of_the_body() -> None:
+    from analyzer.cost.fixes import apply_fixes, parse_fix
+
+    body = {"messages": [{"role": "system", "content": "Be brief.\nNow: 10:42\nUse tools."},
+                         {"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "write"}},
+                      {"type": "function", "function": {"name": "read"}}]}
+    fixed, said = apply_fixes(body, [parse_fix("sort-tools"), parse_fix("move-last:^Now:")])
+    assert [t["function"]["name"] for t in fixed["tools"]] == ["read", "write"]
+    assert fixed["messages"][0]["content"] == "Be brief.\nUse tools."
+    assert fixed["messages"][-1]["content"] == "hi\n\nNow: 10:42"
+    assert len(said) == 2 and body["messages"][0]["content"].startswith("Be brief.\nNow:")   # the original kept
+    fixed, _ = apply_fixes(body, [parse_fix("replace:[0-9]{2}:[0-9]{2}=HH:MM")])
+    assert fixed["messages"][0]["content"] == "Be brief.\nNow: HH:MM\nUse tools."
+    anthropic = {"system": "Stable.\nsession 7f3a\nMore.", "messages": [{"role": "user", "content": "q"}]}
+    fixed, _ = apply_fixes(anthropic, [parse_fix("move-end:^session")])
+    assert fixed["system"] == "Stable.\nMore.\nsession 7f3a"
+
+
+def test_fix_whatif_gain_comes_from_the_cache_model_and_the_prices() -> None:
+    from analyzer.cost.fixes import parse_fix
+    from analyzer.cost.fixsim import fix_whatif
+
+    def msgs(stamp: str) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": stamp + "A" * 1496}, {"role": "user", "content": "hi"}]
+
+    usage = {"prompt_tokens": 1502, "prompt_tokens_details": {"cached_tokens": 0}, "completion_tokens": 10}
+    rows = [row(f"2026-12-07T02:0{i}:00Z", usage, model="gpt-5.4", url="https://api.openai.com/v1",
+                messages=msgs(f"{i:04d}")) for i in range(3)]
+    rep = bill(rows, load_book())
+    result = fix_whatif(rows, rep, [parse_fix("replace:^[0-9]{4}=XXXX")], renderer=CharRenderer(), rule="openai")
+    # as recorded the prompts differ at their 4th token: nothing cached. Fixed, requests 2 and 3 repeat request
+    # 1's 1,502 tokens; OpenAI's rule (the cache model's openai.toml) counts 1,024 plus whole 128-token steps:
+    # 1,024 + (1,502 − 1,024) // 128 × 128 = 1,408 cached tokens each
+    assert [r.recorded.cached for r in result.rows] == [0, 0, 0]
+    assert [r.fixed.cached for r in result.rows] == [0, 1408, 1408]
+    assert result.cached_gain() == 2 * 1408
+    # each cached token is billed at $0.25 instead of $2.50 (gpt-5.4)
+    assert result.money_gain() == pytest.approx(2 * 1408 * (2.50 - 0.25) / M)
+
+
+def test_a_bad_fix_is_one_error_line(tmp_path: Path, capsys) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(row("2026-12-07T02:00:00Z", deepseek_usage(1, 2, 3), model="deepseek-v4-pro")) + "\n",
+                   encoding="utf-8")
+    assert main(["cost", str(log), "--fix", "shuffle"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "expected sort-tools, replace:REGEX=TEXT" in err
+    assert main(["cost", str(log), "--fix", "replace:([=x"]) == 2
+    assert "is not a regular expression" in capsys.readouterr().err

@@ -110,7 +110,7 @@ class CostReport:
     skipped: list[str]
     notes: list[str]
     tokens_note: str | None = None
-    whatif: dict[str, Any] | None = None
+    whatif: dict[str, Any] = field(default_factory=dict)
 
     def total(self) -> float:
         return sum(r.money.total for r in self.requests)
@@ -141,7 +141,7 @@ class CostReport:
                           "saved": self.no_cache_total() - self.total(), "lost_to_breaks": self.lost_total()},
                 "causes": [c.as_json() for c in self.causes], "requests": [r.as_json() for r in self.requests],
                 "price_sources": self.sources(), "tokens_note": self.tokens_note, "notes": self.notes,
-                "skipped": self.skipped, "whatif": self.whatif}
+                "skipped": self.skipped, "whatif": self.whatif or None}
 
 
 # ---- which provider and model ----

@@ -40,6 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep-warm interval in minutes (default: just under the cache's TTL)")
     parser.add_argument("--ttl", type=float, default=None, metavar="MIN",
                         help="assume this cache TTL in minutes where the provider documents none (said)")
+    parser.add_argument("--fix", action="append", default=[], metavar="SPEC",
+                        help="what-if of a fix, priced under the same rules: sort-tools, replace:REGEX=TEXT, "
+                             "move-last:REGEX (system lines into the last message), move-end:REGEX; repeatable")
+    parser.add_argument("--rule", default=None,
+                        help="the cache model's rule for the what-ifs (default: the provider's, or detected)")
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -55,7 +60,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     report = cost(rows, CostOptions(provider=args.provider, model=args.model, prices=args.prices,
                                     engine_url=args.engine_url, log=str(args.log),
                                     whatif_retention=args.whatif == "retention", warm_every_min=args.warm_every,
-                                    ttl_min=args.ttl))
+                                    ttl_min=args.ttl, fixes=tuple(args.fix), rule=args.rule))
     if args.plot is not None:
         from analyzer.cost.plot import draw_timeline
 
@@ -65,11 +70,17 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     else:
         for line in report_lines(report):
             ctx.out.print(line, markup=False)
-        if report.whatif:
+        lines: list[str] = []
+        if "retention" in report.whatif:
             from analyzer.cost.retention import retention_lines
 
-            for line in retention_lines(report.whatif["retention"], report.currency):
-                ctx.out.print(line, markup=False)
+            lines += retention_lines(report.whatif["retention"], report.currency)
+        if "fix" in report.whatif:
+            from analyzer.cost.fixsim import fix_lines
+
+            lines += fix_lines(report.whatif["fix"], report.currency)
+        for line in lines:
+            ctx.out.print(line, markup=False)
         if args.plot is not None:
             ctx.out.print(f"timeline: {args.plot}", markup=False)
     return 0

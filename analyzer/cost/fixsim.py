@@ -1,0 +1,151 @@
+"""What-if of a fix on a recorded log: every request rewritten as the fix would write it (`fixes.py`), both
+versions run through the SAME cache model `prefix` uses (`analyzer.cachemodel.simulate` under the endpoint's
+rule: its minimum prefix, granularity, TTLs) at the recorded times, and both priced under the same prices at
+each request's own time. The gain is what the fix buys: predicted cost as recorded − predicted cost fixed.
+
+Tokens come from the renderer (`analyzer.prefix.tokens`): the engine's own template and tokenizer when a
+llama.cpp server is given, else an estimate scaled to each request's reported prompt size, and said.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from analyzer.cost.bill import CostReport, price
+from analyzer.cost.buckets import Buckets
+from analyzer.cost.fixes import Fix, apply_fixes
+from analyzer.errors import AnalyzerError
+
+
+@dataclass(frozen=True)
+class Predicted:
+    tokens: int
+    cached: int
+    written: int
+    money: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {"prompt_tokens": self.tokens, "cached": self.cached, "written": self.written, "money": self.money}
+
+
+@dataclass
+class FixRow:
+    row: int
+    changed: list[str]
+    recorded: Predicted
+    fixed: Predicted
+    reported_cached: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"row": self.row, "changed": self.changed, "as_recorded": self.recorded.as_json(),
+                "fixed": self.fixed.as_json(), "reported_cached": self.reported_cached}
+
+
+@dataclass
+class FixWhatIf:
+    fixes: list[str]
+    rule: str
+    rule_cite: str
+    tokens: str
+    rows: list[FixRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def cached_gain(self) -> int:
+        return sum(r.fixed.cached - r.recorded.cached for r in self.rows)
+
+    def money_gain(self) -> float:
+        return sum(r.recorded.money - r.fixed.money for r in self.rows)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"fixes": self.fixes, "rule": self.rule, "rule_source": self.rule_cite, "tokens": self.tokens,
+                "cached_tokens_gain": self.cached_gain(), "money_gain": self.money_gain(),
+                "as_recorded": sum(r.recorded.money for r in self.rows),
+                "fixed": sum(r.fixed.money for r in self.rows), "notes": self.notes,
+                "requests": [r.as_json() for r in self.rows]}
+
+
+def _body(row: dict[str, Any]) -> dict[str, Any] | None:
+    text = row.get("request_body")
+    if not isinstance(text, str):
+        return None
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _seconds(text: str, origin: _dt.datetime) -> float:
+    return (_dt.datetime.fromisoformat(text.replace("Z", "+00:00")) - origin).total_seconds()
+
+
+def fix_whatif(rows: list[dict[str, Any]], report: CostReport, fixes: list[Fix], *, renderer: Any,
+               rule: str) -> FixWhatIf:
+    """Both versions of the log through the cache model; `renderer` renders and tokenizes a request body."""
+    from analyzer.cachemodel import Arrival, provider_rule, simulate
+
+    cache_rule = provider_rule(rule)
+    priced = [r for r in report.requests if _body(rows[r.row - 1]) is not None]
+    if not priced:
+        raise AnalyzerError("no priced row carries its request body (`request_body`); the fix what-if rewrites "
+                            "the recorded requests, so record them through `analyze proxy`")
+    origin = _dt.datetime.fromisoformat(priced[0].started_at.replace("Z", "+00:00"))
+    out = FixWhatIf([f.describe() for f in fixes], cache_rule.name, cache_rule.cite, renderer.describe)
+    versions: dict[str, list[Any]] = {"recorded": [], "fixed": []}
+    changed: dict[int, list[str]] = {}
+    lengths: dict[tuple[str, int], int] = {}
+    for r in priced:
+        row = rows[r.row - 1]
+        body = _body(row)
+        assert body is not None
+        fixed, said = apply_fixes(body, fixes)
+        changed[r.row] = said
+        for name, b in (("recorded", body), ("fixed", fixed)):
+            tokens = tuple(renderer.render(b).tokens)
+            lengths[(name, r.row)] = len(tokens)
+            versions[name].append(Arrival(r.row, tokens, at=_seconds(r.started_at, origin),
+                                          output_tokens=r.buckets.output, model=r.model,
+                                          automatic=bool(b.get("cache_control")),
+                                          settings=dict(row.get("server") or {})))
+    matches = {name: {m.key: m for m in simulate(arrivals, cache_rule)} for name, arrivals in versions.items()}
+    if not any(changed.values()):
+        out.notes.append("the fix changed no request of this log")
+    exact = bool(getattr(renderer, "exact", False))
+    for r in priced:
+        scale = 1.0 if exact or not lengths[("recorded", r.row)] else r.buckets.prompt / lengths[("recorded", r.row)]
+        pair = []
+        for name in ("recorded", "fixed"):
+            m = matches[name].get(r.row)
+            n = round(lengths[(name, r.row)] * scale)
+            cached = round((m.cached if m else 0) * scale)
+            written = round((m.written if m else 0) * scale)
+            ttl = m.written_by_ttl[0][0] if m and m.written_by_ttl else None
+            predicted = Buckets(max(0, n - cached - written), cached, ((ttl, written),) if written else (),
+                                r.buckets.output, f"cache model {cache_rule.name}")
+            pair.append(Predicted(n, cached, written, price(predicted, r.quote).total))
+        out.rows.append(FixRow(r.row, changed[r.row], pair[0], pair[1], r.buckets.cache_read))
+    if not exact:
+        out.notes.append("token counts are estimates scaled to each request's reported prompt size; give "
+                         "--engine-url for the engine's own tokenizer")
+    return out
+
+
+def fix_lines(data: dict[str, Any], currency: str) -> list[str]:
+    from analyzer.cost.text import money
+
+    out = ["", "what-if: " + "; ".join(data["fixes"])]
+    out.append(f"  cache model: {data['rule']} ({data['rule_source']}); tokens: {data['tokens']}")
+    out.append(f"  {'row':>4} {'cached as recorded':>19} {'cached fixed':>13} {'cost as recorded':>17} "
+               f"{'cost fixed':>11}  changed")
+    for r in data["requests"]:
+        a, f = r["as_recorded"], r["fixed"]
+        out.append(f"  {r['row']:>4} {a['cached']:>19,} {f['cached']:>13,} {money(a['money'], currency):>17} "
+                   f"{money(f['money'], currency):>11}  {'; '.join(r['changed']) or '—'}")
+    gain, cached = data["money_gain"], data["cached_tokens_gain"]
+    out.append(f"  the fix would read {cached:,} more tokens from the cache and save {money(gain, currency)} "
+               f"({money(data['as_recorded'], currency)} → {money(data['fixed'], currency)}, predicted both ways)")
+    out.extend(f"  note: {n}" for n in data["notes"])
+    return out
