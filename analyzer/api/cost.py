@@ -77,3 +77,76 @@ def cache_rule_for(report: CostReport, rows: list[dict[str, Any]]) -> str:
         return report.provider
     first = next((r for r in rows if isinstance(r.get("request_body"), str)), rows[0])
     return detect_rule(first)[0]
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """`base_url`: the endpoint (…/v1); `fixes`: replay the log rewritten by them; `spacing`: "recorded" or
+    "compressed", `max_gap_s` caps recorded gaps; `rule`: the cache model's rule the prediction uses."""
+
+    base_url: str
+    out_dir: Path = Path("observations")
+    fixes: tuple[str, ...] = ()
+    spacing: str = "recorded"
+    max_gap_s: float | None = None
+    api_key: str | None = None
+    rule: str = "llama.cpp"
+
+
+@dataclass
+class ReplayReport:
+    log: Path
+    spacing: str
+    fixes: list[str]
+    failed: int
+    rows: list[dict[str, Any]]
+    predicted: list[int]          # per replayed request: the cache model's cached tokens for this version
+    measured: list[int | None]    # what the endpoint reported
+    rule: str
+    note: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"schema": "analyzer.cost.replay/1", "log": str(self.log), "spacing": self.spacing,
+                "fixes": self.fixes, "failed": self.failed, "rule": self.rule,
+                "predicted_cached": sum(self.predicted) if self.predicted else None, "note": self.note,
+                "measured_cached": sum(m or 0 for m in self.measured),
+                "requests": [{"replayed_row": r.get("replayed_row"), "measured_cached": m,
+                              "predicted_cached": self.predicted[i] if self.predicted else None}
+                             for i, (r, m) in enumerate(zip(self.rows, self.measured, strict=True))]}
+
+
+def replay_log(rows: list[dict[str, Any]], options: ReplayOptions) -> ReplayReport:
+    """Re-send the log (fixed when asked) and set what the endpoint reported beside the cache model's prediction
+    for the same requests, tokenized by the endpoint itself."""
+    from analyzer.cost.bill import bill
+    from analyzer.cost.buckets import row_buckets
+    from analyzer.cost.fixes import parse_fix
+    from analyzer.cost.fixsim import fix_whatif
+    from analyzer.cost.prices import load_book
+    from analyzer.cost.replay import Spacing, replay
+    from analyzer.errors import AnalyzerError
+    from analyzer.prefix.tokens import LlamaServerRenderer
+
+    fixes = [parse_fix(spec) for spec in options.fixes]
+    result = replay(rows, options.base_url, options.out_dir, fixes=fixes,
+                    spacing=Spacing(options.spacing, options.max_gap_s), api_key=options.api_key)
+    root = options.base_url.rstrip("/").removesuffix("/v1")
+    replayed = [r for r in result.rows if r.get("usage")]
+    predicted: list[int] = []
+    note = None
+    if replayed:
+        report = bill(replayed, load_book(), provider="deepseek")   # prices are not compared here, only tokens
+        try:
+            what = fix_whatif(replayed, report, [], renderer=LlamaServerRenderer(root), rule=options.rule)
+        except (AnalyzerError, KeyError) as exc:   # a server without llama.cpp's /apply-template and /tokenize
+            note = (f"no prediction: {root} did not render the requests for the cache model "
+                    f"({exc if isinstance(exc, AnalyzerError) else 'no ' + str(exc) + ' in its answer'})")
+        else:
+            by_row = {r.row: r.recorded.cached for r in what.rows}
+            predicted = [by_row.get(i, 0) for i in range(1, len(replayed) + 1)]
+    measured = []
+    for r in replayed:
+        b = row_buckets(r)
+        measured.append(b.cache_read if b is not None else None)
+    return ReplayReport(result.log, result.spacing, result.fixes, result.failed, replayed, predicted, measured,
+                        options.rule, note)
