@@ -4,11 +4,13 @@ with no cache, and every prefix break marked where it happened, with its cause."
 
 from __future__ import annotations
 
+import datetime as _dt
 from pathlib import Path
 
 from analyzer.cost.bill import CostReport
 from analyzer.cost.text import money
 
+IDLE_MARK_MIN = 10      # idle gaps at least this long are drawn: where a short-TTL cache may have expired
 READ, WRITE, UNCACHED, BREAK, COST, NOCACHE = "#4C9F70", "#E9B44C", "#D1495B", "#30323D", "#1B4965", "#9AA5B1"
 
 
@@ -34,7 +36,8 @@ def draw_timeline(report: CostReport, path: Path) -> None:
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, min(18.0, 0.45 * len(reqs) + 5)), 6.4),
                                       sharex=True, gridspec_kw={"height_ratios": [3, 2], "hspace": 0.12})
     top.bar(xs, read, color=READ, label="read from the cache", width=0.8)
-    top.bar(xs, written, bottom=read, color=WRITE, label="written to the cache", width=0.8)
+    top.bar(xs, written, bottom=read, color=WRITE, width=0.8,
+            label="written to the cache" if any(written) else None)
     top.bar(xs, uncached, bottom=[a + b for a, b in zip(read, written, strict=True)], color=UNCACHED,
             label="computed again (uncached)", width=0.8)
     top.set_ylabel("prompt tokens")
@@ -48,6 +51,12 @@ def draw_timeline(report: CostReport, path: Path) -> None:
             top.plot([x], [height + peak * 0.035], marker="v", color=BREAK, markersize=7)
             top.annotate(label, (x, height + peak * 0.07), ha="center", va="bottom", fontsize=8,
                          color=BREAK, fontweight="bold")
+    times = [_dt.datetime.fromisoformat(r.started_at.replace("Z", "+00:00")) for r in reqs]
+    for x, (a, b) in zip(xs[1:], zip(times, times[1:], strict=False), strict=False):
+        idle = (b - a).total_seconds() / 60
+        if idle >= IDLE_MARK_MIN:
+            top.axvline(x - 0.5, color=NOCACHE, linewidth=0.8, linestyle="--")
+            top.annotate(f"idle {idle:,.0f} min", (x - 0.5, peak * 1.12), ha="center", fontsize=7.5, color="#52606D")
     top.set_ylim(0, peak * 1.18)
     top.legend(loc="lower left", bbox_to_anchor=(0, 1.0), fontsize=8, frameon=False, ncol=4)
     title = (f"{report.provider}: {money(report.total(), cur)} for {len(reqs):,} requests; "
