@@ -359,3 +359,19 @@ def test_a_bad_fix_is_one_error_line(tmp_path: Path, capsys) -> None:
     assert err.count("error:") == 1 and "expected sort-tools, replace:REGEX=TEXT" in err
     assert main(["cost", str(log), "--fix", "replace:([=x"]) == 2
     assert "is not a regular expression" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("lang", "heading", "saved"), [("en", "**Direct observation", "the cache saved"),
+                                                         ("zh", "**直接观察", "缓存节省了")])
+def test_cost_record_states_the_figures_with_their_price_sources(tmp_path: Path, lang: str, heading: str,
+                                                                  saved: str) -> None:
+    rows = [row("2026-12-07T02:00:00Z", deepseek_usage(1000, 3000, 500), model="deepseek-v4-pro"),
+            row("2026-12-07T05:00:00Z", deepseek_usage(3800, 200, 500), model="deepseek-v4-pro")]
+    log, out = tmp_path / "log.jsonl", tmp_path / f"record.{lang}.md"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["cost", str(log), "--record", str(out), "--lang", lang]) == 0
+    text = out.read_text(encoding="utf-8")
+    rep = cost(rows, CostOptions())
+    saved_money = money(rep.no_cache_total() - rep.total())
+    assert heading in text and saved in text and saved_money in text
+    assert "https://api-docs.deepseek.com/quick_start/pricing" in text and "checked 2026-12-07" in text

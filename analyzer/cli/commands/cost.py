@@ -43,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fix", action="append", default=[], metavar="SPEC",
                         help="what-if of a fix, priced under the same rules: sort-tools, replace:REGEX=TEXT, "
                              "move-last:REGEX (system lines into the last message), move-end:REGEX; repeatable")
+    parser.add_argument("--record", type=Path, default=None, metavar="FILE",
+                        help="write the Round 3 research record (Markdown) of this report to FILE")
+    parser.add_argument("--lang", choices=["en", "zh"], default="en", help="the record's language (default en)")
     parser.add_argument("--rule", default=None,
                         help="the cache model's rule for the what-ifs (default: the provider's, or detected)")
 
@@ -65,6 +68,14 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         from analyzer.cost.plot import draw_timeline
 
         draw_timeline(report, args.plot)
+    if args.record is not None:
+        from analyzer.atomic import write_text_atomic
+        from analyzer.cost.record import record_markdown
+
+        try:
+            write_text_atomic(args.record, record_markdown(report, args.lang))
+        except OSError as exc:
+            raise AnalyzerError(f"--record {args.record}: cannot write it ({exc.strerror})") from None
     if ctx.json:
         ctx.emit_json(report.as_json())
     else:
@@ -83,4 +94,6 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             ctx.out.print(line, markup=False)
         if args.plot is not None:
             ctx.out.print(f"timeline: {args.plot}", markup=False)
+        if args.record is not None:
+            ctx.out.print(f"record: {args.record}", markup=False)
     return 0
