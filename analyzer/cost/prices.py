@@ -199,7 +199,7 @@ class PriceBook:
                 caveats.append(caveat)
             rates = dict(entry.by_period)[period]
         if entry.date_source:
-            caveats.append(f"the date this price took effect is from {entry.date_source}")
+            caveats.append(f"when this price took effect: {entry.date_source}")
         return Quote(prov.provider, fam.family, rates, prov.per_tokens, prov.currency, period, entry.source,
                      entry.checked, entry.via, entry.official_page_read, tuple(caveats))
 
