@@ -375,3 +375,19 @@ def test_cost_record_states_the_figures_with_their_price_sources(tmp_path: Path,
     saved_money = money(rep.no_cache_total() - rep.total())
     assert heading in text and saved in text and saved_money in text
     assert "https://api-docs.deepseek.com/quick_start/pricing" in text and "checked 2026-12-07" in text
+
+
+def test_an_experiment_log_is_priced_per_series(capsys, tmp_path: Path) -> None:
+    rows = [row("2026-12-07T05:00:00Z", deepseek_usage(0, 4000, 10), model="deepseek-v4-pro", series="control"),
+            row("2026-12-07T05:01:00Z", deepseek_usage(3840, 160, 10), model="deepseek-v4-pro", series="control"),
+            row("2026-12-07T05:02:00Z", deepseek_usage(0, 4000, 10), model="deepseek-v4-pro", series="treatment"),
+            row("2026-12-07T05:03:00Z", deepseek_usage(0, 4000, 10), model="deepseek-v4-pro", series="treatment")]
+    rep = bill(rows, load_book())
+    series = rep.by_series()
+    # off-peak: the treatment's second request misses the 3,840 tokens the control read at $0.022 instead of $0.66
+    assert series["treatment"]["money"] - series["control"]["money"] == pytest.approx(3840 * (0.66 - 0.022) / M)
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["cost", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert f"the treatment cost {money(3840 * (0.66 - 0.022) / M)} more than the control (3,840 fewer" in out

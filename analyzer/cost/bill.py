@@ -70,13 +70,14 @@ class RequestCost:
     money: Money
     no_cache: float
     breaks: list[Break] = field(default_factory=list)
+    series: str = "proxy"
 
     @property
     def saved(self) -> float:
         return self.no_cache - self.money.total
 
     def as_json(self) -> dict[str, Any]:
-        return {"row": self.row, "started_at": self.started_at, "model": self.model,
+        return {"row": self.row, "series": self.series, "started_at": self.started_at, "model": self.model,
                 "tokens": self.buckets.as_json(), "money": self.money.as_json(), "no_cache": self.no_cache,
                 "saved": self.saved, "price": self.quote.as_json(), "breaks": [b.as_json() for b in self.breaks]}
 
@@ -131,6 +132,17 @@ class CostReport:
             out["output"] += b.output
         return out
 
+    def by_series(self) -> dict[str, dict[str, Any]]:
+        """Per series (an observe experiment's control and treatment): requests, cached tokens, money."""
+        out: dict[str, dict[str, Any]] = {}
+        for r in self.requests:
+            s = out.setdefault(r.series, {"requests": 0, "cache_read": 0, "prompt": 0, "money": 0.0})
+            s["requests"] += 1
+            s["cache_read"] += r.buckets.cache_read
+            s["prompt"] += r.buckets.prompt
+            s["money"] += r.money.total
+        return out
+
     def sources(self) -> list[str]:
         return sorted({r.quote.cite() for r in self.requests})
 
@@ -139,7 +151,8 @@ class CostReport:
                 "model_why": self.model_why, "currency": self.currency,
                 "total": {"tokens": self.tokens(), "money": self.total(), "no_cache": self.no_cache_total(),
                           "saved": self.no_cache_total() - self.total(), "lost_to_breaks": self.lost_total()},
-                "causes": [c.as_json() for c in self.causes], "requests": [r.as_json() for r in self.requests],
+                "series": self.by_series(), "causes": [c.as_json() for c in self.causes],
+                "requests": [r.as_json() for r in self.requests],
                 "price_sources": self.sources(), "tokens_note": self.tokens_note, "notes": self.notes,
                 "skipped": self.skipped, "whatif": self.whatif or None}
 
@@ -251,7 +264,8 @@ def bill(rows: list[dict[str, Any]], book: PriceBook, *, provider: str | None = 
         name, mwhy = _model_for(row, prov, model)
         model_whys.add(mwhy)
         q = book.quote(provider, name, started_at(row, n))
-        requests.append(RequestCost(n, str(row["started_at"]), name, b, q, price(b, q), no_cache_price(b, q)))
+        requests.append(RequestCost(n, str(row["started_at"]), name, b, q, price(b, q), no_cache_price(b, q),
+                                    series=str(row.get("series") or "proxy")))
     if not requests:
         raise AnalyzerError("no row of the log reports usage; pass a log written by `analyze proxy` or "
                             "`analyze observe` with finished requests")

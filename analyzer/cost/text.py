@@ -51,6 +51,16 @@ def report_lines(rep: CostReport) -> list[str]:
     pct = f" ({(nocache - total) / nocache:.0%})" if nocache else ""
     out.append(f"cost: {money(total, cur)} for {len(rep.requests):,} requests; with no cache {money(nocache, cur)}: "
                f"the cache saved {money(nocache - total, cur)}{pct}")
+    series = rep.by_series()
+    if len(series) > 1:
+        out.append("by series: " + "; ".join(f"{name} {money(v['money'], cur)} for {v['requests']:,} requests "
+                                             f"({v['cache_read']:,} of {v['prompt']:,} prompt tokens cached)"
+                                             for name, v in series.items()))
+        if {"control", "treatment"} <= set(series):
+            control, treatment = series["control"], series["treatment"]
+            diff = treatment["money"] - control["money"]
+            out.append(f"the treatment cost {money(abs(diff), cur)} {'more' if diff >= 0 else 'less'} than the "
+                       f"control ({control['cache_read'] - treatment['cache_read']:,} fewer cached tokens)")
     if rep.causes:
         out.append(f"prefix breaks lost {money(rep.lost_total(), cur)}, by cause:")
         for c in rep.causes:
