@@ -60,7 +60,8 @@ def report_lines(rep: CostReport) -> list[str]:
             control, treatment = series["control"], series["treatment"]
             diff = treatment["money"] - control["money"]
             out.append(f"the treatment cost {money(abs(diff), cur)} {'more' if diff >= 0 else 'less'} than the "
-                       f"control ({control['cache_read'] - treatment['cache_read']:,} fewer cached tokens)")
+                       f"control ({abs(control['cache_read'] - treatment['cache_read']):,} "
+                       f"{'fewer' if control['cache_read'] >= treatment['cache_read'] else 'more'} cached tokens)")
     if rep.causes:
         out.append(f"prefix breaks lost {money(rep.lost_total(), cur)}, by cause:")
         for c in rep.causes:
