@@ -6,7 +6,9 @@ import argparse
 from pathlib import Path
 
 from analyzer.cli.context import CliContext
+from analyzer.cli.options import add_record_option, record_file
 from analyzer.errors import AnalyzerError
+from analyzer.records.i18n import DEFAULT_LANG, LANGS
 
 NAME = "cost"
 ORDER = 48
@@ -43,9 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fix", action="append", default=[], metavar="SPEC",
                         help="what-if of a fix, priced under the same rules: sort-tools, replace:REGEX=TEXT, "
                              "move-last:REGEX (system lines into the last message), move-end:REGEX; repeatable")
-    parser.add_argument("--record", type=Path, default=None, metavar="FILE",
-                        help="write the Round 3 research record (Markdown) of this report to FILE")
-    parser.add_argument("--lang", choices=["en", "zh"], default="en", help="the record's language (default en)")
+    add_record_option(parser, "the Round 3 research record of what reuse was worth")
+    parser.add_argument("--lang", choices=LANGS, default=DEFAULT_LANG,
+                        help="language of the record's headings and sentences; numbers and names stay as they are")
     parser.add_argument("--rule", default=None,
                         help="the cache model's rule for the what-ifs (default: the provider's, or detected)")
 
@@ -68,16 +70,25 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         from analyzer.cost.plot import draw_timeline
 
         draw_timeline(report, args.plot)
+    record = None
+    to_file = record_file(args.record)
     if args.record is not None:
         from analyzer.atomic import write_text_atomic
         from analyzer.cost.record import record_markdown
 
-        try:
-            write_text_atomic(args.record, record_markdown(report, args.lang))
-        except OSError as exc:
-            raise AnalyzerError(f"--record {args.record}: cannot write it ({exc.strerror})") from None
+        record = record_markdown(report, args.lang)
+        if to_file is not None:
+            try:
+                write_text_atomic(to_file, record)
+            except OSError as exc:
+                raise AnalyzerError(f"--record {to_file}: cannot write it ({exc.strerror})") from None
     if ctx.json:
-        ctx.emit_json(report.as_json())
+        doc = report.as_json()
+        if to_file is not None:
+            doc["record_file"] = to_file
+        elif record is not None:
+            doc["record"] = record
+        ctx.emit_json(doc)
     else:
         for line in report_lines(report):
             ctx.out.print(line, markup=False)
@@ -94,6 +105,9 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             ctx.out.print(line, markup=False)
         if args.plot is not None:
             ctx.out.print(f"timeline: {args.plot}", markup=False)
-        if args.record is not None:
-            ctx.out.print(f"record: {args.record}", markup=False)
+        if to_file is not None:
+            ctx.out.print(f"wrote {to_file}", markup=False)
+        elif record is not None:
+            ctx.out.print("", markup=False)
+            ctx.out.print(record, markup=False, highlight=False)
     return 0
