@@ -90,9 +90,12 @@ def test_fix_gain_predicted_by_the_whatif_matches_replay_on_the_real_engine(tmp_
             result = replay(rows, handle.base_url, tmp_path / name, fixes=fixes, spacing=Spacing("compressed"))
             assert result.failed == 0
             measured[name] = measured_cached(result.rows)
+            # the engine's slot count as its /props reports it, recorded in the replayed rows
+            assert isinstance(result.rows[0]["server"].get("total_slots"), int)
             if predicted_gain is None:
                 report = bill(rows, load_book(), provider="deepseek")
-                what = fix_whatif(rows, report, fix, renderer=LlamaServerRenderer(handle.base_url), rule="llama.cpp")
+                what = fix_whatif(rows, report, fix, renderer=LlamaServerRenderer(handle.base_url), rule="llama.cpp",
+                                  settings={"total_slots": result.rows[0]["server"]["total_slots"]})
                 predicted_gain = what.cached_gain()
         finally:
             handle.stop()

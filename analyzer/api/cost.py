@@ -27,6 +27,7 @@ class CostOptions:
     ttl_min: float | None = None
     fixes: tuple[str, ...] = ()       # `--fix` specs (analyzer/cost/fixes.py); empty: no fix what-if
     rule: str | None = None           # the cache model's rule for the what-ifs; None: the provider's, or detected
+    settings: tuple[str, ...] = ()    # `NAME=VALUE` server settings the rows lack (slots=1 …), for the cache model
 
 
 def cost(rows: list[dict[str, Any]], options: CostOptions = CostOptions()) -> CostReport:
@@ -62,9 +63,33 @@ def cost(rows: list[dict[str, Any]], options: CostOptions = CostOptions()) -> Co
         from analyzer.prefix.tokens import PlainRenderer
 
         rule = options.rule or cache_rule_for(report, rows)
-        report.whatif["fix"] = fix_whatif(rows, report, fixes, renderer=renderer or PlainRenderer(),
-                                          rule=rule).as_json()
+        report.whatif["fix"] = fix_whatif(rows, report, fixes, renderer=renderer or PlainRenderer(), rule=rule,
+                                          settings=parse_settings(options.settings)).as_json()
     return report
+
+
+def parse_settings(items: tuple[str, ...]) -> dict[str, Any]:
+    """`slots=1`, `cache_ram_mib=0`, `kv_unified=false` → values the cache model reads."""
+    from analyzer.errors import AnalyzerError
+
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        if not sep or not name:
+            raise AnalyzerError(f"--setting {item!r}: expected NAME=VALUE, e.g. slots=1", exit_code=2)
+        value: Any = raw
+        if raw.lower() in ("true", "false"):
+            value = raw.lower() == "true"
+        else:
+            try:
+                value = int(raw)
+            except ValueError:
+                try:
+                    value = float(raw)
+                except ValueError:
+                    value = raw
+        out[name] = value
+    return out
 
 
 def cache_rule_for(report: CostReport, rows: list[dict[str, Any]]) -> str:

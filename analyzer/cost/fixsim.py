@@ -83,8 +83,9 @@ def _seconds(text: str, origin: _dt.datetime) -> float:
 
 
 def fix_whatif(rows: list[dict[str, Any]], report: CostReport, fixes: list[Fix], *, renderer: Any,
-               rule: str) -> FixWhatIf:
-    """Both versions of the log through the cache model; `renderer` renders and tokenizes a request body."""
+               rule: str, settings: dict[str, Any] | None = None) -> FixWhatIf:
+    """Both versions of the log through the cache model; `renderer` renders and tokenizes a request body.
+    `settings`: server settings the rows lack (an engine's slot count…), as the cache model names them."""
     from analyzer.cachemodel import Arrival, provider_rule, simulate
 
     cache_rule = provider_rule(rule)
@@ -109,7 +110,7 @@ def fix_whatif(rows: list[dict[str, Any]], report: CostReport, fixes: list[Fix],
             versions[name].append(Arrival(r.row, tokens, at=_seconds(r.started_at, origin),
                                           output_tokens=r.buckets.output, model=r.model,
                                           automatic=bool(b.get("cache_control")),
-                                          settings=dict(row.get("server") or {})))
+                                          settings={**dict(row.get("server") or {}), **(settings or {})}))
     matches = {name: {m.key: m for m in simulate(arrivals, cache_rule)} for name, arrivals in versions.items()}
     if not any(changed.values()):
         out.notes.append("the fix changed no request of this log")

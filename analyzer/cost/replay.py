@@ -58,6 +58,25 @@ def _start(row: dict[str, Any]) -> float | None:
         return None
 
 
+PROPS_SETTINGS = {"total_slots": "total_slots"}   # what the cache model reads of llama-server's /props
+
+
+def endpoint_settings(client: Any, base_url: str, headers: dict[str, str]) -> dict[str, Any]:
+    """The cache settings llama-server reports at /props (its slot count), recorded in every replayed row's
+    `server` block so the cache model need not assume them; {} from any other server."""
+    import httpx
+
+    root = base_url.rstrip("/").removesuffix("/v1")
+    try:
+        response = client.get(f"{root}/props", headers=headers, timeout=5.0)
+        data = response.json() if response.status_code == 200 else {}
+    except (httpx.HTTPError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {ours: data[theirs] for ours, theirs in PROPS_SETTINGS.items() if isinstance(data.get(theirs), int)}
+
+
 def replay(rows: list[dict[str, Any]], base_url: str, out_dir: Path, *, fixes: list[Fix] | None = None,
            spacing: Spacing = Spacing(), api_key: str | None = None, timeout_s: float = 300.0,
            sleep: Callable[[float], None] = time.sleep) -> ReplayResult:
@@ -94,6 +113,7 @@ def replay(rows: list[dict[str, Any]], base_url: str, out_dir: Path, *, fixes: l
     with RowWriter(path, [api_key] if api_key else []) as writer, \
             httpx.Client(timeout=httpx.Timeout(timeout_s, connect=10.0), trust_env=trust_env) as client:
         version = server_version(client, base_url, headers)
+        settings = endpoint_settings(client, base_url, headers)
         previous_recorded: float | None = None
         previous_start: float | None = None
         for index, (n, row, body) in enumerate(todo):
@@ -124,6 +144,7 @@ def replay(rows: list[dict[str, Any]], base_url: str, out_dir: Path, *, fixes: l
                                   value="fixed" if fixes else "as recorded", started_at=started_at, wait_s=wait,
                                   since_previous_s=gap, outcome=outcome, config=config,
                                   parts=request_parts(system, tools, messages), server_version=version)
+            out["server"] = {**settings, **(out.get("server") or {})}
             out.update({"source": "replay", "replayed_row": n, "fix": changed,
                         "request_body": json.dumps(sent, ensure_ascii=False)})
             writer.write(out)

@@ -48,6 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_record_option(parser, "the Round 3 research record of what reuse was worth")
     parser.add_argument("--lang", choices=LANGS, default=DEFAULT_LANG,
                         help="language of the record's headings and sentences; numbers and names stay as they are")
+    parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                        help="a server setting the rows lack, for the cache model (e.g. slots=1); repeatable")
     parser.add_argument("--rule", default=None,
                         help="the cache model's rule for the what-ifs (default: the provider's, or detected)")
 
@@ -65,7 +67,8 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     report = cost(rows, CostOptions(provider=args.provider, model=args.model, prices=args.prices,
                                     engine_url=args.engine_url, log=str(args.log),
                                     whatif_retention=args.whatif == "retention", warm_every_min=args.warm_every,
-                                    ttl_min=args.ttl, fixes=tuple(args.fix), rule=args.rule))
+                                    ttl_min=args.ttl, fixes=tuple(args.fix), rule=args.rule,
+                                    settings=tuple(args.setting)))
     if args.plot is not None:
         from analyzer.cost.plot import draw_timeline
 
