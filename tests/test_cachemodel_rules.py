@@ -182,3 +182,48 @@ def test_anthropic_breakpoints_lookback_minimum_ttl_refresh_and_writes() -> None
     small = Arrival(1, toks(1, 800), markers=(Marker(800),), block_ends=(800,), model="claude-sonnet-4-5")
     m = simulate([small, dataclasses.replace(small, key=2)], "anthropic")
     assert m[1].cached == 0 and m[0].written == 0 and m[1].floor is None
+
+
+def test_llamacpp_a_busy_slot_is_passed_over_while_its_request_runs() -> None:
+    # two slots, no prompt cache: B arrives while A1 still runs, so it cannot take A1's slot; A2 after both
+    settings = {**ONE_SLOT, "slots": 2, "cache_ram_mib": 0}
+    arrivals = [Arrival(1, conv_a(1), at=0.0, duration=10.0, settings=settings),
+                Arrival(2, conv_a(1) + toks(60, 10), at=1.0, duration=1.0, settings=settings),
+                Arrival(3, conv_a(2), at=20.0, duration=1.0, settings=settings)]
+    m = simulate(arrivals, "llama.cpp")
+    assert m[0].slot != m[1].slot and m[1].cached == 0          # A1's slot was busy: nothing to reuse
+    sequential = [dataclasses.replace(a, at=a.key * 20.0) for a in arrivals]
+    assert simulate(sequential, "llama.cpp")[1].cached == len(conv_a(1))
+
+
+def test_llamacpp_prompt_cache_limits_evict_the_oldest_entry() -> None:
+    # a 1 MiB prompt cache and 1 KiB of KV per token hold about 1,000 tokens: the third prompt pushes out the first
+    settings = {**ONE_SLOT, "cache_ram_mib": 1, "state_bytes_per_token": 1024}
+    big = [toks(20 + i, 450) for i in range(3)]
+    arrivals = [Arrival(i + 1, big[i], settings=settings) for i in range(3)]
+    arrivals.append(Arrival(4, big[0] + toks(30, 5), settings=settings))
+    m = simulate(arrivals, "llama.cpp")
+    assert m[3].cached == 0 and m[3].lost and m[3].lost[0].why == "eviction" and m[3].lost[0].key == 1
+    cause = explain(m[3], 450)
+    assert cause is not None and cause.kind == "eviction" and "evicted from the prompt cache" in cause.text
+    roomy = simulate([dataclasses.replace(a, settings=ONE_SLOT) for a in arrivals], "llama.cpp")
+    assert roomy[3].cached == 450
+
+
+def test_causes_name_the_answer_tokens_and_only_then_requests_the_log_does_not_show() -> None:
+    m = simulate([Arrival(1, conv_a(1), settings=ONE_SLOT), Arrival(2, conv_a(2), settings=ONE_SLOT)], "llama.cpp")
+    answer = explain(m[1], len(conv_a(1)) + 30, previous_output=40)
+    assert answer is not None and answer.kind == "answer-tokens" and "row 1" in answer.text
+    unseen = explain(m[1], len(conv_a(2)) - 1, previous_output=5)
+    assert unseen is not None and unseen.kind == "unseen"
+    assert explain(m[1], len(conv_a(1)) + 5) is None              # within max(8 tokens, 2%)
+
+
+def test_anthropic_automatic_mode_caches_up_to_the_last_block() -> None:
+    blocks = (1500, 1600)
+    first = Arrival(1, toks(1, 1600), at=0.0, block_ends=blocks, automatic=True, model="claude-sonnet-4-5")
+    grown = Arrival(2, toks(1, 1600) + toks(2, 100), at=5.0, block_ends=(1500, 1600, 1700), automatic=True,
+                    model="claude-sonnet-4-5")
+    m = simulate([first, grown], "anthropic")
+    assert (m[0].written, m[1].cached, m[1].written) == (1600, 1600, 100)
+    assert m[1].written_by_ttl == (("5m", 100),)

@@ -50,9 +50,20 @@ def _send(local_engine: Any, tmp_path: Path, bodies: list[dict[str, Any]]) -> li
     return rows
 
 
+def _engine_settings(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The slot count the engine was started with, when the rows do not record it (read from the command line
+    `analyze engine` builds, not assumed)."""
+    from analyzer.engine.process import server_command
+
+    if any(k in (rows[0].get("server") or {}) for k in ("slots", "parallel", "n_parallel", "total_slots")):
+        return {}
+    cmd = server_command(Path("llama-server"), Path("model.gguf"), 1, threads=1)
+    return {"slots": int(cmd[cmd.index("--parallel") + 1])} if "--parallel" in cmd else {}
+
+
 def _second(local_engine: Any, tmp_path: Path, first: dict[str, Any], second: dict[str, Any]) -> Any:
     rows = _send(local_engine, tmp_path, [first, second])
-    report = analyse(rows, engine_url=local_engine.base_url)
+    report = analyse(rows, engine_url=local_engine.base_url, settings=_engine_settings(rows))
     assert report.exact and report.rule == "llama.cpp"
     r = report.requests[1]
     # the server tokenized what it computed: our count is its count
@@ -67,7 +78,7 @@ def test_a_system_change_is_named_by_part_offset_and_token(local_engine, tmp_pat
     r = _second(local_engine, tmp_path, _body(_system(m), TOOLS, user),
                 _body(_system(m, "/srv/other-dir"), TOOLS, user))
     s = r.structure
-    assert (s.kind, s.part, s.path) == ("changed", "system", "system")
+    assert (s.kind, s.part, s.path) == ("changed", "system", "messages[0]")
     assert s.offset == _system(m).index("harbour\n") and s.new.startswith("other-dir")
     assert r.token_index is not None and 0 < r.token_index < r.prompt_tokens
     assert "other" in "".join(r.token_context["new"]) and "harbour" in "".join(r.token_context["old"])
@@ -94,7 +105,7 @@ def test_a_rewritten_earlier_message_is_named_with_its_role(local_engine, tmp_pa
     rewritten = [{"role": "user", "content": "Summary: the clerk listed berths."}, *history[2:]]
     r = _second(local_engine, tmp_path, _body(_system(m), TOOLS, history), _body(_system(m), TOOLS, rewritten))
     s = r.structure
-    assert (s.part, s.path, s.role, s.offset) == ("messages", "messages[1].content", "user", 0)
+    assert (s.part, s.path, s.role, s.offset) == ("messages", "messages[1]", "user", 0)
     assert "Summary" in "".join(r.token_context["new"]) or "Sum" in "".join(r.token_context["new"])
 
 
@@ -103,7 +114,7 @@ def test_an_appended_turn_keeps_the_whole_previous_prompt(local_engine, tmp_path
     turn1 = [{"role": "user", "content": "Crane three status?"}]
     turn2 = [*turn1, {"role": "assistant", "content": "Idle since noon."}, {"role": "user", "content": "And two?"}]
     r = _second(local_engine, tmp_path, _body(_system(m), TOOLS, turn1), _body(_system(m), TOOLS, turn2))
-    assert (r.structure.kind, r.structure.path) == ("appended", "messages[2].role")
+    assert (r.structure.kind, r.structure.path) == ("appended", "messages[2]")
     assert r.reported is not None and r.reported >= r.prompt_tokens - r.lost - 2  # nearly all of request 1
 
 
@@ -114,9 +125,32 @@ def test_prefix_cli_on_a_proxy_log_prints_the_sentence_and_json(local_engine, tm
     (log,) = tmp_path.glob("*.jsonl")
     assert main(["prefix", str(log), "--engine-url", local_engine.base_url, "--no-source"]) == 0
     out = capsys.readouterr().out
-    assert "request 2 lost " in out and "tokens at system char " in out
+    assert "request 2 lost " in out and "tokens at messages[0] char " in out
     assert "the server's own chat template and tokenizer" in out
     assert main(["--json", "prefix", str(log), "--engine-url", local_engine.base_url, "--no-source"]) == 0
     data = json.loads(capsys.readouterr().out)
     second = data["requests"][1]
     assert second["structure"]["part"] == "system" and second["difference"] == 0
+
+
+def test_two_interleaved_conversations_are_predicted_within_tolerance(local_engine, tmp_path: Path) -> None:
+    """A main conversation and a side call with its own system prompt, interleaved, as an agent sends them: the
+    cache model over the whole log predicts what the server reports, request by request."""
+    m = uuid.uuid4().hex[:8]
+    side = (f"Session {m}-side. Write a short title for the request below. " + "Plain words only. " * 12)
+    turns = [{"role": "user", "content": "Which berth is free?"}]
+    bodies = [_body(_system(m), TOOLS, turns),
+              {**_body(side, [], [{"role": "user", "content": "Which berth is free?"}])}]
+    turns2 = [*turns, {"role": "assistant", "content": "Berth four."}, {"role": "user", "content": "And crane two?"}]
+    bodies += [_body(_system(m), TOOLS, turns2), _body(side, [], [{"role": "user", "content": "And crane two?"}])]
+    turns3 = [*turns2, {"role": "assistant", "content": "Idle."}, {"role": "user", "content": "Tide at noon?"}]
+    bodies.append(_body(_system(m), TOOLS, turns3))
+    rows = _send(local_engine, tmp_path, bodies)
+    report = analyse(rows, engine_url=local_engine.base_url, settings=_engine_settings(rows))
+    assert report.exact and [r.conversation for r in report.requests] == [1, 2, 1, 2, 1], report_lines(report)
+    assert [r.baseline_row for r in report.requests][2:] == [1, 2, 3]
+    for r in report.requests:
+        assert r.reported is not None and r.predicted is not None
+        assert abs(r.reported - r.predicted) <= max(8, 0.02 * r.reported), report_lines(report)
+    # the main conversation's later turns reuse its earlier prompt although a side call came in between
+    assert report.requests[2].reported is not None and report.requests[2].reported > report.requests[1].prompt_tokens

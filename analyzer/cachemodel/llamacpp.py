@@ -110,6 +110,7 @@ class LlamaCppCache:
     fate: dict[int, tuple[str, str]] = field(default_factory=dict)   # row → (kind, what became of its state)
     _generated: itertools.count = field(default_factory=lambda: itertools.count(-1, -1))
     _clock: float = 0.0
+    _restored: int | None = None                             # the row whose state the last pick restored
 
     def __post_init__(self) -> None:
         if not self.slots:
@@ -171,6 +172,7 @@ class LlamaCppCache:
                                         f"for row {now_key}", "other-slot")
             slot.tokens, slot.origin, slot.prompt = best.tokens, best.origin, best.prompt
             self.states.remove(best)
+            self._restored = best.origin
 
     def _update(self, now_key: int) -> None:
         """server_prompt_cache::update: drop the oldest entries over the byte limit, then over the token limit
@@ -280,6 +282,7 @@ class LlamaCppCache:
         now = a.at if a.at is not None else self._clock
         held = self.snapshot(task)
         before = {s.id: s.origin for s in self.slots}
+        self._restored = None
         slot = self._pick(task, now, a.key)
         start = max(now, slot.busy_until)
         n_past = common_prefix(slot.tokens, task)
@@ -309,7 +312,8 @@ class LlamaCppCache:
                 if self.settings.kv_unified and other.tokens:
                     other.tokens, other.origin, other.prompt = (), None, 0
         self._clock = end + 1e-6
-        basis = (f"slot {slot.id}: {n_past:,} of {len(task):,} tokens shared with row {entry}'s state"
+        restored = " (restored from the host prompt cache)" if entry is not None and entry == self._restored else ""
+        basis = (f"slot {slot.id}: {n_past:,} of {len(task):,} tokens shared with row {entry}'s state{restored}"
                  if entry is not None else f"slot {slot.id}: nothing it or the prompt cache held matched")
         if n_past > 0 and n_past == len(task) - always:
             basis += " (the last prompt token is always computed again)"

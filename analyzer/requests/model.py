@@ -27,8 +27,8 @@ SHAPES: tuple[Shape, ...] = ("chat", "responses", "anthropic")
 @dataclass(frozen=True)
 class Block:
     """One content block as it renders: `type` (text, image, tool_use, tool_result, function_call, reasoning…)
-    and `text`, its canonical text (a text block's string; any other block's JSON with sorted keys, cache
-    control removed)."""
+    and `text`, its canonical text (a text block's string; any other block's compact JSON, cache control
+    removed, keys in the order the shape's render rule says renders — kept for every shape today)."""
 
     type: str
     text: str

@@ -12,15 +12,17 @@ from analyzer.errors import AnalyzerError
 
 NAME = "prefix"
 ORDER = 47
-HELP = "Round 3: where consecutive recorded requests stop sharing a prefix; predicted vs reported cached tokens"
+HELP = "where recorded requests stop sharing a prefix with their lineage; the cache model's prediction vs reported"
 DESCRIPTION = (
-    "Reads a log written by `analyze proxy` (rows with the request body). For each request and the one before it "
-    "in its series (or --against a row or the control series) it prints where they first differ in the request "
-    "structure (system / tools[i] and key / messages[j], role, character offset), in the rendered prompt and in "
-    "tokens (asked of a llama.cpp server with --engine-url, else estimated and said so), the cached tokens the "
-    "endpoint's rule predicts (analyzer/rules/prefix/cache.toml), the cached tokens the server reported and the "
-    "difference, and the pinned code that wrote the first differing text (a hazard finding from --hazards, and "
-    "the literal in the pinned sources found through the index)."
+    "Reads a log written by `analyze proxy` (chat completions, Responses and Anthropic Messages bodies). A cache "
+    "model of the endpoint (analyzer/rules/cache/: llama.cpp slots and host prompt cache, vLLM blocks, DeepSeek "
+    "units, OpenAI, Anthropic breakpoints and TTLs) runs over the whole log: which entry each request matches and "
+    "the cached tokens it predicts, next to what the server reported, with the likely cause when they differ. "
+    "Requests are grouped into conversations by their system/tool lineage; each is compared with the entry it "
+    "matched, else the request before it in its conversation (or --against a row or the control series): where "
+    "they first differ in the request segments (part, path, role, character), in the rendered prompt and in tokens "
+    "(asked of a llama.cpp server with --engine-url, else estimated and said so), and the pinned code that wrote "
+    "the first differing text. Rejected requests are listed as skipped and never enter the cache state."
 )
 
 
@@ -32,7 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine-url", default=None, metavar="URL",
                         help="a llama.cpp server to render and tokenize with (/apply-template, /tokenize); default: "
                              "the running `analyze engine`, when the log's endpoint is llama.cpp")
-    parser.add_argument("--rule", default=None, help="prediction rule (llama.cpp, vllm, deepseek); default: detected")
+    parser.add_argument("--rule", default=None,
+                        help="cache rule (llama.cpp, vllm, deepseek, openai, anthropic: analyzer/rules/cache/); "
+                             "default: detected from the rows")
+    parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                        help="a server cache setting the rows do not record, e.g. slots=2, cache_ram_mib=0, "
+                             "cache_reuse=256, slot_similarity=0.1 (repeatable; wins over the rows)")
     parser.add_argument("--hazards", type=Path, default=None, metavar="FILE",
                         help="findings of `analyze hazards --json` to attribute divergences to")
     parser.add_argument("--no-source", action="store_true",
@@ -62,7 +69,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             engine_url = _running_engine(ctx)
     lookup, note = (None, "source lookup skipped (--no-source)") if args.no_source else _lookup(ctx)
     report = analyse(rows, against=against, engine_url=engine_url, rule=args.rule, findings=findings,
-                     lookup=lookup, log=str(args.log))
+                     lookup=lookup, log=str(args.log), settings=_settings(args.setting))
     report.attribution_note = note
     if ctx.json:
         ctx.emit_json(report.as_json())
@@ -70,6 +77,20 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         for line in report_lines(report):
             ctx.out.print(line, markup=False)
     return 0
+
+
+def _settings(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise AnalyzerError(f"--setting {pair!r}: expected NAME=VALUE, e.g. slots=2", exit_code=2)
+        text = value.strip()
+        try:
+            out[name.strip()] = json.loads(text.lower() if text.lower() in ("true", "false") else text)
+        except json.JSONDecodeError:
+            out[name.strip()] = text
+    return out
 
 
 def _findings(path: Path) -> list[dict[str, Any]]:
