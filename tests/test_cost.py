@@ -187,7 +187,8 @@ class CharRenderer:
 
 def test_each_break_is_priced_and_grouped_by_cause() -> None:
     def msgs(stamp: str, turn: str) -> list[dict[str, Any]]:
-        return [{"role": "system", "content": stamp + "A" * 96}, {"role": "user", "content": turn}]
+        # the clock sits after 60 stable characters: the same agent (most of its head is shared), one changed line
+        return [{"role": "system", "content": "A" * 60 + stamp + "B" * 36}, {"role": "user", "content": turn}]
 
     rows = [row("2026-12-07T02:00:00Z", deepseek_usage(0, 102, 10), model="deepseek-v4-pro",
                 messages=msgs("0001", "hi")),
@@ -199,13 +200,13 @@ def test_each_break_is_priced_and_grouped_by_cause() -> None:
     add_breaks(rep, analyse(rows, renderer=CharRenderer()))
     assert [len(r.breaks) for r in rep.requests] == [0, 1, 1]
     brk = rep.requests[1].breaks[0]
-    # the system prompt differs at character 3 ("0001" vs "0002"): 102 − 3 = 99 tokens of the previous prompt
-    # recomputed, each billed at the peak miss rate $1.32 instead of the hit rate $0.044
-    assert brk.recomputed == 99
-    assert brk.lost == pytest.approx(99 * (1.32 - 0.044) / M)
+    # the system prompt differs at character 63 ("0001" vs "0002" after 60 A's): 102 − 63 = 39 tokens of the
+    # previous prompt recomputed, each billed at the peak miss rate $1.32 instead of the hit rate $0.044
+    assert brk.recomputed == 39
+    assert brk.lost == pytest.approx(39 * (1.32 - 0.044) / M)
     [cause] = rep.causes
     assert cause.breaks == 2 and cause.rows == (2, 3) and cause.cause.startswith("system changed")
-    assert rep.lost_total() == pytest.approx(2 * 99 * (1.32 - 0.044) / M)
+    assert rep.lost_total() == pytest.approx(2 * 39 * (1.32 - 0.044) / M)
 
 
 def test_cost_json_and_text_through_the_library_and_the_cli(tmp_path: Path, capsys) -> None:
@@ -249,7 +250,7 @@ def test_money_is_written_as_people_write_it(x: float, text: str) -> None:
 
 def test_plot_draws_the_timeline_with_each_break_marked(tmp_path: Path) -> None:
     def msgs(stamp: str) -> list[dict[str, Any]]:
-        return [{"role": "system", "content": stamp + "A" * 96}, {"role": "user", "content": "hi"}]
+        return [{"role": "system", "content": "A" * 60 + stamp + "B" * 36}, {"role": "user", "content": "hi"}]
 
     rows = [row(f"2026-12-07T02:0{i}:00Z", deepseek_usage(0 if i != 1 else 96, 102 if i != 1 else 6, 10),
                 model="deepseek-v4-pro", messages=msgs("0001" if i < 2 else "0002")) for i in range(3)]
@@ -391,3 +392,26 @@ def test_an_experiment_log_is_priced_per_series(capsys, tmp_path: Path) -> None:
     assert main(["cost", str(log)]) == 0
     out = capsys.readouterr().out
     assert f"the treatment cost {money(3840 * (0.66 - 0.022) / M)} more than the control (3,840 fewer" in out
+
+
+def test_a_clock_at_the_top_of_the_system_prompt_is_a_break_and_a_side_call_is_not() -> None:
+    from analyzer.cost.heads import head_breaks
+
+    def msgs(system: str) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": system}, {"role": "user", "content": "hi"}]
+
+    rows = [row("2026-12-07T02:00:00Z", deepseek_usage(0, 102, 10), model="deepseek-v4-pro",
+                messages=msgs("0001" + "A" * 96)),
+            row("2026-12-07T02:01:00Z", deepseek_usage(0, 102, 10), model="deepseek-v4-pro",
+                messages=msgs("0002" + "A" * 96)),
+            # a side call: another prompt altogether (a title generator), not the same agent
+            row("2026-12-07T02:02:00Z", deepseek_usage(0, 102, 10), model="deepseek-v4-pro",
+                messages=msgs("Write a title for this conversation, five words at most. " + "x" * 42))]
+    rep = bill(rows, load_book())
+    prefix = analyse(rows, renderer=CharRenderer())
+    add_breaks(rep, prefix, head_breaks(rows, prefix, CharRenderer()))
+    assert [len(r.breaks) for r in rep.requests] == [0, 1, 0]
+    brk = rep.requests[1].breaks[0]
+    # "0001…" vs "0002…": 3 characters (tokens) shared, 102 − 3 = 99 recomputed at $1.32 instead of $0.044 (peak)
+    assert brk.recomputed == 99 and brk.lost == pytest.approx(99 * (1.32 - 0.044) / M)
+    assert brk.cause.startswith("system changed") and "head" in brk.rate_why

@@ -52,7 +52,10 @@ def cost(rows: list[dict[str, Any]], options: CostOptions = CostOptions()) -> Co
     except AnalyzerError as exc:
         report.notes.append(f"prefix breaks not priced: {exc}")
     else:
-        add_breaks(report, prefix)
+        from analyzer.cost.heads import head_breaks
+        from analyzer.prefix.tokens import PlainRenderer
+
+        add_breaks(report, prefix, head_breaks(rows, prefix, renderer or PlainRenderer()))
         if options.whatif_retention:
             from analyzer.cost.retention import retention_whatif
 

@@ -277,6 +277,8 @@ def bill(rows: list[dict[str, Any]], book: PriceBook, *, provider: str | None = 
 # ---- breaks ----
 
 def _where(s: Any) -> str:
+    if s.part == "system" and s.path and not str(s.path).startswith("system"):
+        return f"system ({s.path})"
     role = f" ({s.role})" if s.role and s.part == "messages" else ""
     return f"{s.path}{role}"
 
@@ -286,8 +288,8 @@ def _cause_key(s: Any, attribution: str | None) -> str:
         part = f"messages ({s.role or 'message'}) {s.kind}"
     elif s.part == "tools":
         part = f"tools {s.kind}" if s.kind != "changed" else f"{(s.path or 'tools').split('.', 1)[0]} changed"
-    else:
-        part = f"{s.path or s.part} {s.kind}"
+    else:   # the system prompt: `system`, `instructions`, or a chat body's leading `messages[0]`
+        part = f"{s.part or s.path} {s.kind}"
     return f"{part} — {attribution}" if attribution else part
 
 
@@ -302,19 +304,20 @@ def _attribution_text(a: Any) -> str | None:
     return "; ".join(parts) or None
 
 
-def add_breaks(report: CostReport, prefix: Any) -> None:
-    """Price the breaks of a prefix report (`analyzer.prefix.PrefixReport`) into `report` and group them."""
+def add_breaks(report: CostReport, prefix: Any, extra: list[Any] | None = None) -> None:
+    """Price the breaks of a prefix report (`analyzer.prefix.PrefixReport`) into `report` and group them;
+    `extra`: comparisons the report left out (`analyzer.cost.heads.head_breaks`)."""
+    from analyzer.cost.heads import from_prefix
+
     by_row = {r.row: r for r in report.requests}
-    tokens_of = {r.row: r.prompt_tokens for r in prefix.requests}
-    for rep in prefix.requests:
+    for rep in [*from_prefix(prefix), *(extra or [])]:
         s = rep.structure
         cost = by_row.get(rep.row)
         if s is None or s.kind in ("identical", "appended") or cost is None or rep.token_index is None:
             continue
-        base_tokens = tokens_of.get(rep.baseline_row or -1, 0)
-        recomputed = max(0, min(base_tokens, rep.prompt_tokens) - rep.token_index)
-        if not prefix.exact and rep.prompt_tokens and cost.buckets.prompt:
-            recomputed = round(recomputed * cost.buckets.prompt / rep.prompt_tokens)
+        recomputed = max(0, min(rep.base_tokens, rep.tokens) - rep.token_index)
+        if not prefix.exact and rep.tokens and cost.buckets.prompt:
+            recomputed = round(recomputed * cost.buckets.prompt / rep.tokens)
         r = cost.quote.rates
         if cost.buckets.written:
             billed, why = r.write_rate(cost.buckets.cache_write[0][0])
@@ -324,7 +327,7 @@ def add_breaks(report: CostReport, prefix: Any) -> None:
         attribution = _attribution_text(rep.attribution)
         cost.breaks.append(Break(rep.row, rep.baseline_row, s.kind, _where(s), _cause_key(s, attribution),
                                  s.old, s.new, attribution, recomputed, lost,
-                                 f"{why} − cache read, per {cost.quote.per_tokens:,} tokens"))
+                                 f"{why} − cache read, per {cost.quote.per_tokens:,} tokens; compared by {rep.how}"))
     groups: dict[str, list[Break]] = {}
     for c in report.requests:
         for b in c.breaks:

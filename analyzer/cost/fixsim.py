@@ -9,8 +9,6 @@ llama.cpp server is given, else an estimate scaled to each request's reported pr
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,67 +65,61 @@ class FixWhatIf:
                 "requests": [r.as_json() for r in self.rows]}
 
 
-def _body(row: dict[str, Any]) -> dict[str, Any] | None:
-    text = row.get("request_body")
-    if not isinstance(text, str):
-        return None
-    try:
-        body = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    return body if isinstance(body, dict) else None
-
-
-def _seconds(text: str, origin: _dt.datetime) -> float:
-    return (_dt.datetime.fromisoformat(text.replace("Z", "+00:00")) - origin).total_seconds()
-
-
 def fix_whatif(rows: list[dict[str, Any]], report: CostReport, fixes: list[Fix], *, renderer: Any,
                rule: str, settings: dict[str, Any] | None = None) -> FixWhatIf:
-    """Both versions of the log through the cache model; `renderer` renders and tokenizes a request body.
-    `settings`: server settings the rows lack (an engine's slot count…), as the cache model names them."""
-    from analyzer.cachemodel import Arrival, provider_rule, simulate
+    """Both versions of the log through the cache model; `renderer` renders and tokenizes a request.
+    `settings`: server settings the rows lack (an engine's slot count…), as the cache model names them.
+
+    The rows become the cache model's arrivals exactly as `prefix` makes them (`analyzer.cachemodel.fromlog`:
+    which rows the cache saw, their times, breakpoints and server settings); only the body differs."""
+    from analyzer.cachemodel import provider_rule, simulate
+    from analyzer.cachemodel.fromlog import LoggedRequest, arrival, logged_requests
+    from analyzer.prefix.tokens import render_request
+    from analyzer.requests import parse_request
 
     cache_rule = provider_rule(rule)
-    priced = [r for r in report.requests if _body(rows[r.row - 1]) is not None]
+    logged, _skipped = logged_requests(rows)
+    by_row = {e.row: e for e in logged}
+    priced = [r for r in report.requests if r.row in by_row]
     if not priced:
         raise AnalyzerError("no priced row carries its request body (`request_body`); the fix what-if rewrites "
                             "the recorded requests, so record them through `analyze proxy`")
-    origin = _dt.datetime.fromisoformat(priced[0].started_at.replace("Z", "+00:00"))
     out = FixWhatIf([f.describe() for f in fixes], cache_rule.name, cache_rule.cite, renderer.describe)
-    versions: dict[str, list[Any]] = {"recorded": [], "fixed": []}
     changed: dict[int, list[str]] = {}
+    versions: dict[str, list[LoggedRequest]] = {"recorded": [], "fixed": []}
+    for e in logged:
+        fixed_body, said = apply_fixes(e.body, fixes)
+        changed[e.row] = said
+        request = parse_request(fixed_body, path=e.data.get("client_path")) or e.request
+        versions["recorded"].append(e)
+        versions["fixed"].append(LoggedRequest(e.row, e.data, fixed_body, request, e.ok, e.error))
     lengths: dict[tuple[str, int], int] = {}
-    for r in priced:
-        row = rows[r.row - 1]
-        body = _body(row)
-        assert body is not None
-        fixed, said = apply_fixes(body, fixes)
-        changed[r.row] = said
-        for name, b in (("recorded", body), ("fixed", fixed)):
-            tokens = tuple(renderer.render(b).tokens)
-            lengths[(name, r.row)] = len(tokens)
-            versions[name].append(Arrival(r.row, tokens, at=_seconds(r.started_at, origin),
-                                          output_tokens=r.buckets.output, model=r.model,
-                                          automatic=bool(b.get("cache_control")),
-                                          settings={**dict(row.get("server") or {}), **(settings or {})}))
-    matches = {name: {m.key: m for m in simulate(arrivals, cache_rule)} for name, arrivals in versions.items()}
+    matches = {}
+    for name, entries in versions.items():
+        arrivals = []
+        for e in entries:
+            rendered = render_request(renderer, e.request, e.body) if e.ok else None
+            if rendered is not None:
+                lengths[(name, e.row)] = len(rendered.tokens)
+            arrivals.append(arrival(e, rendered, settings))
+        matches[name] = {m.key: m for m in simulate(arrivals, cache_rule)}
     if not any(changed.values()):
         out.notes.append("the fix changed no request of this log")
     exact = bool(getattr(renderer, "exact", False))
     for r in priced:
-        scale = 1.0 if exact or not lengths[("recorded", r.row)] else r.buckets.prompt / lengths[("recorded", r.row)]
+        recorded_len = lengths.get(("recorded", r.row), 0)
+        scale = 1.0 if exact or not recorded_len else r.buckets.prompt / recorded_len
         pair = []
         for name in ("recorded", "fixed"):
             m = matches[name].get(r.row)
-            n = round(lengths[(name, r.row)] * scale)
+            n = round(lengths.get((name, r.row), 0) * scale)
             cached = round((m.cached if m else 0) * scale)
             written = round((m.written if m else 0) * scale)
             ttl = m.written_by_ttl[0][0] if m and m.written_by_ttl else None
             predicted = Buckets(max(0, n - cached - written), cached, ((ttl, written),) if written else (),
                                 r.buckets.output, f"cache model {cache_rule.name}")
             pair.append(Predicted(n, cached, written, price(predicted, r.quote).total))
-        out.rows.append(FixRow(r.row, changed[r.row], pair[0], pair[1], r.buckets.cache_read))
+        out.rows.append(FixRow(r.row, changed.get(r.row, []), pair[0], pair[1], r.buckets.cache_read))
     if not exact:
         out.notes.append("token counts are estimates scaled to each request's reported prompt size; give "
                          "--engine-url for the engine's own tokenizer")

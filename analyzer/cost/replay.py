@@ -85,9 +85,8 @@ def replay(rows: list[dict[str, Any]], base_url: str, out_dir: Path, *, fixes: l
 
     from analyzer.observe.client import headers_for, send
     from analyzer.observe.jsonl import RowWriter, log_path
-    from analyzer.observe.plan import request_parts
     from analyzer.observe.runner import observation_row, server_version
-    from analyzer.proxy.rows import split_parts
+    from analyzer.requests import parse_request, request_parts
 
     todo = []
     for n, row in enumerate(rows, 1):
@@ -135,7 +134,7 @@ def replay(rows: list[dict[str, Any]], base_url: str, out_dir: Path, *, fixes: l
             outcome = send(client, url, headers, sent)
             gap = None if previous_start is None else round(start - previous_start, 6)
             previous_start = start
-            system, tools, messages = split_parts(sent)
+            request = parse_request(sent, path="/v1/chat/completions")
             config: dict[str, Any] = {"endpoint": base_url, "url": url, "model": sent.get("model"), "max_tokens":
                       sent.get("max_tokens"), "stream": True, "temperature": sent.get("temperature"),
                       "api_key_env": None, "overrides": {}, "experiment_file": None}
@@ -143,9 +142,11 @@ def replay(rows: list[dict[str, Any]], base_url: str, out_dir: Path, *, fixes: l
                                   series=str(row.get("series") or "replay"), index=index, measured=True,
                                   value="fixed" if fixes else "as recorded", started_at=started_at, wait_s=wait,
                                   since_previous_s=gap, outcome=outcome, config=config,
-                                  parts=request_parts(system, tools, messages), server_version=version)
+                                  parts=request_parts(request) if request is not None else {},
+                                  server_version=version)
             out["server"] = {**settings, **(out.get("server") or {})}
-            out.update({"source": "replay", "replayed_row": n, "fix": changed,
+            out.update({"source": "replay", "replayed_row": n, "fix": changed, "shape": "chat",
+                        "request_path": "/v1/chat/completions",
                         "request_body": json.dumps(sent, ensure_ascii=False)})
             writer.write(out)
             written.append(out)
