@@ -227,3 +227,13 @@ def test_anthropic_automatic_mode_caches_up_to_the_last_block() -> None:
     m = simulate([first, grown], "anthropic")
     assert (m[0].written, m[1].cached, m[1].written) == (1600, 1600, 100)
     assert m[1].written_by_ttl == (("5m", 100),)
+
+
+def test_llamacpp_a_known_answer_stays_in_the_slot_and_the_next_turn_matches_into_it() -> None:
+    answer = toks(70, 6)
+    first = Arrival(1, conv_a(1), output_tokens=7, generated=answer, settings=ONE_SLOT)   # 6 tokens, then the end
+    second = Arrival(2, conv_a(1) + answer + toks(71, 30), settings=ONE_SLOT)
+    m = simulate([first, second], "llama.cpp")
+    assert m[1].cached == len(conv_a(1)) + len(answer)
+    unknown = simulate([dataclasses.replace(first, generated=None), second], "llama.cpp")
+    assert unknown[1].cached == len(conv_a(1))

@@ -154,3 +154,61 @@ def test_two_interleaved_conversations_are_predicted_within_tolerance(local_engi
         assert abs(r.reported - r.predicted) <= max(8, 0.02 * r.reported), report_lines(report)
     # the main conversation's later turns reuse its earlier prompt although a side call came in between
     assert report.requests[2].reported is not None and report.requests[2].reported > report.requests[1].prompt_tokens
+
+
+def _anthropic(system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> dict:
+    body: dict[str, Any] = {"model": "local", "max_tokens": 4, "stream": True, "messages": messages,
+                            "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]}
+    if tools:
+        body["tools"] = tools
+    return body
+
+
+def _responses(system: str, items: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> dict:
+    body: dict[str, Any] = {"model": "local", "max_output_tokens": 16, "stream": True, "instructions": system,
+                            "input": items}
+    if tools:
+        body["tools"] = [{"type": "function", "name": t["name"], "description": t["description"],
+                          "parameters": t["input_schema"]} for t in tools]
+    return body
+
+
+def test_anthropic_and_responses_logs_render_through_the_engine_and_are_predicted(local_engine,
+                                                                                   tmp_path: Path) -> None:
+    """Both other shapes, a main conversation and a side call interleaved, and a request the server rejects:
+    tokens from the engine's own conversion and template, predictions within max(8 tokens, 2%)."""
+    m = uuid.uuid4().hex[:8]
+    side = f"Session {m}-side. Write a short title. " + "Plain words only. " * 12
+    tools = [{"name": n, "description": f"{n} for the clerk", "input_schema": {"type": "object", "properties": {}}}
+             for n in ("tide_table", "berth_list")]
+    ask = [{"role": "user", "content": "Which berth is free?"}]
+    more = [*ask, {"role": "assistant", "content": [{"type": "text", "text": "Berth four."}]},
+            {"role": "user", "content": [{"type": "text", "text": "And crane two?",
+                                          "cache_control": {"type": "ephemeral"}}]}]
+    reply = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Berth four."}]}
+    sends = [("/v1/messages", _anthropic(_system(m), ask, tools)), ("/v1/messages", _anthropic(side, ask)),
+             ("/v1/responses", {"model": "local", "input": [{"role": "assistant", "content": "x"}]}),   # rejected
+             ("/v1/messages", _anthropic(_system(m), more, tools)),
+             ("/v1/responses", _responses(_system(m), [*ask, reply, {"role": "user", "content": "And crane two?"}],
+                                          tools)),
+             ("/v1/responses", _responses(side, ask))]
+    with start_proxy(local_engine.base_url, tmp_path) as proxy:
+        root = proxy.base_url.removesuffix("/v1")
+        for path, body in sends:
+            with httpx.stream("POST", root + path, json=body, timeout=300) as r:
+                r.read()
+    rows = read_rows(proxy.log_path)
+    assert [r["status"] for r in rows] == [200, 200, 400, 200, 200, 200]
+    report = analyse(rows, engine_url=local_engine.base_url, settings=_engine_settings(rows))
+    assert report.exact and not report.render_errors, report_lines(report)
+    assert [r.row for r in report.requests] == [1, 2, 4, 5, 6]
+    assert len(report.skipped) == 1 and report.skipped[0].startswith("row 3: HTTP 400")
+    assert [r.shape for r in report.requests] == ["anthropic", "anthropic", "anthropic", "responses", "responses"]
+    assert [r.conversation for r in report.requests] == [1, 2, 1, 1, 2]
+    for r in report.requests:
+        assert r.prompt_tokens == r.usage_prompt_tokens, report_lines(report)
+        assert r.reported is not None and r.predicted is not None
+        assert abs(r.reported - r.predicted) <= max(8, 0.02 * r.reported), report_lines(report)
+    # the same side call sent as Responses after Anthropic: the request model makes them one request
+    last = report.requests[4]
+    assert last.baseline_row == 2 and last.structure is not None and last.structure.kind == "identical"

@@ -59,16 +59,19 @@ def logged_requests(rows: Iterable[dict[str, Any]]) -> tuple[list[LoggedRequest]
         ok = answered and row.get("measured") is not False
         error = None
         if not ok:
-            error = (f"HTTP {status}: " if isinstance(status, int) else f"{row.get('outcome') or 'no response'}: ")
-            error += str(row.get("error") or ("not a measured request" if row.get("measured") is False else
-                                              "no error text recorded"))
+            text = str(row.get("error") or ("not a measured request" if row.get("measured") is False else
+                                             "no error text recorded"))
+            head = f"HTTP {status}" if isinstance(status, int) else str(row.get("outcome") or "no response")
+            error = text if text.startswith(head) else f"{head}: {text}"
         out.append(LoggedRequest(n, row, body, request, ok, error))
     return out, skipped
 
 
-def arrival(e: LoggedRequest, rendered: RenderedPrompt | None, given: dict[str, Any] | None = None) -> Arrival:
+def arrival(e: LoggedRequest, rendered: RenderedPrompt | None, given: dict[str, Any] | None = None,
+            generated: tuple[int, ...] | None = None) -> Arrival:
     """The arrival of one logged request: not ok (skipped with its error) when the server did not answer it
-    with 2xx; `given` settings win over the row's `server` block."""
+    with 2xx; `given` settings win over the row's `server` block; `generated`: the answer's token ids when
+    known (`answer_text` says when the row's server recorded a fixed answer)."""
     given = given or {}
     row = e.data
     raw_server = row.get("server")
@@ -91,7 +94,7 @@ def arrival(e: LoggedRequest, rendered: RenderedPrompt | None, given: dict[str, 
                    duration=row.get("total_s") if isinstance(row.get("total_s"), int | float) else None,
                    output_tokens=usage.output, model=e.request.model, cache_key=e.request.control.prompt_cache_key,
                    markers=tuple(markers), automatic=e.request.control.automatic, block_ends=ends,
-                   settings={**server, **given}, server_id=server_id)
+                   settings={**server, **given}, server_id=server_id, generated=generated)
 
 
 def _seconds(stamp: Any) -> float | None:
@@ -101,3 +104,11 @@ def _seconds(stamp: Any) -> float | None:
         return _dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
+
+
+def answer_text(row: dict[str, Any]) -> str | None:
+    """The answer the server always gives, when its settings record one (the engine's generated model)."""
+    server = row.get("server")
+    settings = server.get("settings") if isinstance(server, dict) else None
+    answer = settings.get("answer") if isinstance(settings, dict) else None
+    return answer if isinstance(answer, str) and answer else None

@@ -30,7 +30,8 @@ class Lineage:
 
 def head(request: Request) -> tuple[str, ...]:
     """What a conversation keeps fixed: its system and tool segments (the first message when it has neither)."""
-    parts = tuple(f"{s.kind}:{s.name or ''}:{s.text()}" for s in request.segments if s.kind in ("system", "tool"))
+    parts = tuple(f"{s.kind}:{s.name or ''}:{s.text()}" for kind in ("system", "tool")   # one order for every shape
+                  for s in request.segments if s.kind == kind)
     if not parts:
         first = next((s for s in request.segments if s.kind == "message"), None)
         parts = (f"message:{first.text()}",) if first else ()

@@ -251,6 +251,14 @@ class LlamaCppCache:
                 head_c += 1
         return n_past
 
+    def _answer(self, a: Arrival) -> tuple[int, ...]:
+        """What the slot keeps of the answer (process_token pushes each sampled token but the last): the answer's
+        ids when the rows say what it was, else as many tokens that match nothing."""
+        if a.generated is not None:
+            n = len(a.generated) if a.output_tokens is None else min(len(a.generated), max(0, a.output_tokens - 1))
+            return a.generated[:n]
+        return tuple(next(self._generated) for _ in range(max(0, (a.output_tokens or 0) - 1)))
+
     def _gone(self, origin: int | None, why: str, kind: str = "eviction") -> None:
         if origin is not None and origin not in self.fate:
             self.fate[origin] = (kind, why)
@@ -300,7 +308,7 @@ class LlamaCppCache:
                 self._gone(previous, f"its slot {slot.id} was given to row {a.key}, and the prompt cache "
                                      f"{'is off' if self.settings.cache_ram_mib == 0 else 'did not keep it'}",
                            "other-slot")
-        generated = tuple(next(self._generated) for _ in range(max(0, (a.output_tokens or 0) - 1)))
+        generated = self._answer(a)
         slot.tokens, slot.origin, slot.prompt = task + generated, a.key, len(task)
         slot.busy_until, slot.last_used = end, end
         if self.settings.cache_idle_slots and self.settings.cache_ram_mib != 0:

@@ -42,6 +42,7 @@ class Arrival:
     block_ends: tuple[int, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
     server_id: str | None = None           # what identifies the server process (a restart changes it)
+    generated: tuple[int, ...] | None = None   # the answer's token ids, when known (an engine's fixed answer)
 
 
 @dataclass(frozen=True)

@@ -46,24 +46,24 @@ class DeepSeekUnits:
     storage units (an earlier version of the page)."""
 
     rule: Rule
-    units: list[_Entry] = field(default_factory=list)
+    units: dict[tuple[int, ...], _Entry] = field(default_factory=dict)    # one entry per distinct prefix
     fate: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     def step(self, a: Arrival) -> tuple[Match, tuple[Held, ...]]:
         now = a.at or 0.0
         best, entry = 0, None
-        held = []
-        for u in self.units:
+        held, detected = [], []
+        for u in self.units.values():
             shared = common_prefix(u.tokens, a.tokens)
             held.append(Held(u.key, len(u.tokens), "unit", shared))
             if shared == len(u.tokens) and len(u.tokens) > best:
                 best, entry = len(u.tokens), u.key
-        # common-prefix detection: with each earlier unit, the shared prefix becomes a unit of its own
-        for u in list(self.units):
-            shared = common_prefix(u.tokens, a.tokens)
+            # common-prefix detection: the prefix this request shares with a unit becomes a unit of its own
             if 0 < shared < len(u.tokens) and shared < len(a.tokens):
-                self.units.append(_Entry(u.key, a.tokens[:shared], now, now, 0.0))
-        self.units.append(_Entry(a.key, a.tokens, now, now, 0.0))
+                detected.append(_Entry(u.key, a.tokens[:shared], now, now, 0.0))
+        for d in detected:
+            self.units.setdefault(d.tokens, d)
+        self.units.setdefault(a.tokens, _Entry(a.key, a.tokens, now, now, 0.0))
         minimum, step = self.rule.min_prefix, self.rule.granularity
         cached = best // step * step if best >= minimum else 0
         basis = (f"the longest whole cache prefix unit it starts with is {best:,} tokens (row {entry}), "

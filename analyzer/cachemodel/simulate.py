@@ -17,6 +17,8 @@ from analyzer.cachemodel.model import Arrival, Held, Lost, Match, Skipped, commo
 from analyzer.cachemodel.providers import AnthropicBreakpoints, DeepSeekUnits, OpenAIAutomatic
 from analyzer.cachemodel.rules import Rule, provider_rule
 
+HELD_SHOWN = 8
+
 
 class Cache(Protocol):
     fate: dict[int, tuple[str, str]]
@@ -77,6 +79,9 @@ def simulate(arrivals: Sequence[Arrival], rule: Rule | str, *, settings: Setting
                 and not any(x.key == best_key for x in lost) and best_key in cache.fate:
             kind, detail = cache.fate[best_key]
             lost.append(Lost(best_key, best, kind, detail))
-        out.append(dataclasses.replace(match, best_key=best_key, best_shared=best, lost=tuple(lost)))
+        held = match.held
+        if rule.kind != "engine":   # a provider holds every account's prefixes: show the ones this request meets
+            held = tuple(sorted((h for h in held if h.shared > 0), key=lambda h: -h.shared)[:HELD_SHOWN])
+        out.append(dataclasses.replace(match, best_key=best_key, best_shared=best, lost=tuple(lost), held=held))
         earlier.append(a)
     return out

@@ -32,6 +32,7 @@ class RunResult:
     interrupted: bool = False
     stopped_on_error: bool = False
     server_version: str | None = None
+    server_settings: dict[str, Any] | None = None
 
     @property
     def failed(self) -> int:
@@ -51,7 +52,8 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
     trust_env = urlparse(exp.endpoint.base_url).hostname not in LOOPBACK
     try:
         with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=trust_env) as client:
-            result.server_version = _server_version(client, exp, headers)
+            info = server_info(client, exp.endpoint.base_url, headers)
+            result.server_version, result.server_settings = info["version"], info["settings"]
             for planned in requests:
                 if planned.wait_s > 0:
                     sleep(planned.wait_s)
@@ -62,7 +64,8 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
                                sleep=sleep)
                 gap = None if previous_start is None else round(start - previous_start, 6)
                 previous_start = start
-                row = build_row(exp, planned, outcome, started_at, gap, result.server_version)
+                row = build_row(exp, planned, outcome, started_at, gap, result.server_version,
+                                result.server_settings)
                 writer.write(row)
                 result.rows.append(row)
                 if on_row is not None:
@@ -79,7 +82,8 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
 
 
 def build_row(exp: Experiment, planned: PlannedRequest, outcome: Outcome, started_at: _dt.datetime,
-              since_previous_s: float | None, server_version: str | None) -> dict[str, Any]:
+              since_previous_s: float | None, server_version: str | None,
+              server_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     config = {
         "endpoint": exp.endpoint.base_url,
         "url": exp.endpoint.url,
@@ -94,18 +98,22 @@ def build_row(exp: Experiment, planned: PlannedRequest, outcome: Outcome, starte
     return observation_row(experiment=exp.name, factor=exp.vary.factor, series=planned.series, index=planned.index,
                            measured=planned.measured, value=planned.value, started_at=started_at,
                            wait_s=planned.wait_s, since_previous_s=since_previous_s, outcome=outcome, config=config,
-                           parts=planned.parts(), server_version=server_version)
+                           parts=planned.parts(), server_version=server_version, server_settings=server_settings)
 
 
 def observation_row(*, experiment: str, factor: str | None, series: str, index: int, measured: bool, value: Any,
                     started_at: _dt.datetime, wait_s: float | None, since_previous_s: float | None,
                     outcome: Outcome, config: dict[str, Any], parts: dict[str, Any],
-                    server_version: str | None) -> dict[str, Any]:
-    """One row of schema `analyzer.observe/1`, for a planned request or one a recording proxy passed on."""
+                    server_version: str | None, server_settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One row of schema `analyzer.observe/1`, for a planned request or one a recording proxy passed on.
+
+    `server.settings` holds the server's real settings (analyzer/engine/settings.py) when it reports them."""
     server = dict(outcome.server)
     server.pop("retry_after", None)
     if server_version:
         server["version"] = server_version
+    if server_settings:
+        server["settings"] = server_settings
     return {
         "schema": SCHEMA,
         "experiment": experiment,
@@ -138,8 +146,12 @@ def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def _server_version(client: httpx.Client, exp: Experiment, headers: dict[str, str]) -> str | None:
-    return server_version(client, exp.endpoint.base_url, headers)
+def server_info(client: httpx.Client, base_url: str, headers: dict[str, str]) -> dict[str, Any]:
+    """{"version": …, "settings": …} read once at the start of a run or a proxy (either may be None)."""
+    from analyzer.engine.settings import server_settings
+
+    return {"version": server_version(client, base_url, headers),
+            "settings": server_settings(base_url, headers, client=client)}
 
 
 def server_version(client: httpx.Client, base_url: str, headers: dict[str, str]) -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.cachemodel import Cause, Match, explain, provider_rule, simulate
-from analyzer.cachemodel.fromlog import LoggedRequest, arrival, logged_requests
+from analyzer.cachemodel.fromlog import LoggedRequest, answer_text, arrival, logged_requests
 from analyzer.cachemodel.lineage import group
 from analyzer.errors import AnalyzerError
 from analyzer.prefix.attribute import Attribution, LiteralLookup, attribute
@@ -146,7 +146,7 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
     describe, exact = renderer.describe, renderer.exact
     if exact and rule != "llama.cpp":  # a llama.cpp server's template and tokenizer, standing in for another's
         describe, exact = f"assumed: {describe}, standing in for the {rule} endpoint's own", False
-    arrivals = [arrival(e, rendered.get(e.row), settings or {}) for e in logged]
+    arrivals = [arrival(e, rendered.get(e.row), settings or {}, _answer_ids(e.data, renderer)) for e in logged]
     matches = {m.key: m for m in simulate(arrivals, cache_rule)}
     lineage = group([(e.row, e.request) for e in good], matches,
                     min_head_share=float(rules.lineage.get("min_head_share", 0.5)),
@@ -202,6 +202,15 @@ def _render_all(good: list[LoggedRequest], renderer: Renderer) -> tuple[dict[int
         except AnalyzerError as exc:
             raise AnalyzerError(f"row {e.row}: {exc}") from None
     return out, [], renderer
+
+
+def _answer_ids(row: dict[str, Any], renderer: Renderer) -> tuple[int, ...] | None:
+    """The fixed answer's ids, from the server that renders (only an exact renderer's ids are the server's)."""
+    text = answer_text(row)
+    tokenize = getattr(renderer, "tokenize", None)
+    if text is None or tokenize is None or not renderer.exact:
+        return None
+    return tuple(tokenize(text))
 
 
 def _baseline(good: list[LoggedRequest], pos: int, against: int | str | None,

@@ -46,6 +46,8 @@ def first_difference(baseline: Request | dict[str, Any], current: Request | dict
     (a decoded body of any shape is parsed first). Segments compare by kind, role, name and rendered text,
     so a moved `cache_control` marker or a string turned into one text block is no difference."""
     a, b = _segments(baseline), _segments(current)
+    if _shape(baseline) != _shape(current):   # each shape has its own order: compare in one (system, tools, messages)
+        a, b = _canonical(a), _canonical(b)
     for i, (sa, sb) in enumerate(zip(a, b, strict=False)):
         if (sa.kind, sa.role, sa.name) != (sb.kind, sb.role, sb.name):
             kind = ("inserted" if len(b) > len(a) and i + 1 < len(b) and _same(sa, b[i + 1]) else
@@ -80,6 +82,17 @@ def _segments(value: Request | dict[str, Any]) -> tuple[Segment, ...]:
 
     request = parse_request(value)
     return request.segments if request is not None else ()
+
+
+def _shape(value: Request | dict[str, Any]) -> str | None:
+    return value.shape if isinstance(value, Request) else None
+
+
+KIND_ORDER = {"system": 0, "tool": 1, "message": 2}
+
+
+def _canonical(segments: tuple[Segment, ...]) -> tuple[Segment, ...]:
+    return tuple(sorted(segments, key=lambda s: KIND_ORDER[s.kind]))   # stable: order within a kind kept
 
 
 def _same(x: Segment, y: Segment) -> bool:

@@ -71,6 +71,11 @@ class LlamaServerRenderer:
             self._cache[key] = Rendered(prompt, tokens, pieces)
         return self._cache[key]
 
+    def tokenize(self, text: str) -> list[int]:
+        """The ids of `text` alone (no special tokens): what the model emits when it writes that text."""
+        data = self._post("/tokenize", {"content": text, "add_special": False})
+        return [int(t["id"]) if isinstance(t, dict) else int(t) for t in data["tokens"]]
+
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         try:
             response = self._client.post(self.root + path, json=payload)

@@ -64,7 +64,8 @@ MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
 
 def exchange_row(ex: Exchange, label: Label, index: int, *, log_name: str, upstream: str, base_url: str,
-                 api_key_env: str | None, server_version: str | None) -> dict[str, Any]:
+                 api_key_env: str | None, server_version: str | None,
+                 server_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """One row for the exchange. A request that got no 2xx answer (rejected, unreachable) is not `measured`:
     the server processed no prompt for it, so predictions and summaries leave it out."""
     request = ex.request
@@ -88,7 +89,7 @@ def exchange_row(ex: Exchange, label: Label, index: int, *, log_name: str, upstr
                           value=label.extra.get("value"), started_at=ex.started_at, wait_s=None,
                           since_previous_s=ex.since_previous_s, outcome=ex.outcome, config=config,
                           parts=request_parts(request) if request is not None else {},
-                          server_version=server_version)
+                          server_version=server_version, server_settings=server_settings)
     row.update({
         "source": "proxy",
         "exchange": ex.number,

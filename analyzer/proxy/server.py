@@ -29,7 +29,7 @@ import httpx
 from analyzer.errors import AnalyzerError
 from analyzer.observe.client import Outcome, StreamReader, error_text, outcome_from_json, server_headers
 from analyzer.observe.jsonl import RowWriter, log_path
-from analyzer.observe.runner import LOOPBACK, server_version
+from analyzer.observe.runner import LOOPBACK, server_info
 from analyzer.proxy.rows import PROXY_EXPERIMENT, Exchange, Label, exchange_row, parsed_request
 from analyzer.requests import Request
 
@@ -77,7 +77,8 @@ class RunningProxy:
                                     follow_redirects=False, trust_env=parsed.hostname not in LOOPBACK,
                                     limits=httpx.Limits(max_connections=None, max_keepalive_connections=32))
         self._client.headers = httpx.Headers()  # no default User-Agent/Accept-Encoding: the client's headers only
-        self.server_version = server_version(self._client, self.upstream, self._auth_headers())
+        info = server_info(self._client, self.upstream, self._auth_headers())
+        self.server_version, self.server_settings = info["version"], info["settings"]
         try:
             self._server = _Server(("127.0.0.1", port), _handler_for(self))
             self._server.say = self._say
@@ -177,7 +178,7 @@ class RunningProxy:
                     return
                 row = exchange_row(exchange, label, index, log_name=self.log_name, upstream=self.upstream,
                                    base_url=self.base_url, api_key_env=self.api_key_env,
-                                   server_version=self.server_version)
+                                   server_version=self.server_version, server_settings=self.server_settings)
                 extra = self._writer.secrets
                 self._writer.secrets = extra + [s for s in secrets if s and s not in extra]
                 try:
