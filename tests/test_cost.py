@@ -415,3 +415,16 @@ def test_a_clock_at_the_top_of_the_system_prompt_is_a_break_and_a_side_call_is_n
     # "0001…" vs "0002…": 3 characters (tokens) shared, 102 − 3 = 99 recomputed at $1.32 instead of $0.044 (peak)
     assert brk.recomputed == 99 and brk.lost == pytest.approx(99 * (1.32 - 0.044) / M)
     assert brk.cause.startswith("system changed") and "head" in brk.rate_why
+
+
+def test_the_record_of_an_experiment_log_names_its_factor_and_prices_each_series() -> None:
+    from analyzer.cost.record import record_markdown
+
+    rows = [row("2026-12-07T05:00:00Z", deepseek_usage(0, 4000, 10), model="deepseek-v4-pro", series="control"),
+            row("2026-12-07T05:02:00Z", deepseek_usage(0, 4000, 10), model="deepseek-v4-pro", series="treatment")]
+    rows[0].update(factor="env", value="A", experiment="demo")
+    rows[1].update(factor="env", value="B", experiment="demo")
+    text = record_markdown(bill(rows, load_book()), "en")
+    assert "the experiment demo varies env — control: A; treatment: B" in text
+    # each series: 4,000 uncached tokens at the off-peak $0.66 and 10 output tokens at $1.98
+    assert f"series treatment: {money((4000 * 0.66 + 10 * 1.98) / M)} for 1 requests" in text

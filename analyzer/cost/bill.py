@@ -112,6 +112,7 @@ class CostReport:
     notes: list[str]
     tokens_note: str | None = None
     whatif: dict[str, Any] = field(default_factory=dict)
+    experiment: dict[str, Any] = field(default_factory=dict)   # factor and each series' value (observe logs)
 
     def total(self) -> float:
         return sum(r.money.total for r in self.requests)
@@ -154,7 +155,7 @@ class CostReport:
                 "series": self.by_series(), "causes": [c.as_json() for c in self.causes],
                 "requests": [r.as_json() for r in self.requests],
                 "price_sources": self.sources(), "tokens_note": self.tokens_note, "notes": self.notes,
-                "skipped": self.skipped, "whatif": self.whatif or None}
+                "skipped": self.skipped, "whatif": self.whatif or None, "experiment": self.experiment or None}
 
 
 # ---- which provider and model ----
@@ -270,8 +271,15 @@ def bill(rows: list[dict[str, Any]], book: PriceBook, *, provider: str | None = 
         raise AnalyzerError("no row of the log reports usage; pass a log written by `analyze proxy` or "
                             "`analyze observe` with finished requests")
     notes = sorted({c for r in requests for c in r.quote.caveats})
-    return CostReport(log, provider, why, "; ".join(sorted(model_whys)), prov.currency, requests, [], skipped,
-                      notes)
+    report = CostReport(log, provider, why, "; ".join(sorted(model_whys)), prov.currency, requests, [], skipped,
+                        notes)
+    factor = next((r.get("factor") for r in rows if r.get("factor")), None)
+    if factor:
+        values: dict[str, Any] = {}
+        for r in rows:
+            values.setdefault(str(r.get("series")), r.get("value"))
+        report.experiment = {"factor": factor, "experiment": rows[0].get("experiment"), "values": values}
+    return report
 
 
 # ---- breaks ----
@@ -323,6 +331,8 @@ def add_breaks(report: CostReport, prefix: Any, extra: list[Any] | None = None) 
             billed, why = r.write_rate(cost.buckets.cache_write[0][0])
         else:
             billed, why = r.uncached_input, "uncached input"
+        if recomputed == 0:   # nothing of the earlier prompt was given up (a removed last answer, say)
+            continue
         lost = recomputed * (billed - r.cache_read) / cost.quote.per_tokens
         attribution = _attribution_text(rep.attribution)
         cost.breaks.append(Break(rep.row, rep.baseline_row, s.kind, _where(s), _cause_key(s, attribution),

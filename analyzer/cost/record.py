@@ -33,10 +33,17 @@ def build_record(rep: CostReport, lang: str = "en") -> Record:
         inputs.append(s.format("inputs.periods", peak=periods.count("peak"), off_peak=periods.count("off_peak")))
     fix = rep.whatif.get("fix")
     changed = s.format("changed.fix", fixes="; ".join(fix["fixes"])) if fix else s["changed.none"]
+    if rep.experiment:
+        values = "; ".join(f"{k}: {v}" for k, v in rep.experiment["values"].items())
+        changed = s.format("changed.experiment", experiment=rep.experiment.get("experiment") or "—",
+                           factor=rep.experiment["factor"], values=values)
     obs = [s.format("obs.tokens", uncached=t["uncached_input"], read=t["cache_read"], written=t["cache_write"],
                     output=t["output"]),
            s.format("obs.cost", cost=money(total, cur), no_cache=money(nocache, cur),
                     saved=money(nocache - total, cur), share=_share(nocache - total, nocache))]
+    for name, v in rep.by_series().items() if len(rep.by_series()) > 1 else ():
+        obs.append(s.format("obs.series", series=name, money=money(v["money"], cur), requests=v["requests"],
+                            cached=v["cache_read"], prompt=v["prompt"]))
     if rep.causes:
         top = rep.causes[0]
         obs.append(s.format("obs.breaks", lost=money(rep.lost_total(), cur), breaks=sum(c.breaks for c in rep.causes),
