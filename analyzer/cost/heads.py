@@ -63,7 +63,10 @@ def head_breaks(rows: list[dict[str, Any]], prefix: Any, renderer: Any) -> list[
         if previous is None:
             continue
         a, b = logged[previous], logged[row]
-        ratio = difflib.SequenceMatcher(None, _head_text(a.request), _head_text(b.request), autojunk=False).ratio()
+        matcher = difflib.SequenceMatcher(None, _head_text(a.request), _head_text(b.request), autojunk=False)
+        if matcher.real_quick_ratio() < SIMILAR or matcher.quick_ratio() < SIMILAR:   # cheap upper bounds first
+            continue
+        ratio = matcher.ratio()
         if ratio < SIMILAR:
             continue
         ra, rb = render_request(renderer, a.request, a.body), render_request(renderer, b.request, b.body)
