@@ -15,6 +15,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
+from analyzer.errors import AnalyzerError
+
 SIMILAR = 0.9
 
 
@@ -69,7 +71,10 @@ def head_breaks(rows: list[dict[str, Any]], prefix: Any, renderer: Any) -> list[
         ratio = matcher.ratio()
         if ratio < SIMILAR:
             continue
-        ra, rb = render_request(renderer, a.request, a.body), render_request(renderer, b.request, b.body)
+        try:
+            ra, rb = render_request(renderer, a.request, a.body), render_request(renderer, b.request, b.body)
+        except AnalyzerError:   # the engine could not render one: the prefix report fell back to estimates too
+            continue
         t = 0
         while t < min(len(ra.tokens), len(rb.tokens)) and ra.tokens[t] == rb.tokens[t]:
             t += 1
