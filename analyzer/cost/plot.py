@@ -34,7 +34,7 @@ def draw_timeline(report: CostReport, path: Path) -> None:
     uncached = [r.buckets.uncached for r in reqs]
     cur = report.currency
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, min(18.0, 0.45 * len(reqs) + 5)), 6.4),
-                                      sharex=True, gridspec_kw={"height_ratios": [3, 2], "hspace": 0.12})
+                                      sharex=True, gridspec_kw={"height_ratios": [3, 2], "hspace": 0.22})
     top.bar(xs, read, color=READ, label="read from the cache", width=0.8)
     top.bar(xs, written, bottom=read, color=WRITE, width=0.8,
             label="written to the cache" if any(written) else None)
@@ -57,6 +57,16 @@ def draw_timeline(report: CostReport, path: Path) -> None:
         if idle >= IDLE_MARK_MIN:
             top.axvline(x - 0.5, color=NOCACHE, linewidth=0.8, linestyle="--")
             top.annotate(f"idle {idle:,.0f} min", (x - 0.5, peak * 1.12), ha="center", fontsize=7.5, color="#52606D")
+    if len({r.series for r in reqs}) > 1:   # an experiment's series (control, treatment…): divided and named
+        start = 0
+        for i in range(1, len(reqs) + 1):
+            if i == len(reqs) or reqs[i].series != reqs[start].series:
+                if start:
+                    for ax in (top, bottom):
+                        ax.axvline(start + 0.5, color="#30323D", linewidth=1.2)
+                top.annotate(reqs[start].series, ((start + i + 1) / 2, peak * 1.16), ha="center", va="top",
+                             fontsize=9, color="#30323D", fontweight="bold")
+                start = i
     top.set_ylim(0, peak * 1.18)
     top.legend(loc="lower left", bbox_to_anchor=(0, 1.0), fontsize=8, frameon=False, ncol=4)
     title = (f"{report.provider}: {money(report.total(), cur)} for {len(reqs):,} requests; "
@@ -74,7 +84,7 @@ def draw_timeline(report: CostReport, path: Path) -> None:
     bottom.bar(xs, spent, color=COST, width=0.5, label="cost")
     bottom.set_ylabel(f"cost ({cur})")
     bottom.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: money(v, cur)))
-    bottom.legend(loc="upper left", fontsize=8, frameon=False, ncol=2)
+    bottom.legend(loc="lower left", bbox_to_anchor=(0, 1.0), fontsize=8, frameon=False, ncol=2)
     peaks = [x for x, r in zip(xs, reqs, strict=True) if r.quote.period == "peak"]
     for x in peaks:
         bottom.axvspan(x - 0.5, x + 0.5, ymin=0, ymax=0.035, color="#F28F3B", alpha=0.9, linewidth=0)
