@@ -55,7 +55,9 @@ def _engine_settings(rows: list[dict[str, Any]]) -> dict[str, Any]:
     `analyze engine` builds, not assumed)."""
     from analyzer.engine.process import server_command
 
-    if any(k in (rows[0].get("server") or {}) for k in ("slots", "parallel", "n_parallel", "total_slots")):
+    server = rows[0].get("server") or {}
+    recorded = {**server, **(server.get("settings") or {})}
+    if any(recorded.get(k) is not None for k in ("slots", "parallel", "n_parallel", "total_slots")):
         return {}
     cmd = server_command(Path("llama-server"), Path("model.gguf"), 1, threads=1)
     return {"slots": int(cmd[cmd.index("--parallel") + 1])} if "--parallel" in cmd else {}
@@ -212,3 +214,65 @@ def test_anthropic_and_responses_logs_render_through_the_engine_and_are_predicte
     # the same side call sent as Responses after Anthropic: the request model makes them one request
     last = report.requests[4]
     assert last.baseline_row == 2 and last.structure is not None and last.structure.kind == "identical"
+
+
+@pytest.mark.parametrize("options", [{"parallel": 2, "cache_ram_mib": 0}, {"parallel": 2, "kv_unified": True}],
+                         ids=["two-slots-no-prompt-cache", "two-slots-unified"])
+def test_a_two_slot_server_is_modelled_from_the_settings_its_rows_record(tmp_path: Path, options) -> None:
+    """The engine started with --parallel 2 (its own server, these options): the rows carry the settings, the
+    cache model keeps one conversation per slot (or parks idle slots in the prompt cache), and predicts what the
+    server reports."""
+    from enginefixtures import require_engine
+
+    from analyzer.engine import start_engine
+    from analyzer.engine.options import EngineOptions
+
+    handle = start_engine(require_engine(), options=EngineOptions(**options))
+    try:
+        m = uuid.uuid4().hex[:8]
+        # the side call shares no leading text with the main one (a shared "Session …" start would make the
+        # server pick the main call's slot by similarity)
+        side = f"Write a short title for the request below (session {m}). " + "Plain words only. " * 12
+        ask = [{"role": "user", "content": "Which berth is free?"}]
+        more = [*ask, {"role": "assistant", "content": "Berth four."}, {"role": "user", "content": "And two?"}]
+        bodies = [_body(_system(m), TOOLS, ask), _body(side, [], ask), _body(_system(m), TOOLS, more),
+                  _body(side, [], [{"role": "user", "content": "And two?"}])]
+        rows = _send(handle, tmp_path, bodies)
+        settings = rows[0]["server"].get("settings") or {}
+        assert settings.get("slots") == 2
+        report = analyse(rows, engine_url=handle.base_url)
+        assert report.settings is not None and report.settings.startswith("2 slot(s)")
+        for r in report.requests:
+            assert r.reported is not None and r.predicted is not None
+            assert abs(r.reported - r.predicted) <= max(8, 0.02 * r.reported), report_lines(report)
+        assert report.requests[2].predicted == report.requests[0].prompt_tokens   # the main call kept its state
+    finally:
+        handle.stop()
+
+
+def test_a_side_call_that_starts_like_the_main_call_takes_its_slot_by_similarity(tmp_path: Path) -> None:
+    """Two slots, no prompt cache: a side call whose prompt starts with the main call's first tokens is more than
+    --slot-prompt-similarity alike, so the server gives it the main call's slot and the main call's next turn
+    starts over — the model says so, and names the entry that was dropped."""
+    from enginefixtures import require_engine
+
+    from analyzer.engine import start_engine
+    from analyzer.engine.options import EngineOptions
+
+    handle = start_engine(require_engine(), options=EngineOptions(parallel=2, cache_ram_mib=0))
+    try:
+        m = uuid.uuid4().hex[:8]
+        side = f"Session {m}-side. Write a short title. " + "Plain words only. " * 6
+        ask = [{"role": "user", "content": "Which berth is free?"}]
+        more = [*ask, {"role": "assistant", "content": "Berth four."}, {"role": "user", "content": "And two?"}]
+        rows = _send(handle, tmp_path, [_body(_system(m), TOOLS, ask), _body(side, [], ask),
+                                        _body(_system(m), TOOLS, more)])
+        report = analyse(rows, engine_url=handle.base_url)
+        first, title, main = report.requests
+        assert title.match is not None and title.match.slot == first.match.slot   # chosen by similarity
+        assert main.reported is not None and main.predicted is not None
+        assert abs(main.reported - main.predicted) <= max(8, 0.02 * main.reported), report_lines(report)
+        assert main.predicted < first.prompt_tokens // 2
+        assert main.match is not None and [x.key for x in main.match.lost] == [1], report_lines(report)
+    finally:
+        handle.stop()

@@ -86,7 +86,9 @@ def test_interleaved_conversations_are_grouped_and_each_request_meets_its_own_li
     assert main2.predicted == tokens_of(m1) and main2.match is not None and main2.match.entry == 1
     assert any(h.where == "prompt cache" and h.key == 1 for h in main2.match.held)
     assert main3.predicted == tokens_of(m2) and main3.cause is None and title2.cause is None
+    assert rep.agreement() == {"requests": 5, "reported": 5, "within": 5, "causes": {}}
     text = "\n".join(report_lines(rep))
+    assert "predicted within max(8 tokens, 2%) for 5" in text
     assert "conversation 1 (3 request(s), first row 1)" in text and "conversation 2 (2 request(s), first row 2)" in text
     assert "another client" not in text
 
@@ -236,3 +238,35 @@ def test_an_engine_that_cannot_render_is_quoted_and_the_report_falls_back_to_est
     assert len(rep.render_errors) == 1 and "Failed to parse tools: Missing tool type" in rep.render_errors[0]
     assert rep.requests[0].prompt_tokens > 0
     assert "render: row 1 (anthropic): the engine could not render it" in "\n".join(report_lines(rep))
+
+
+def test_an_earlier_request_sharing_more_than_the_reused_state_is_shown_with_its_difference() -> None:
+    def system(cwd: str, agents: str) -> str:
+        return MAIN_SYSTEM + f"Current working directory: /srv/{cwd}\n{agents}\n"
+
+    a = chat(system("project-a", AGENTS_V1), "List the files.")
+    b = chat(system("project-b", AGENTS_V1), "List the files.")
+    c = chat(system("project-a", AGENTS_V2), "List the files.")
+    one = {**ONE_SLOT, "cache_ram_mib": 0}
+    rep = analyse([row(a, cached=0, server=one), row(b, at=1, server=one, cached=shared(a, b)),
+                   row(c, at=2, server=one, cached=shared(b, c))])
+    last = rep.requests[2]
+    assert last.baseline_row == 2 and last.structure is not None and last.structure.new.startswith("a")
+    assert last.closest is not None and last.closest[0] == 1 and last.closest[1] == shared(a, c)
+    diff = last.closest[2]
+    assert (diff.part, diff.path) == ("system", "messages[0]") and diff.new.startswith("tests")
+    assert "closest: row 1 shares" in "\n".join(report_lines(rep))
+
+
+def test_the_http_status_decides_what_entered_the_cache_not_the_clients_verdict() -> None:
+    # a complete 200 a proxy could not read (protocol-error, unmeasured) was processed by the server: it is in
+    # the state; a 400 is not, whatever else the row says
+    m1, t1, m2, *_ = interleaved()
+    misread = row(m1, cached=None)
+    misread.update(outcome="protocol-error", measured=False, error="the stream ended without data: [DONE]")
+    rejected = row(t1, at=1, status=400, error="HTTP 400: bad tool")
+    rejected["measured"] = True
+    rep = analyse([misread, rejected, row(m2, at=2, cached=tokens_of(m1))])
+    assert [r.row for r in rep.requests] == [1, 3]
+    assert rep.skipped == ["row 2: HTTP 400: bad tool — not in the cache state"]
+    assert rep.requests[1].predicted == tokens_of(m1) and rep.requests[1].match.entry == 1

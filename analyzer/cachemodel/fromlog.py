@@ -54,9 +54,13 @@ def logged_requests(rows: Iterable[dict[str, Any]]) -> tuple[list[LoggedRequest]
             skipped.append(f"row {n}: no request body of a known shape")
             continue
         status = row.get("status")
-        answered = (isinstance(status, int) and 200 <= status < 300) or (
-            status is None and row.get("outcome") in (None, "ok"))   # hand-written rows may carry no status
-        ok = answered and row.get("measured") is not False
+        # the HTTP status decides: a 2xx means the server processed the prompt, whatever the client made of the
+        # stream (a proxy that could not read a shape's stream marked complete 200s protocol-error/unmeasured);
+        # without a status, the row's own verdict
+        if isinstance(status, int):
+            ok = 200 <= status < 300
+        else:
+            ok = row.get("outcome") in (None, "ok") and row.get("measured") is not False
         error = None
         if not ok:
             text = str(row.get("error") or ("not a measured request" if row.get("measured") is False else

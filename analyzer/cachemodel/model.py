@@ -126,3 +126,43 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
         else:
             hi = mid
     return lo
+
+
+class PrefixIndex:
+    """Every earlier prompt in a trie of fixed-size token chunks, so "which earlier request shares the longest
+    prefix with this one" costs one walk down, not a comparison with each of them (logs of hundreds of long
+    agent prompts). Ties go to the latest request, the one a cache would still hold."""
+
+    CHUNK = 64
+
+    def __init__(self) -> None:
+        self._root: dict[tuple[int, ...], list[Any]] = {}   # chunk → [children, latest key through it]
+
+    def add(self, key: int, tokens: Sequence[int]) -> None:
+        node, t = self._root, tuple(tokens)
+        for i in range(0, len(t), self.CHUNK):
+            chunk = t[i:i + self.CHUNK]
+            entry = node.get(chunk)
+            if entry is None:
+                entry = node[chunk] = [{}, key]
+            else:
+                entry[1] = max(entry[1], key)
+            node = entry[0]
+
+    def longest(self, tokens: Sequence[int]) -> tuple[int | None, int]:
+        """(key, tokens shared) of the earlier prompt sharing the longest prefix; (None, 0) when none shares."""
+        node, t = self._root, tuple(tokens)
+        best_key: int | None = None
+        best, i = 0, 0
+        while node:
+            chunk = t[i:i + self.CHUNK]
+            entry = node.get(chunk) if len(chunk) == self.CHUNK else None
+            if entry is not None:
+                best_key, best, node, i = entry[1], i + self.CHUNK, entry[0], i + self.CHUNK
+                continue
+            for other, (_children, key) in node.items():
+                n = common_prefix(other, chunk)
+                if n > 0 and (i + n > best or (i + n == best and best_key is not None and key > best_key)):
+                    best_key, best = key, i + n
+            break
+        return best_key, best

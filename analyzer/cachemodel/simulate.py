@@ -13,7 +13,7 @@ from typing import Protocol
 
 from analyzer.cachemodel.blocks import BlockCache
 from analyzer.cachemodel.llamacpp import LlamaCppCache, Settings, settings_from
-from analyzer.cachemodel.model import Arrival, Held, Lost, Match, Skipped, common_prefix
+from analyzer.cachemodel.model import Arrival, Held, Lost, Match, PrefixIndex, Skipped
 from analyzer.cachemodel.providers import AnthropicBreakpoints, DeepSeekUnits, OpenAIAutomatic
 from analyzer.cachemodel.rules import Rule, provider_rule
 
@@ -54,6 +54,7 @@ def simulate(arrivals: Sequence[Arrival], rule: Rule | str, *, settings: Setting
     cache = new_cache(rule, ok[0] if ok else None, settings)
     out: list[Match] = []
     earlier: list[Arrival] = []
+    index = PrefixIndex()
     server: str | None = None
     for a in ok:
         if rule.kind == "engine" and a.server_id and server and a.server_id != server:
@@ -69,11 +70,7 @@ def simulate(arrivals: Sequence[Arrival], rule: Rule | str, *, settings: Setting
                 cache.fate.update(fate)
         server = a.server_id or server
         match, _held = cache.step(a)
-        best_key, best = None, 0
-        for e in earlier:
-            shared = common_prefix(e.tokens, a.tokens)
-            if shared >= best and shared > 0:   # the latest of equals: the one a cache would hold
-                best_key, best = e.key, shared
+        best_key, best = index.longest(a.tokens)
         lost = list(match.lost)
         if best_key is not None and best > match.shared and best_key != match.entry \
                 and not any(x.key == best_key for x in lost) and best_key in cache.fate:
@@ -84,4 +81,5 @@ def simulate(arrivals: Sequence[Arrival], rule: Rule | str, *, settings: Setting
             held = tuple(sorted((h for h in held if h.shared > 0), key=lambda h: -h.shared)[:HELD_SHOWN])
         out.append(dataclasses.replace(match, best_key=best_key, best_shared=best, lost=tuple(lost), held=held))
         earlier.append(a)
+        index.add(a.key, a.tokens)
     return out

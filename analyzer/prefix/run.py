@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzer.cachemodel import Cause, Match, explain, provider_rule, simulate
+from analyzer.cachemodel import Cause, Match, explain, provider_rule, simulate, within
 from analyzer.cachemodel.fromlog import LoggedRequest, answer_text, arrival, logged_requests
 from analyzer.cachemodel.lineage import group
 from analyzer.errors import AnalyzerError
@@ -48,6 +48,8 @@ class RequestReport:
     reported_field: str | None = None
     usage_prompt_tokens: int | None = None
     cause: Cause | None = None
+    closest: tuple[int, int, StructureDiff] | None = None   # (row, tokens shared, first difference) when an
+    #                                                         earlier request shares more than the baseline
     findings: list[str] = field(default_factory=list)
     attribution: Attribution | None = None
 
@@ -77,6 +79,8 @@ class RequestReport:
             "predicted": None if self.match is None else self.match.as_json(),
             "reported": self.reported, "reported_field": self.reported_field, "difference": self.difference,
             "cause": None if self.cause is None else {"kind": self.cause.kind, "text": self.cause.text},
+            "closest": None if self.closest is None else {"row": self.closest[0], "shared_tokens": self.closest[1],
+                                                          "structure": self.closest[2].as_json()},
             "findings": self.findings,
             "attribution": self.attribution.as_json() if self.attribution else None,
         }
@@ -97,8 +101,21 @@ class PrefixReport:
     render_errors: list[str] = field(default_factory=list)
     attribution_note: str | None = None
 
+    def agreement(self) -> dict[str, Any]:
+        """How the model fared on this log: requests with a reported count, within max(8 tokens, 2%), and the
+        causes named for the others."""
+        reported = [r for r in self.requests if r.reported is not None and r.match is not None]
+        close = [r for r in reported if within(r.match.cached, r.reported)]  # type: ignore[union-attr,arg-type]
+        causes: dict[str, int] = {}
+        for r in reported:
+            if r.cause is not None:
+                causes[r.cause.kind] = causes.get(r.cause.kind, 0) + 1
+        return {"requests": len(self.requests), "reported": len(reported), "within": len(close),
+                "causes": causes}
+
     def as_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "log": self.log, "rule": self.rule, "rule_why": self.rule_why,
+                "agreement": self.agreement(),
                 "rule_source": self.rule_source, "settings": self.settings, "tokenizer": self.renderer,
                 "exact": self.exact, "caveats": self.caveats, "render_errors": self.render_errors,
                 "attribution_note": self.attribution_note, "skipped": self.skipped,
@@ -172,6 +189,10 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
             _compare(rep, b.request, e.request, rendered[b.row], cur)
             if rep.structure is not None and rep.structure.kind not in ("identical", "appended"):
                 rep.attribution = attribute(rep.structure, list(findings), lookup)
+        m = rep.match
+        if m is not None and m.best_key is not None and m.best_key in by_row and m.best_key != rep.baseline_row \
+                and m.best_shared > m.shared:
+            rep.closest = (m.best_key, m.best_shared, first_difference(by_row[m.best_key].request, e.request))
         if rep.match is not None:
             previous_output = None
             if rep.match.entry is not None and rep.match.entry in by_row:

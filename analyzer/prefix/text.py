@@ -75,6 +75,12 @@ def report_lines(rep: PrefixReport) -> list[str]:
         if block:
             lines.append("")
             lines.extend(block)
+    a = rep.agreement()
+    lines.append("")
+    named = ", ".join(f"{k} {v}" for k, v in sorted(a["causes"].items()))
+    lines.append(f"agreement: {a['reported']:,} of {a['requests']:,} successful request(s) report a cached count; "
+                 f"predicted within max(8 tokens, 2%) for {a['within']:,}"
+                 + (f"; causes named for the others: {named}" if named else ""))
     if rep.caveats:
         lines.append("")
         lines.append(f"the {rep.rule} model does not cover:")
@@ -135,6 +141,12 @@ def _detail(r: RequestReport) -> list[str]:
         if p.held:
             out.append(f"  held:    {'; '.join(h.describe() for h in p.held[:6])}"
                        f"{f' … ({len(p.held)} entries)' if len(p.held) > 6 else ''}")
+    if r.closest is not None and out:
+        row, shared, diff = r.closest
+        where = "identical" if diff.kind == "identical" else (
+            f"appended from {diff.path}" if diff.kind == "appended" else
+            f"{diff.path} char {diff.offset or 0:,}: old «{_v(diff.old)}» / new «{_v(diff.new)}»")
+        out.append(f"  closest: row {row} shares {shared:,} tokens, more than the state reused; it differs at {where}")
     for f in r.findings:
         out.append(f"  finding: {f}")
     line = summary_line(r)
