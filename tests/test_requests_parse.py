@@ -109,6 +109,8 @@ def test_responses_instructions_and_leading_developer_item_are_system_and_items_
     c = req.control
     assert (c.previous_response_id, c.prompt_cache_key, c.prompt_cache_retention) == ("resp_1", "conv-7", "24h")
     assert req.params["max_output_tokens"] == 64
+    ref = parse_request({"input": [{"type": "item_reference", "id": "msg_9"}]})
+    assert ref is not None and "msg_9" in ref.segments[0].text()  # a reference's id is what it says
     string_input = parse_request({"input": "hello", "instructions": "be brief"})
     assert string_input is not None and [(s.kind, s.role, s.text()) for s in string_input.segments] == [
         ("system", "system", "be brief"), ("message", "user", "hello")]
@@ -215,3 +217,16 @@ def test_every_shape_has_rules_with_sources_and_a_checked_date() -> None:
         r = rules.of(shape)  # type: ignore[arg-type]
         assert r.sources and all(("http" in s or "llama" in s) for s in r.sources)
     assert rules.of("anthropic").order == ("tool", "system", "message")
+
+
+@pytest.mark.parametrize("body", [
+    {"messages": [{"role": "assistant", "content": 5, "tool_calls": 7}, "text", None], "tools": 3},
+    {"messages": [{"role": "user", "content": {"type": "text", "text": "x"}}], "tools": {"a": 1}},
+    {"system": 5, "messages": [{"role": "user", "content": [None, 3, {"type": "text"}]}], "tools": [None]},
+    {"input": [None, 5, {"type": "function_call_output", "output": [1]}], "tools": 9, "instructions": [7]},
+    {"input": {"odd": True}, "instructions": None},
+])
+def test_a_malformed_body_is_read_as_far_as_it_goes_and_never_raises(body: dict[str, Any]) -> None:
+    req = parse_request(body)
+    assert req is not None and req.shape == detect_shape(body)
+    request_parts(req)  # the digest of whatever was read

@@ -127,3 +127,17 @@ def test_non_streamed_answers_of_each_shape() -> None:
     assert (c.shape, c.output_chars, c.finish_reason) == ("chat", 5, "length")
     e = answer_from_json({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}, 1.0)
     assert e.outcome == "http-error" and "bad" in (e.error or "")
+
+
+def test_odd_chunks_are_skipped_not_fatal() -> None:
+    lines = sse((None, {"choices": [{"delta": ["not", "a", "map"]}, 5, {"delta": {"tool_calls": 3}}]}),
+                (None, {"choices": "none", "usage": {"prompt_tokens": 1}}), (None, [1, 2]), (None, "[DONE]"))
+    answer, _ = run(lines, "chat")
+    assert answer.outcome == "ok" and answer.usage == {"prompt_tokens": 1}
+    anthropic = sse(("content_block_delta", {"type": "content_block_delta", "delta": "x"}),
+                    ("message_delta", {"type": "message_delta", "delta": None, "usage": {"output_tokens": 2}}),
+                    ("message_stop", {"type": "message_stop"}))
+    answer, _ = run(anthropic, "anthropic")
+    assert answer.outcome == "ok" and answer.usage == {"output_tokens": 2}
+    odd = answer_from_json({"choices": "x", "usage": None}, 1.0)
+    assert odd.outcome == "ok" and odd.output_chars == 0

@@ -17,9 +17,10 @@ from urllib.parse import urlparse
 
 import httpx
 
-from analyzer.requests.answers import Answer
+from analyzer.requests.answers import Answer, answer_from_json
 from analyzer.requests.detect import detect_shape
 from analyzer.requests.model import Shape
+from analyzer.requests.streams import StreamReader as ShapeReader
 
 ERROR_BODY_CHARS = 300
 
@@ -107,7 +108,6 @@ class StreamReader:
     """
 
     def __init__(self, start: float, shape: Shape | None = None) -> None:
-        from analyzer.requests.streams import StreamReader as ShapeReader
         self._reader = ShapeReader(start, shape)
 
     @property
@@ -143,7 +143,6 @@ def _read_json(response: httpx.Response, start: float, shape: Shape | None) -> O
 
 def outcome_from_json(data: Any, total_s: float, shape: Shape | None = None) -> Outcome:
     """A non-streamed answer (one JSON object) of any shape as an `Outcome` (`shape` None: judged from it)."""
-    from analyzer.requests.answers import answer_from_json
     return outcome_of(answer_from_json(data, total_s, shape))
 
 

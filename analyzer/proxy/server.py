@@ -298,7 +298,7 @@ class _Relay(BaseHTTPRequestHandler):
         except (ConnectionError, OSError, ValueError):  # the client went away (or sent a broken chunk size)
             self.close_connection = True
             return
-        request = parsed_request(body, self.path, self.headers.items()) if body else None
+        request = self._read_request(body) if body else None
         number, gap, label, index = proxy._begin(request)
         started_at = _dt.datetime.now(_dt.UTC)
         start = time.monotonic()
@@ -312,6 +312,16 @@ class _Relay(BaseHTTPRequestHandler):
             exchange = None
         finally:
             proxy._end(exchange, label, index, secrets)
+
+    def _read_request(self, body: bytes) -> Request | None:
+        """The request model of the body; a body it cannot read is relayed all the same (recorded without a
+        shape, one line through `say`): analysis never breaks the pass-through."""
+        try:
+            return parsed_request(body, self.path, self.headers.items())
+        except Exception as exc:  # noqa: BLE001 - the relay must go on whatever the parser meets
+            self.owner._say(f"{self.command} {self.path}: the request model could not read the body "
+                            f"({type(exc).__name__}: {exc}); recorded without its shape")
+            return None
 
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():

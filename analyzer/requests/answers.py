@@ -32,6 +32,14 @@ class Answer:
     shape: Shape | None = None
 
 
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def error_message(value: Any) -> str:
     """The server's own message out of an error object of any shape, shortened to one line."""
     text = None
@@ -75,16 +83,16 @@ def answer_from_json(data: Any, total_s: float | None, shape: Shape | None = Non
     out.timings = dict(data["timings"]) if isinstance(data.get("timings"), Mapping) else None
     if out.shape == "anthropic":
         out.finish_reason = _str(data.get("stop_reason"))
-        out.output_chars = sum(_block_chars(b) for b in data.get("content") or [] if isinstance(b, Mapping))
+        out.output_chars = sum(_block_chars(b) for b in as_list(data.get("content")) if isinstance(b, Mapping))
     elif out.shape == "responses":
         _responses_json(out, data)
     else:
-        choice = (data.get("choices") or [{}])[0]
-        message = choice.get("message") or {} if isinstance(choice, Mapping) else {}
+        choice = as_map((as_list(data.get("choices")) or [{}])[0])
+        message = as_map(choice.get("message"))
         out.output_chars = sum(len(str(message.get(k) or "")) for k in ("content", "reasoning_content"))
-        out.output_chars += sum(len(str((c.get("function") or {}).get("arguments") or ""))
-                                for c in message.get("tool_calls") or [] if isinstance(c, Mapping))
-        out.finish_reason = _str(choice.get("finish_reason")) if isinstance(choice, Mapping) else None
+        out.output_chars += sum(len(str(as_map(c.get("function")).get("arguments") or ""))
+                                for c in as_list(message.get("tool_calls")) if isinstance(c, Mapping))
+        out.finish_reason = _str(choice.get("finish_reason"))
     return out
 
 
@@ -95,12 +103,12 @@ def _responses_json(out: Answer, data: Mapping[str, Any]) -> None:
     details = data.get("incomplete_details")
     reason = details.get("reason") if isinstance(details, Mapping) else None
     out.finish_reason = _str(reason) or _str(status)
-    for item in data.get("output") or []:
+    for item in as_list(data.get("output")):
         if not isinstance(item, Mapping):
             continue
         if isinstance(item.get("arguments"), str):
             out.output_chars += len(item["arguments"])
-        for part in item.get("content") or item.get("summary") or []:
+        for part in as_list(item.get("content")) or as_list(item.get("summary")):
             if isinstance(part, Mapping) and isinstance(part.get("text"), str):
                 out.output_chars += len(part["text"])
 

@@ -7,7 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from analyzer.requests.build import Collected, assemble, block_of, content_blocks, fields, marker, text_or_none
+from analyzer.requests.build import (
+    Collected,
+    assemble,
+    block_of,
+    content_blocks,
+    fields,
+    listed,
+    marker,
+    text_or_none,
+)
 from analyzer.requests.chat import tool_block, tool_name
 from analyzer.requests.control import Headers, control_of
 from analyzer.requests.model import Block, Request
@@ -18,7 +27,7 @@ def parse_anthropic(body: Mapping[str, Any], *, path: str | None = None, headers
     all_rules = render_rules()
     rules = all_rules.of("anthropic")
     collected = Collected()
-    for i, tool in enumerate(body.get("tools") or []):
+    for i, tool in enumerate(listed(body.get("tools"))):
         cc = marker(tool)
         collected.add("tool", f"tools[{i}]", None, [tool_block(tool, rules)], name=tool_name(tool),
                       markers=[(None, cc)] if cc else [])
@@ -30,7 +39,7 @@ def parse_anthropic(body: Mapping[str, Any], *, path: str | None = None, headers
             cc = marker(part)
             collected.add("system", f"system[{i}]", "system", [block_of(part, rules)],
                           markers=[(0, cc)] if cc else [])
-    for i, message in enumerate(body.get("messages") or []):
+    for i, message in enumerate(listed(body.get("messages"))):
         if not isinstance(message, Mapping):
             collected.add("message", f"messages[{i}]", None, [block_of(message, rules)])
             continue

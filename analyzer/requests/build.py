@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from analyzer.requests.model import Block, Breakpoint, CacheControl, Request, Segment, SegmentKind, Shape
@@ -89,7 +89,6 @@ def assemble(shape: Shape, endpoint: str | None, body: Mapping[str, Any], collec
 
 
 def _with_breakpoints(control: CacheControl, breakpoints: list[Breakpoint]) -> CacheControl:
-    from dataclasses import replace
     return replace(control, breakpoints=tuple(breakpoints))
 
 
@@ -109,6 +108,11 @@ def content_blocks(content: Any, rules: ShapeRules) -> tuple[list[Block], list[t
                 markers.append((i, cc))
         return blocks, markers
     return [block_of(content, rules)], []
+
+
+def listed(value: Any) -> list[Any]:
+    """`value` when it is a list, else no items: a malformed body is read as far as it goes, never raises."""
+    return value if isinstance(value, list) else []
 
 
 def fields(body: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from analyzer.requests.build import (
     canonical_json,
     content_blocks,
     fields,
+    listed,
     marker,
     text_or_none,
     without_control,
@@ -27,7 +28,7 @@ def parse_chat(body: Mapping[str, Any], *, path: str | None = None, headers: Hea
     rules = all_rules.of("chat")
     collected = Collected()
     leading = True
-    for i, message in enumerate(body.get("messages") or []):
+    for i, message in enumerate(listed(body.get("messages"))):
         if not isinstance(message, Mapping):
             collected.add("message", f"messages[{i}]", None, [block_of(message, rules)])
             leading = False
@@ -40,7 +41,7 @@ def parse_chat(body: Mapping[str, Any], *, path: str | None = None, headers: Hea
         leading = False
         name = text_or_none(message.get("name")) or text_or_none(message.get("tool_call_id"))
         collected.add("message", f"messages[{i}]", role, blocks, name=name, markers=markers)
-    for i, tool in enumerate(body.get("tools") or []):
+    for i, tool in enumerate(listed(body.get("tools"))):
         cc = marker(tool)
         collected.add("tool", f"tools[{i}]", None, [tool_block(tool, rules)], name=tool_name(tool),
                       markers=[(None, cc)] if cc else [])
@@ -59,7 +60,7 @@ def message_blocks(message: Mapping[str, Any], rules: ShapeRules) -> tuple[list[
     blocks, markers = content_blocks(message.get("content"), rules)
     markers = [(None if b is None else b + len(head), cc) for b, cc in markers]
     calls = [Block("tool_call", canonical_json(without_control(c, rules), rules))
-             for c in message.get("tool_calls") or []]
+             for c in listed(message.get("tool_calls"))]
     return head + blocks + calls, markers
 
 

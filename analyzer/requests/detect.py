@@ -49,7 +49,8 @@ def _has_prompt(body: Mapping[str, Any], shape: Shape) -> bool:
 
 def _block_types(body: Mapping[str, Any]) -> set[str]:
     found: set[str] = set()
-    for message in body.get("messages") or []:
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
         content = message.get("content") if isinstance(message, Mapping) else None
         if isinstance(content, list):
             found.update(str(b.get("type")) for b in content if isinstance(b, Mapping))

@@ -15,6 +15,7 @@ from analyzer.requests.build import (
     canonical_json,
     content_blocks,
     fields,
+    listed,
     marker,
     text_or_none,
     without_control,
@@ -53,7 +54,7 @@ def parse_responses(body: Mapping[str, Any], *, path: str | None = None, headers
             leading = False
             name = text_or_none(item.get("call_id")) if isinstance(item, Mapping) else None
             collected.add("message", f"input[{i}]", role, blocks, name=name, markers=markers)
-    for i, tool in enumerate(body.get("tools") or []):
+    for i, tool in enumerate(listed(body.get("tools"))):
         cc = marker(tool)
         collected.add("tool", f"tools[{i}]", None, [tool_block(tool, rules)],
                       name=tool_name(tool) or (text_or_none(tool.get("type")) if isinstance(tool, Mapping) else None),
@@ -79,5 +80,6 @@ def item_blocks(item: Any, rules: ShapeRules) -> tuple[list[Block], list[tuple[i
         return content_blocks(item.get("content"), rules)
     if kind.endswith("_call_output") and isinstance(item.get("output"), str):
         return [Block(kind, item["output"])], []
-    kept = {k: v for k, v in item.items() if k not in rules.item_metadata_keys}
+    dropped = frozenset() if kind in rules.id_is_content_types else rules.item_metadata_keys
+    kept = {k: v for k, v in item.items() if k not in dropped}
     return [Block(kind, canonical_json(without_control(kept, rules), rules))], []

@@ -34,6 +34,7 @@ class ShapeRules:
     param_fields: tuple[str, ...]
     sources: tuple[str, ...]
     item_metadata_keys: frozenset[str] = frozenset()
+    id_is_content_types: frozenset[str] = frozenset()
     detect_keys: tuple[str, ...] = ()
     detect_block_types: frozenset[str] = frozenset()
     detect_tool_keys: tuple[str, ...] = ()
@@ -89,6 +90,7 @@ def parse_rules(data: dict[str, Any]) -> RenderRules:
             sort_keys=key_order == "sorted", control_fields=tuple(raw.get("control_fields") or ()),
             param_fields=tuple(raw.get("param_fields") or ()), sources=tuple(raw.get("sources") or ()),
             item_metadata_keys=frozenset(raw.get("item_metadata_keys") or ()),
+            id_is_content_types=frozenset(raw.get("id_is_content_types") or ()),
             detect_keys=tuple(raw.get("detect_keys") or ()),
             detect_block_types=frozenset(raw.get("detect_block_types") or ()),
             detect_tool_keys=tuple(raw.get("detect_tool_keys") or ()))

@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any
 
 from analyzer.errors import AnalyzerError
-from analyzer.requests.answers import Answer, error_message, take_server
+from analyzer.requests.answers import Answer, as_list, as_map, error_message, take_server
 from analyzer.requests.model import Shape
 
 STREAM_RULES_FILE = "analyzer/rules/requests/streams.toml"
@@ -126,13 +126,13 @@ class StreamReader:
         rules = stream_rules()["chat"]
         out = self.out
         take_server(out, chunk)
-        for choice in chunk.get("choices") or []:
+        for choice in as_list(chunk.get("choices")):
             if not isinstance(choice, Mapping):
                 continue
-            delta = choice.get("delta") or {}
+            delta = as_map(choice.get("delta"))
             text = "".join(str(delta.get(k) or "") for k in rules["delta_fields"])
-            text += "".join(str((c.get("function") or {}).get("arguments") or "")
-                            for c in delta.get("tool_calls") or [] if isinstance(c, Mapping))
+            text += "".join(str(as_map(c.get("function")).get("arguments") or "")
+                            for c in as_list(delta.get("tool_calls")) if isinstance(c, Mapping))
             self._generated(text)
             if choice.get("finish_reason"):
                 out.finish_reason = str(choice["finish_reason"])
@@ -152,10 +152,10 @@ class StreamReader:
             if isinstance(usage, Mapping):  # message_delta's usage is cumulative: it updates message_start's
                 out.usage = {**(out.usage or {}), **usage}
         if kind in rules["delta_types"]:
-            delta = chunk.get("delta") or {}
+            delta = as_map(chunk.get("delta"))
             self._generated("".join(str(delta.get(k) or "") for k in rules["delta_fields"]))
         if kind == "message_delta":
-            reason = (chunk.get("delta") or {}).get("stop_reason")
+            reason = as_map(chunk.get("delta")).get("stop_reason")
             if reason:
                 out.finish_reason = str(reason)
         if isinstance(chunk.get("timings"), Mapping):
