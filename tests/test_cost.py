@@ -395,8 +395,6 @@ def test_an_experiment_log_is_priced_per_series(capsys, tmp_path: Path) -> None:
 
 
 def test_a_clock_at_the_top_of_the_system_prompt_is_a_break_and_a_side_call_is_not() -> None:
-    from analyzer.cost.heads import head_breaks
-
     def msgs(system: str) -> list[dict[str, Any]]:
         return [{"role": "system", "content": system}, {"role": "user", "content": "hi"}]
 
@@ -409,12 +407,12 @@ def test_a_clock_at_the_top_of_the_system_prompt_is_a_break_and_a_side_call_is_n
                 messages=msgs("Write a title for this conversation, five words at most. " + "x" * 42))]
     rep = bill(rows, load_book())
     prefix = analyse(rows, renderer=CharRenderer())
-    add_breaks(rep, prefix, head_breaks(rows, prefix, CharRenderer()))
+    add_breaks(rep, prefix)
     assert [len(r.breaks) for r in rep.requests] == [0, 1, 0]
     brk = rep.requests[1].breaks[0]
     # "0001…" vs "0002…": 3 characters (tokens) shared, 102 − 3 = 99 recomputed at $1.32 instead of $0.044 (peak)
     assert brk.recomputed == 99 and brk.lost == pytest.approx(99 * (1.32 - 0.044) / M)
-    assert brk.cause.startswith("system changed") and "head" in brk.rate_why
+    assert brk.cause.startswith("system changed") and "conversation 1" in brk.rate_why
 
 
 def test_the_record_of_an_experiment_log_names_its_factor_and_prices_each_series() -> None:

@@ -52,10 +52,7 @@ def cost(rows: list[dict[str, Any]], options: CostOptions = CostOptions()) -> Co
     except AnalyzerError as exc:
         report.notes.append(f"prefix breaks not priced: {exc}")
     else:
-        from analyzer.cost.heads import head_breaks
-        from analyzer.prefix.tokens import PlainRenderer
-
-        add_breaks(report, prefix, head_breaks(rows, prefix, renderer or PlainRenderer()))
+        add_breaks(report, prefix)
         if options.whatif_retention:
             from analyzer.cost.retention import retention_whatif
 

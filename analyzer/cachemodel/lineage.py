@@ -40,9 +40,14 @@ def head(request: Request) -> tuple[str, ...]:
 
 def head_share(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     """How much of two heads is the same: each pair of segments at the same place counts the characters they
-    share from their start, over the longer head (one changed line keeps the rest of its segment and the
-    segments after it)."""
-    shared = sum(len(os.path.commonprefix([x, y])) for x, y in zip(a, b, strict=False))
+    share from their start and, after that, from their end, over the longer head. One changed value — a clock
+    or an id near the top of the system prompt — keeps nearly all of its segment (the same agent, a broken
+    prefix); a side call's prompt (a title, a summary) shares little beyond a template header."""
+    shared = 0
+    for x, y in zip(a, b, strict=False):
+        start = len(os.path.commonprefix([x, y]))
+        end = len(os.path.commonprefix([x[start:][::-1], y[start:][::-1]]))
+        shared += start + end
     return shared / max(sum(map(len, a)), sum(map(len, b)), 1)
 
 

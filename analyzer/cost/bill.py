@@ -312,20 +312,21 @@ def _attribution_text(a: Any) -> str | None:
     return "; ".join(parts) or None
 
 
-def add_breaks(report: CostReport, prefix: Any, extra: list[Any] | None = None) -> None:
-    """Price the breaks of a prefix report (`analyzer.prefix.PrefixReport`) into `report` and group them;
-    `extra`: comparisons the report left out (`analyzer.cost.heads.head_breaks`)."""
-    from analyzer.cost.heads import from_prefix
-
+def add_breaks(report: CostReport, prefix: Any) -> None:
+    """Price the breaks of a prefix report (`analyzer.prefix.PrefixReport`) into `report` and group them: each
+    request against the baseline its lineage chose (the cache entry it matched, else the request before it in
+    its conversation), so a break is priced once, against what could have been reused."""
     by_row = {r.row: r for r in report.requests}
-    for rep in [*from_prefix(prefix), *(extra or [])]:
+    tokens = {r.row: r.prompt_tokens for r in prefix.requests}
+    for rep in prefix.requests:
         s = rep.structure
         cost = by_row.get(rep.row)
         if s is None or s.kind in ("identical", "appended") or cost is None or rep.token_index is None:
             continue
-        recomputed = max(0, min(rep.base_tokens, rep.tokens) - rep.token_index)
-        if not prefix.exact and rep.tokens and cost.buckets.prompt:
-            recomputed = round(recomputed * cost.buckets.prompt / rep.tokens)
+        base_tokens = tokens.get(rep.baseline_row or -1, 0)
+        recomputed = max(0, min(base_tokens, rep.prompt_tokens) - rep.token_index)
+        if not prefix.exact and rep.prompt_tokens and cost.buckets.prompt:
+            recomputed = round(recomputed * cost.buckets.prompt / rep.prompt_tokens)
         r = cost.quote.rates
         if cost.buckets.written:
             billed, why = r.write_rate(cost.buckets.cache_write[0][0])
@@ -337,7 +338,8 @@ def add_breaks(report: CostReport, prefix: Any, extra: list[Any] | None = None) 
         attribution = _attribution_text(rep.attribution)
         cost.breaks.append(Break(rep.row, rep.baseline_row, s.kind, _where(s), _cause_key(s, attribution),
                                  s.old, s.new, attribution, recomputed, lost,
-                                 f"{why} − cache read, per {cost.quote.per_tokens:,} tokens; compared by {rep.how}"))
+                                 f"{why} − cache read, per {cost.quote.per_tokens:,} tokens; "
+                                 f"compared with {rep.baseline}"))
     groups: dict[str, list[Break]] = {}
     for c in report.requests:
         for b in c.breaks:
