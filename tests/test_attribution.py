@@ -132,6 +132,12 @@ def test_a_file_content_after_a_heading_line_is_traced_through_the_heading(app) 
     assert ("before", f"{WORDS}/w") in needles(d)       # the divergence starts a line: the lines before it
     a = attribute(d, [], app["lookup"])
     assert a.literal is not None and a.literal.path == "src/prompt.ts"
+    # the same when the file's text differs in the middle of its first line
+    mid = first_difference(system_body(head + "first rule of the project"), system_body(head + "first rule changed"))
+    assert mid.offset == len(head) + len("first rule ")
+    assert ("before", f"{WORDS}/w") in needles(mid)
+    b = attribute(mid, [], app["lookup"])
+    assert b.literal is not None and b.literal.path == "src/prompt.ts" and b.literal.needle.startswith(WORDS)
 
 
 def test_analyze_prefix_prints_the_ranked_writers(app, capsys: pytest.CaptureFixture[str]) -> None:
@@ -155,7 +161,8 @@ def test_a_long_value_does_not_cut_the_words_before_it(app) -> None:
                          system_body(f"Custom words.\n{WORDS}{deep}two"))
     found = [n for side, n in needles(d) if side == "before"]
     assert WORDS in found and not any(n.startswith(WORDS[1:]) for n in found)
-    assert all(d.field_text[d.field_text.index(n) - 1] in " \n" for n in found)   # no needle starts mid-word
+    starts = [d.field_text.index(n) for n in found]
+    assert all(i == 0 or d.field_text[i - 1] in " \n" for i in starts)   # no needle starts mid-word
     a = attribute(d, [], app["lookup"])
     assert a.literal is not None and a.literal.needle == WORDS and a.literal.path == "src/prompt.ts"
 

@@ -210,8 +210,9 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
     its line (up to `max_chars`); the same text without the differing value's shared start, shortened word by
     word from the left (the words next to the value are the ones the code writes around it: `…model. Your
     working directory is ` when the model's name is a placeholder too); the same shortened from the right;
-    when the divergence starts a line (or nothing long enough stands before it), the nearest earlier lines
-    (`lookback_lines`); then the new text and the baseline's text from the divergence on (their first line)."""
+    the nearest earlier line with text (within `lookback_lines`: a file's content — an AGENTS.md — lands under a
+    heading line the app writes, and its own words are in no code); then the new text and the baseline's text
+    from the divergence on (their first line)."""
     cfg = _rules()["literals"]
     most, least = int(cfg["max_chars"]), int(cfg["min_chars"])
     text, k = diff.field_text, diff.offset or 0
@@ -248,22 +249,21 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
         if cut <= 0:
             break
         before = before[:cut + 1]
-    if len(text[line_start:k].strip()) < least:
-        end = line_start - 1
-        for _ in range(int(cfg.get("lookback_lines", 1))):
-            if end <= 0:
-                break
-            start = text.rfind("\n", 0, end) + 1
-            line = text[max(start, end - most):end]
-            if len(line.strip()) >= least:
+    end = line_start - 1  # the nearest earlier line with text: a heading the code writes above a file's content
+    for _ in range(int(cfg.get("lookback_lines", 1))):
+        if end <= 0:
+            break
+        start = text.rfind("\n", 0, end) + 1
+        line = text[max(start, end - most):end]
+        if len(line.strip()) >= least:
+            add("before", line)
+            cut = line.rstrip().rfind(" ")
+            while cut > 0 and len(line[:cut + 1].strip()) >= least:
+                line = line[:cut + 1]
                 add("before", line)
                 cut = line.rstrip().rfind(" ")
-                while cut > 0 and len(line[:cut + 1].strip()) >= least:
-                    line = line[:cut + 1]
-                    add("before", line)
-                    cut = line.rstrip().rfind(" ")
-                break
-            end = start - 1
+            break
+        end = start - 1
     for side, tail in (("new", text[k:]), ("old", diff.old)):
         first = tail.lstrip("\n").split("\n", 1)[0][:most]
         add(side, first)
