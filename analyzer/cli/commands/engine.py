@@ -15,7 +15,7 @@ HELP = "build, start, stop or inspect a local llama.cpp server (prefix caching, 
 ORDER = 72
 DESCRIPTION = (
     "llama-server is built once per machine from the llama.cpp vendored in the llama-cpp-python sdist (cached "
-    "by version under the analyzer cache dir, or $ANALYZER_ENGINE_CACHE), runs a tiny random-weight model with "
+    "by version under the analyzer cache dir, or $ANALYZER_ENGINE_CACHE), runs a tiny generated model with "
     "DeepSeek LLM's real tokenizer on 127.0.0.1 (prompt caching on; one slot of 32,768 tokens unless told "
     "otherwise), answers every request with the same few tokens (\" Ok.\" and end-of-sequence, whatever "
     "max_tokens asks), and reports usage.prompt_tokens_details.cached_tokens and timings.cache_n."
