@@ -42,6 +42,7 @@ def test_two_slots_are_read_back_from_the_server(two_slot_engine: EngineHandle) 
     assert s["ctx_size"] == 65536 and s["kv_unified"] is False
     assert s["cache_ram_mib"] == 8192 and s["cache_reuse"] == 0 and s["n_predict_default"] == 16
     assert s["n_predict_cap"] == 3 and "launch record" in s["sources"]["n_predict_cap"]
+    assert s["kv_bytes_per_token"] == 512  # 2 layers × (K + V) × 4 KV heads × 16 dims × 2 bytes
 
 
 @pytest.mark.parametrize("limit", [{"max_tokens": 4000}, {}])
