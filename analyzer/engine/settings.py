@@ -20,6 +20,7 @@ The keys (documented for the cache model in docs/round3.md, section "engine sett
     cache_prompt           --cache-prompt: reuse the slot's common prefix (a request may still turn it off)
     cache_ram_mib          --cache-ram: host-memory prompt cache size in MiB (0 off, -1 no limit)
     cache_reuse            --cache-reuse: minimum chunk reused by KV shifting (0 off)
+    cache_idle_slots       --cache-idle-slots: idle slots' prompts are saved to the host cache when a task starts
     slot_prompt_similarity --slot-prompt-similarity: how alike a prompt must be to pick a slot by prefix
     n_predict_default      --n-predict: output tokens for a request that sets no max_tokens
     n_predict_cap          most tokens one request can generate whatever it asks (the generated model's
@@ -41,10 +42,11 @@ import httpx
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 KEYS = ("server", "build", "model", "slots", "ctx_per_slot", "ctx_train", "ctx_size", "kv_unified", "cache_prompt",
-        "cache_ram_mib", "cache_reuse", "slot_prompt_similarity", "n_predict_default", "n_predict_cap", "answer",
-        "kv_bytes_per_token")
+        "cache_ram_mib", "cache_reuse", "cache_idle_slots", "slot_prompt_similarity", "n_predict_default",
+        "n_predict_cap", "answer", "kv_bytes_per_token")
 _LAUNCH_KEYS = {"ctx_size": "ctx_size", "kv_unified": "kv_unified", "cache_ram_mib": "cache_ram_mib",
-                "cache_reuse": "cache_reuse", "slot_prompt_similarity": "slot_prompt_similarity",
+                "cache_reuse": "cache_reuse", "cache_idle_slots": "cache_idle_slots",
+                "slot_prompt_similarity": "slot_prompt_similarity",
                 "n_predict_default": "n_predict"}
 
 
