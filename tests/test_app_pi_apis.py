@@ -41,3 +41,21 @@ def test_pi_speaks_the_chosen_api_to_its_endpoint(pi_app: Any, local_engine: Any
     assert provider["api"] == api and provider["models"][0]["contextWindow"] == window
     for turn in result.turns:  # what Pi itself reported: a complete answer of the engine's 3 tokens
         assert [e["output"] for e in turn["reported"]] == [3], turn
+
+
+def test_app_run_takes_the_api_and_the_servers_window(pi_app: Any, local_engine: Any, tmp_path: Path,  # noqa: F811
+                                                      capsys: pytest.CaptureFixture) -> None:
+    from appfixtures import PI_VERSION
+
+    from analyzer.cli import main
+
+    out = tmp_path / "run"
+    code = main(["app", "run", "pi", "Say hello.", "--version", PI_VERSION, "--api", "anthropic-messages",
+                 "--base-url", local_engine.base_url, "--out", str(out), "--max-tokens", "32000"])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "output 3" in printed, "Pi asked for 32,000 output tokens and got the engine's 3"
+    provider = json.loads((out / "home" / "models.json").read_text())["providers"]["analyzer"]
+    assert provider["baseUrl"] == local_engine.base_url.removesuffix("/v1")
+    assert provider["models"][0]["contextWindow"] == server_settings(local_engine.base_url)["ctx_per_slot"]  # type: ignore[index]
+    assert provider["models"][0]["maxTokens"] == 32000

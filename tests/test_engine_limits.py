@@ -41,12 +41,19 @@ def test_two_slots_are_read_back_from_the_server(two_slot_engine: EngineHandle) 
     assert s["ctx_per_slot"] == 32768 and s["ctx_train"] == 131072
     assert s["ctx_size"] == 65536 and s["kv_unified"] is False
     assert s["cache_ram_mib"] == 8192 and s["cache_reuse"] == 0 and s["n_predict_default"] == 16
+    assert s["cache_idle_slots"] is True
     assert s["n_predict_cap"] == 3 and "launch record" in s["sources"]["n_predict_cap"]
+    assert s["kv_bytes_per_token"] == 512  # 2 layers × (K + V) × 4 KV heads × 16 dims × 2 bytes
 
 
-@pytest.mark.parametrize("limit", [{"max_tokens": 4000}, {}])
+@pytest.mark.parametrize("limit", [
+    {"max_tokens": 4000, "temperature": 1.0},
+    {"temperature": 1.0},  # no limit at all: --n-predict's default, and the model ends sooner
+    # hot sampling with every filter off and a repetition penalty: the answer's margin still wins
+    {"max_tokens": 32000, "temperature": 2.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.5},
+])
 def test_output_ends_within_the_cap_whatever_the_request_asks(two_slot_engine: EngineHandle, limit: dict) -> None:
-    body = {"model": "local", "temperature": 1.0, **limit,
+    body = {"model": "local", **limit,
             "messages": [{"role": "user", "content": f"Write a long essay, {uuid.uuid4().hex}."}]}
     status, chunks = chat(two_slot_engine.base_url, body)
     assert status == 200

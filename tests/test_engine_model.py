@@ -117,3 +117,4 @@ def test_answer_tokens_must_be_in_the_vocabulary_and_distinct(tmp_path: Path, vo
 def test_default_spec_holds_a_coding_agents_prompt_per_slot() -> None:
     spec = ModelSpec()
     assert spec.context >= 65536, "the server caps each slot to the model's training context"
+    assert spec.kv_bytes_per_token == 512  # 2 layers × (K + V) × 4 KV heads × 16 dims × 2 bytes (f16)

@@ -29,8 +29,10 @@ def test_server_args_carry_every_option() -> None:
     pairs = dict(zip(args[::2], args[1::2], strict=False))
     assert pairs["--ctx-size"] == "65536" and pairs["--parallel"] == "2" and pairs["--cache-ram"] == "0"
     assert pairs["--cache-reuse"] == "256" and pairs["--n-predict"] == "8"
-    assert args[-1] == "--no-kv-unified"
-    assert EngineOptions(kv_unified=True).server_args()[-1] == "--kv-unified"
+    assert "--no-kv-unified" in args and "--cache-idle-slots" in args
+    assert "--kv-unified" in EngineOptions(kv_unified=True).server_args()
+    assert "--no-cache-idle-slots" in EngineOptions(cache_idle_slots=False).server_args()
+    assert EngineOptions(cache_ram_mib=0).as_dict()["cache_idle_slots"] is False, "the server turns it off then"
 
 
 @pytest.mark.parametrize("options, says", [

@@ -55,8 +55,9 @@ def write_record(engine_dir: Path, base_url: str, **changes: object) -> Path:
     port = int(base_url.rsplit(":", 1)[1].split("/")[0])
     record = {"pid": os.getpid(), "start_ticks": process_start_ticks(os.getpid()), "port": port, "model": MODEL,
               "options": {"parallel": 2, "ctx_size": 32768, "kv_unified": False, "cache_ram_mib": 512,
-                          "cache_reuse": 64, "n_predict": 16, "slot_prompt_similarity": 0.1},
-              "model_facts": {"ctx_train": 131072, "answer_tokens": 3, "answer": " Ok."}}
+                          "cache_reuse": 64, "n_predict": 16, "slot_prompt_similarity": 0.1,
+                          "cache_idle_slots": False},
+              "model_facts": {"ctx_train": 131072, "answer_tokens": 3, "answer": " Ok.", "kv_bytes_per_token": 512}}
     record.update(changes)
     path = launch_record_path(EnginePaths(engine_dir).logs, port)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -71,8 +72,9 @@ def test_settings_come_from_the_server_and_its_launch_record(llama_like: str, tm
     assert (s["server"], s["slots"], s["ctx_per_slot"], s["ctx_train"], s["build"]) == \
         ("llama.cpp", 2, 16384, 131072, "b4242-fixture")
     assert (s["ctx_size"], s["kv_unified"], s["cache_ram_mib"], s["cache_reuse"]) == (32768, False, 512, 64)
+    assert s["cache_idle_slots"] is False
     assert (s["n_predict_default"], s["n_predict_cap"], s["answer"], s["cache_prompt"]) == (16, 3, " Ok.", True)
-    assert s["model"] == "fixture-model.gguf"
+    assert s["model"] == "fixture-model.gguf" and s["kv_bytes_per_token"] == 512
     assert s["sources"]["slots"] == "/props total_slots"
     assert s["sources"]["ctx_train"] == "/v1/models meta.n_ctx_train"
     assert str(record) in s["sources"]["cache_ram_mib"]

@@ -41,6 +41,7 @@ def start_engine(cache_dir: Path, *, api_key: str | None = None, port: int | Non
     model = ensure_model(paths.cache_dir, spec, say=say)
     info = build_info(paths.cache_dir)
     facts = {"ctx_train": spec.context, "answer_tokens": spec.answer_tokens,
+             "kv_bytes_per_token": spec.kv_bytes_per_token,
              "answer": "".join(spec.answer).replace("Ġ", " ")}
     handle = launch(result.binary, model, paths.logs, api_key=api_key, port=port,
                     version=str(info.get("llama_server_version", "")), options=options, model_facts=facts,

@@ -49,6 +49,11 @@ class ModelSpec:
     answer_logit: float = 16.0
 
     @property
+    def kv_bytes_per_token(self) -> int:
+        """KV bytes one token takes in llama.cpp's default f16 cache: layers × (K + V) × kv_heads × head_dim × 2."""
+        return self.layers * 2 * self.kv_heads * (self.embedding // self.heads) * 2
+
+    @property
     def answer_tokens(self) -> int:
         """Tokens every reply generates: the answer and the end-of-sequence token."""
         return len(self.answer) + 1

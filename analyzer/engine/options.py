@@ -10,6 +10,8 @@ Why these knobs and these defaults (read in the vendored llama.cpp, llama-cpp-py
 - `--cache-ram` (host-memory prompt cache, MiB; llama.cpp's own default 8,192) and `--cache-reuse` (minimum
   chunk reused by KV shifting; default 0 = off) keep the server's defaults unless given, and are recorded so
   the cache model can use them.
+- `--cache-idle-slots` (on by default, common/common.h `cache_idle_slots = true`) saves the idle slots' prompts
+  to the host cache when a task starts; it needs `--cache-ram` (server-context.cpp turns it off without one).
 - `--n-predict` is only the default for a request that sets no `max_tokens`: the per-request limit wins
   (server-context.cpp "the per-request limit takes priority over the global one", `slot.n_predict_max =
   task.params.n_predict != -1 ? task.params.n_predict : params_base.n_predict`). The cap that holds whatever
@@ -41,6 +43,7 @@ class EngineOptions:
     cache_reuse: int = CACHE_REUSE
     n_predict: int = N_PREDICT
     kv_unified: bool = False
+    cache_idle_slots: bool = True
 
     @property
     def total_ctx(self) -> int:
@@ -80,11 +83,14 @@ class EngineOptions:
                 "--cache-ram", str(self.cache_ram_mib), "--cache-reuse", str(self.cache_reuse),
                 "--n-predict", str(self.n_predict)]
         args.append("--kv-unified" if self.kv_unified else "--no-kv-unified")
+        args.append("--cache-idle-slots" if self.cache_idle_slots else "--no-cache-idle-slots")
         return args
 
     def as_dict(self) -> dict:
         """What the state and launch records keep (with the derived total context)."""
-        return {**asdict(self), "ctx_size": self.total_ctx, "slot_prompt_similarity": SLOT_PROMPT_SIMILARITY}
+        return {**asdict(self), "ctx_size": self.total_ctx, "slot_prompt_similarity": SLOT_PROMPT_SIMILARITY,
+                # what the server runs with: it turns idle-slot saving off when there is no host cache
+                "cache_idle_slots": self.cache_idle_slots and self.cache_ram_mib != 0}
 
 
 DEFAULT_OPTIONS = EngineOptions()

@@ -20,11 +20,14 @@ The keys (documented for the cache model in docs/round3.md, section "engine sett
     cache_prompt           --cache-prompt: reuse the slot's common prefix (a request may still turn it off)
     cache_ram_mib          --cache-ram: host-memory prompt cache size in MiB (0 off, -1 no limit)
     cache_reuse            --cache-reuse: minimum chunk reused by KV shifting (0 off)
+    cache_idle_slots       --cache-idle-slots: idle slots' prompts are saved to the host cache when a task starts
     slot_prompt_similarity --slot-prompt-similarity: how alike a prompt must be to pick a slot by prefix
     n_predict_default      --n-predict: output tokens for a request that sets no max_tokens
     n_predict_cap          most tokens one request can generate whatever it asks (the generated model's
                            fixed answer, end-of-sequence included), None when not known
     answer                 the generated model's fixed reply text, when it is ours
+    kv_bytes_per_token     KV cache bytes per token of the generated model (f16 K and V, llama.cpp's default
+                           cache type); a saved prompt-cache state adds a few bytes per token of cell metadata
     sources                key -> where the value was read ("/props total_slots", "launch record …")
 """
 
@@ -39,9 +42,11 @@ import httpx
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 KEYS = ("server", "build", "model", "slots", "ctx_per_slot", "ctx_train", "ctx_size", "kv_unified", "cache_prompt",
-        "cache_ram_mib", "cache_reuse", "slot_prompt_similarity", "n_predict_default", "n_predict_cap", "answer")
+        "cache_ram_mib", "cache_reuse", "cache_idle_slots", "slot_prompt_similarity", "n_predict_default",
+        "n_predict_cap", "answer", "kv_bytes_per_token")
 _LAUNCH_KEYS = {"ctx_size": "ctx_size", "kv_unified": "kv_unified", "cache_ram_mib": "cache_ram_mib",
-                "cache_reuse": "cache_reuse", "slot_prompt_similarity": "slot_prompt_similarity",
+                "cache_reuse": "cache_reuse", "cache_idle_slots": "cache_idle_slots",
+                "slot_prompt_similarity": "slot_prompt_similarity",
                 "n_predict_default": "n_predict"}
 
 
@@ -93,6 +98,8 @@ def server_settings(base_url: str, headers: dict[str, str] | None = None, *, cli
         put("n_predict_cap", facts.get("answer_tokens"),
             f"launch record {where}: the generated model always answers {facts.get('answer')!r} and then ends")
         put("answer", facts.get("answer"), f"launch record {where}")
+        put("kv_bytes_per_token", facts.get("kv_bytes_per_token"),
+            f"launch record {where}: the generated model's layers × (K + V) × KV heads × head dim × 2 bytes (f16)")
     out["sources"] = sources
     return out
 

@@ -15,7 +15,7 @@ HELP = "build, start, stop or inspect a local llama.cpp server (prefix caching, 
 ORDER = 72
 DESCRIPTION = (
     "llama-server is built once per machine from the llama.cpp vendored in the llama-cpp-python sdist (cached "
-    "by version under the analyzer cache dir, or $ANALYZER_ENGINE_CACHE), runs a tiny random-weight model with "
+    "by version under the analyzer cache dir, or $ANALYZER_ENGINE_CACHE), runs a tiny generated model with "
     "DeepSeek LLM's real tokenizer on 127.0.0.1 (prompt caching on; one slot of 32,768 tokens unless told "
     "otherwise), answers every request with the same few tokens (\" Ok.\" and end-of-sequence, whatever "
     "max_tokens asks), and reports usage.prompt_tokens_details.cached_tokens and timings.cache_n."
@@ -55,6 +55,9 @@ def _engine_options(start: argparse.ArgumentParser) -> None:
     start.add_argument("--cache-ram", type=int, default=CACHE_RAM_MIB, metavar="MIB", dest="cache_ram",
                        help=f"host-memory prompt cache in MiB, 0 off, -1 no limit (default: {CACHE_RAM_MIB:,}, "
                             "llama-server's own)")
+    start.add_argument("--no-cache-idle-slots", action="store_false", dest="cache_idle_slots",
+                       help="do not save idle slots' prompts to the host cache when a task starts (default: saved, "
+                            "as llama-server does when --cache-ram is on)")
     start.add_argument("--cache-reuse", type=int, default=CACHE_REUSE, metavar="N",
                        help=f"reuse cached chunks of at least N tokens by KV shifting, 0 off (default: {CACHE_REUSE})")
     start.add_argument("--n-predict", type=int, default=N_PREDICT, metavar="N",
@@ -73,7 +76,8 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         from analyzer.engine.options import EngineOptions
 
         options = EngineOptions(parallel=args.parallel, ctx_size=args.ctx_size, cache_ram_mib=args.cache_ram,
-                                cache_reuse=args.cache_reuse, n_predict=args.n_predict, kv_unified=args.kv_unified)
+                                cache_reuse=args.cache_reuse, n_predict=args.n_predict, kv_unified=args.kv_unified,
+                                cache_idle_slots=args.cache_idle_slots)
         return _start(ctx, engine_dir, port=args.port, api_key_env=args.api_key_env, options=options)
     if action == "stop":
         return _stop(ctx)
@@ -230,5 +234,7 @@ def _options_line(options: dict, facts: dict) -> str:
            if facts.get("answer_tokens") else "every answer 3 tokens (the generated model's fixed reply)")
     return (f"--parallel {options['parallel']}, --ctx-size {_n(options['ctx_size'])} "
             f"({_n(per_slot)} per slot{', unified KV' if options.get('kv_unified') else ''}), "
-            f"--cache-ram {_n(options['cache_ram_mib'])} MiB, --cache-reuse {options['cache_reuse']}, "
+            f"--cache-ram {_n(options['cache_ram_mib'])} MiB"
+            f"{'' if options.get('cache_idle_slots', True) else ' (idle slots not saved)'}, "
+            f"--cache-reuse {options['cache_reuse']}, "
             f"--n-predict {options['n_predict']} (requests without max_tokens); {cap}")
