@@ -344,9 +344,9 @@ def test_a_server_that_ignores_stream_is_read_as_json(tmp_path: Path, capsys) ->
 
 
 def test_ctrl_c_landing_right_after_a_write_still_counts_that_row(tmp_path: Path) -> None:
+    from analyzer.observe.direct import run_experiment
     from analyzer.observe.experiment import load_experiment
     from analyzer.observe.jsonl import RowWriter
-    from analyzer.observe.runner import run_experiment
 
     class InterruptedAfterSecondRow(RowWriter):
         def write(self, row: dict) -> None:
