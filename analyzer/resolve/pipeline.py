@@ -42,12 +42,16 @@ def resolve_program(program: Program, rules: RuleSet, workers: int) -> Resolved:
     caller builds the graph (the build runs with the cyclic GC paused, so nothing here may form a cycle)."""
     symbols = SymbolResolver(program)
     types = Types(program, symbols, rules.identity_wrappers)
-    calls = CallResolver(program, symbols, types, no_guess=rules.no_guess, global_receivers=rules.global_receivers)
-    engine = DispatchEngine(program, symbols, types, calls, rules)
-    edges, unresolved, external_calls = resolve_all(calls, engine, list(program.files), workers)
-    edges.extend(engine.global_edges())
-    edges.extend(implicit_constructor_edges(program, types))
-    edges.extend(_function_value_edges(program, symbols, types, calls, rules, edges, engine.matches))
+    try:
+        calls = CallResolver(program, symbols, types, no_guess=rules.no_guess,
+                             global_receivers=rules.global_receivers)
+        engine = DispatchEngine(program, symbols, types, calls, rules)
+        edges, unresolved, external_calls = resolve_all(calls, engine, list(program.files), workers)
+        edges.extend(engine.global_edges())
+        edges.extend(implicit_constructor_edges(program, types))
+        edges.extend(_function_value_edges(program, symbols, types, calls, rules, edges, engine.matches))
+    finally:
+        types.release()  # the typing parts refer to each other; this breaks the cycle (see receivers.py)
     return Resolved(edges, unresolved, external_calls, engine.matches)
 
 
