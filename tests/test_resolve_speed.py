@@ -20,7 +20,7 @@ from analyzer.resolve.declarations import Declarations
 from analyzer.resolve.expressions import Expressions
 from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.hierarchy import Hierarchy
-from analyzer.resolve.literals import Literals
+from analyzer.resolve.objectliterals import Literals
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import load_rules
 from analyzer.resolve.symbols import SymbolResolver

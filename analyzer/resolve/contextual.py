@@ -15,8 +15,8 @@ from analyzer.index.model import CALL_SIGNATURE_FIELD, Binding, Call, Definition
 from analyzer.index.types import base_name
 from analyzer.resolve.declarations import Declarations
 from analyzer.resolve.expressions import Expressions
-from analyzer.resolve.literals import Literals
 from analyzer.resolve.modules import ModuleRef
+from analyzer.resolve.objectliterals import Literals
 from analyzer.resolve.program import DefRef, Program
 from analyzer.resolve.typed import (
     KEYED_RE,

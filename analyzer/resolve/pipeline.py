@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from analyzer.resolve.calls import CallResolver
 from analyzer.resolve.construct import implicit_constructor_edges
 from analyzer.resolve.edges import Edge
+from analyzer.resolve.functionvalues import FunctionValues
 from analyzer.resolve.parallel import Unresolved, resolve_all
 from analyzer.resolve.program import Program
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import DispatchEngine, RuleSet
 from analyzer.resolve.symbols import SymbolResolver
-from analyzer.resolve.values import FunctionValues
 
 
 @dataclass
@@ -58,7 +58,7 @@ def resolve_program(program: Program, rules: RuleSet, workers: int) -> Resolved:
 def _function_value_edges(program: Program, symbols: SymbolResolver, types: Types, calls: CallResolver,
                           rules: RuleSet, edges: list[Edge], matches: dict[str, int]) -> list[Edge]:
     """Calls of function-typed values (parameters, option properties, assigned fields), one pass per
-    `function_values` rule (see `analyzer.resolve.values`); counts each rule's matches into `matches`."""
+    `function_values` rule (see `analyzer.resolve.functionvalues`); counts each rule's matches into `matches`."""
     out: list[Edge] = []
     for rule in rules.function_values:
         found, count = FunctionValues(program, symbols, types, calls, rule, rules.events,

@@ -11,7 +11,7 @@ asks when it is built:
    supertypes and member lookup;
 2. `hierarchy.Hierarchy` — the class hierarchy downwards: subtypes and implementations;
 3. `expressions.Expressions` — expression typing: receiver chains, bindings, parameters, call results;
-4. `literals.Literals` — object literals: their types, and the literals implementing an interface;
+4. `objectliterals.Literals` — object literals: their types, and the literals implementing an interface;
 5. `contextual.Contextual` — contextual typing of callback and option-property parameters.
 
 Two questions run against that order — a `ReturnType<typeof f>` in a type text, and a parameter typed by
@@ -28,7 +28,7 @@ from analyzer.resolve.contextual import Contextual
 from analyzer.resolve.declarations import Declarations, _NoExpressions
 from analyzer.resolve.expressions import Expressions, _NoContext
 from analyzer.resolve.hierarchy import Hierarchy
-from analyzer.resolve.literals import Literals
+from analyzer.resolve.objectliterals import Literals
 from analyzer.resolve.program import Program
 from analyzer.resolve.symbols import SymbolResolver
 

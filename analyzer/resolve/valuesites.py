@@ -1,5 +1,5 @@
 """Where function values are written, passed and held: the indexes of the program that the function-value
-pass (`analyzer.resolve.values`) builds once, and the lookups over them that follow no value themselves —
+pass (`analyzer.resolve.functionvalues`) builds once, and the lookups over them that follow no value themselves —
 the enclosing function that owns a parameter, the object literal held by a name, the closures a scope
 passes, JSX props, event listeners, store actions and injected faces, the types declaring a field.
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from analyzer.usage import builtins
 from analyzer.usage.errors import JSThrow, UnresolvedName, UnsupportedSyntax
-from analyzer.usage.literals import decode_string, parse_number
+from analyzer.usage.jsliterals import decode_string, parse_number
 from analyzer.usage.locate import FunctionLocator, LocatedFunction, SourceModule, unwrap
 from analyzer.usage.operators import Operators
 from analyzer.usage.scope import (

@@ -1,4 +1,5 @@
-"""The Round 2 research record: the reconcile document (both routes, the comparison) in the route's template.
+"""The research record of a reconciliation: the reconcile document (both routes, the comparison) in the
+route's template.
 
 Every number comes from the replay document; the request-path summary from the trace at the same commits.
 Wording is in `analyzer/records/sentences/reconcile.<lang>.toml`.

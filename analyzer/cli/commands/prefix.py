@@ -12,7 +12,7 @@ from analyzer.errors import AnalyzerError
 
 NAME = "prefix"
 ORDER = 47
-HELP = "Round 3: where consecutive recorded requests stop sharing a prefix; predicted vs reported cached tokens"
+HELP = "where consecutive recorded requests stop sharing a prefix; predicted vs reported cached tokens"
 DESCRIPTION = (
     "Reads a log written by `analyze proxy` (rows with the request body). For each request and the one before it "
     "in its series (or --against a row or the control series) it prints where they first differ in the request "
