@@ -36,7 +36,9 @@ def test_a_continued_session_reuses_the_prefix_and_pi_reports_what_the_server_di
         pi_app, local_engine, tmp_path: Path) -> None:  # noqa: F811
     exp = _experiment(tmp_path, ["Say hello.", "Say it again.", "Once more."], {"factor": "none"})
     result = _run(exp, pi_app, local_engine.base_url, tmp_path / "obs")
-    assert all(t["exit_code"] == 0 and not any(e.get("error") for e in t["reported"]) for t in result.app.turns)
+    assert len(result.app.turns) == 6 and not any(t.failed for t in result.app.turns)  # 3 turns, 2 series
+    for t in result.app.turns:  # each series' files were set aside under its name, and the turn says where
+        assert t.result.stdout.parent == result.app.run_dir / t.series and t.result.stdout.is_file()
     control = [r for r in result.rows if r["series"] == "control"]
     assert len(control) >= 3 and all(r["outcome"] == "ok" for r in control)
     assert [(r.get("label") or {}).get("turn") for r in control][:1] == [1]

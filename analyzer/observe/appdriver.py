@@ -23,7 +23,7 @@ from analyzer.apps.profile import fill
 from analyzer.apps.session import AppSession
 from analyzer.observe.experiment import Experiment
 from analyzer.observe.jsonl import RowWriter, read_rows
-from analyzer.observe.runner import APP_ROW_KEY, AppRun, RunResult
+from analyzer.observe.runner import APP_ROW_KEY, AppRun, RunResult, SeriesTurn
 from analyzer.observe.usagefields import counts
 
 Say = Callable[[str], None]
@@ -48,7 +48,7 @@ class AppRunner:
         app, spec = self.app, exp.app
         run_dir = log.with_suffix(".run")  # beside its log: the app's outputs and private homes
         run_dir.mkdir(parents=True)
-        turns: list[dict[str, Any]] = []
+        turns: list[SeriesTurn] = []
         with start_proxy(self.upstream, run_dir, api_key_env=exp.endpoint.api_key_env, log_name="proxy") as proxy:
             for series, value in exp.vary.series():
                 session = _session(exp, app, proxy.base_url, run_dir, value)
@@ -56,11 +56,8 @@ class AppRunner:
                     proxy.label(series, factor=exp.vary.factor, value=value, turn=n)
                     self.say(f"observe: {exp.name}: {series} turn {n} of {len(spec.turns)} ({app.profile.name})")
                     turn = session.run_turn(prompt)
-                    turns.append({"series": series, "value": value, **turn.as_dict()})
-                _set_aside(session, run_dir / series)
-                for t in turns:
-                    if t["series"] == series:
-                        t["stdout"] = str(run_dir / series / Path(t["stdout"]).name)
+                    turns.append(SeriesTurn(series, value, turn))
+                _set_aside(session, run_dir / series)  # the turns' stdout paths move with the files
             proxy_log = proxy.log_path
         rows = [_with_experiment(r, exp, app) for r in read_rows(proxy_log) if r.get("measured", True)]
         attach_reported(rows, turns)
@@ -136,15 +133,16 @@ def _with_experiment(row: dict[str, Any], exp: Experiment, app: InstalledApp) ->
     return row
 
 
-def attach_reported(rows: list[dict[str, Any]], turns: list[dict[str, Any]]) -> None:
+def attach_reported(rows: list[dict[str, Any]], turns: list[SeriesTurn]) -> None:
     """Put the app's own usage for each model call beside the server's raw usage in that call's row.
 
     Pairing is by response id when the app reports one (Pi does), else by order within the turn; a call the app
     reported without a matching row, or a row without a report, is left unpaired, never guessed.
     """
     for t in turns:
-        mine = [r for r in rows if r.get("series") == t["series"] and (r.get("label") or {}).get("turn") == t["turn"]]
-        reported = [e for e in t["reported"] if not e.get("error")]
+        mine = [r for r in rows
+                if r.get("series") == t.series and (r.get("label") or {}).get("turn") == t.result.index]
+        reported = [e for e in t.result.reported if not e.get("error")]
         by_id = {e["response_id"]: e for e in reported if e.get("response_id")}
         used: set[int] = set()
         for row in mine:

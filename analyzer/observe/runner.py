@@ -20,12 +20,30 @@ if TYPE_CHECKING:
     import httpx
 
     from analyzer.apps.install import InstalledApp
+    from analyzer.apps.session import TurnResult
     from analyzer.observe.client import Outcome
     from analyzer.observe.experiment import Experiment
 
 SCHEMA = "analyzer.observe/1"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 APP_ROW_KEY = "app_reported"  # in a row of an app run: the app's own usage for that model call
+
+
+@dataclass(frozen=True)
+class SeriesTurn:
+    """One turn of one series as the app ran it: the series, the factor's value, and what the turn did."""
+
+    series: str
+    value: Any
+    result: TurnResult
+
+    @property
+    def failed(self) -> bool:
+        return self.result.exit_code != 0 or any(r.get("error") for r in self.result.reported)
+
+    def as_json(self) -> dict[str, Any]:
+        """The turn in the app summary (`analyzer.observe.app-summary/1`)."""
+        return {"series": self.series, "value": self.value, **self.result.as_dict()}
 
 
 @dataclass
@@ -35,7 +53,7 @@ class AppRun:
     app: InstalledApp
     proxy_log: Path
     run_dir: Path
-    turns: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[SeriesTurn] = field(default_factory=list)
     prefix: Any = None
     prefix_path: Path | None = None
     prefix_error: str | None = None
@@ -43,7 +61,7 @@ class AppRun:
 
     @property
     def failed_turns(self) -> int:
-        return sum(1 for t in self.turns if t["exit_code"] != 0 or any(r.get("error") for r in t["reported"]))
+        return sum(1 for t in self.turns if t.failed)
 
 
 @dataclass
