@@ -13,7 +13,7 @@ from analyzer.observe.appdriver import AppRunner
 from analyzer.observe.experiment import parse_experiment
 from analyzer.observe.jsonl import log_path
 from analyzer.observe.runner import APP_ROW_KEY
-from analyzer.observe.usagefields import counts
+from analyzer.requests.usage import read_usage
 
 pytestmark = [pytest.mark.engine, pytest.mark.upstream]
 
@@ -28,7 +28,7 @@ def _run(app: Any, upstream: str, tmp_path: Path, vary: dict[str, Any]) -> Any:
 def _main(rows: list[dict[str, Any]], series: str) -> dict[str, Any]:
     """The series' largest request: dsh's main agent call (smaller side calls, e.g. a title, may come first)."""
     mine = [r for r in rows if r["series"] == series and r["outcome"] == "ok"]
-    return max(mine, key=lambda r: counts(r["usage"], r.get("timings")).prompt or 0)
+    return max(mine, key=lambda r: read_usage(r["usage"], r.get("timings")).prompt or 0)
 
 
 def test_the_build_is_cached_by_commit(dsh_app) -> None:  # noqa: F811
@@ -43,12 +43,12 @@ def test_a_fresh_session_in_the_same_directory_reuses_the_main_prompt(dsh_app, l
     assert {r["series"] for r in result.rows} == {"control", "treatment"}
     control, treatment = _main(result.rows, "control"), _main(result.rows, "treatment")
     assert json.loads(control["request_body"])["messages"][0]["role"] == "system"
-    t = counts(treatment["usage"], treatment.get("timings"))
+    t = read_usage(treatment["usage"], treatment.get("timings"))
     assert treatment["parts"]["system"]["sha256"] == control["parts"]["system"]["sha256"]
     assert t.prompt and t.cached is not None and t.cached > t.prompt // 2
     reported = [r for r in result.rows if APP_ROW_KEY in r]
     for row in reported:  # dsh's own TokenUsage beside the raw usage
-        c = counts(row["usage"], row.get("timings"))
+        c = read_usage(row["usage"], row.get("timings"))
         assert row[APP_ROW_KEY]["prompt"] == c.prompt
 
 

@@ -16,7 +16,7 @@ from analyzer.observe.jsonl import log_path
 from analyzer.observe.record import build_record
 from analyzer.observe.runner import APP_ROW_KEY
 from analyzer.observe.summary import summarise, summarise_run, summary_lines
-from analyzer.observe.usagefields import counts
+from analyzer.requests.usage import read_usage
 
 pytestmark = pytest.mark.engine
 
@@ -43,10 +43,10 @@ def test_a_continued_session_reuses_the_prefix_and_pi_reports_what_the_server_di
     assert len(control) >= 3 and all(r["outcome"] == "ok" for r in control)
     assert [(r.get("label") or {}).get("turn") for r in control][:1] == [1]
     for row in result.rows:  # the third witness sits beside the raw usage, and agrees with it
-        c = counts(row["usage"], row.get("timings"))
+        c = read_usage(row["usage"], row.get("timings"))
         app = row[APP_ROW_KEY]
         assert (app["prompt"], app["cached"]) == (c.prompt, c.cached), row["index"]
-    later = [counts(r["usage"], r.get("timings")) for r in control[1:]]
+    later = [read_usage(r["usage"], r.get("timings")) for r in control[1:]]
     assert all(c.cached and c.prompt and c.cached / c.prompt > 0.5 for c in later)  # the session's prefix is reused
     body = json.loads(control[-1]["request_body"])
     assert [m["role"] for m in body["messages"]].count("user") == 3  # the continued session carries its history
@@ -101,9 +101,9 @@ def test_the_command_runs_an_app_experiment_and_writes_its_record(pi_app, local_
                                                                   capsys) -> None:  # noqa: F811
     """`analyze observe` on an [app] experiment: install (cached), run through the proxy, summary, record."""
     import tomli_w
+    from appfixtures import PI_VERSION
 
     from analyzer.cli import main
-    from appfixtures import PI_VERSION
 
     path = tmp_path / "one.toml"
     path.write_text(tomli_w.dumps({"name": "one-turn", "question": "does a second turn reuse the first?",

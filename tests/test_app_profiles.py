@@ -32,11 +32,56 @@ def test_the_shipped_profiles_load_with_what_a_run_needs() -> None:
 
 def test_placeholders_fill_the_models_file_but_leave_json_braces_alone() -> None:
     pi = load_profile("pi")
-    text = fill(pi.files[0].text, {"base_url": "http://127.0.0.1:9/v1", "model": "local", "max_tokens": "16"})
+    text = fill(pi.files[0].text, {"api_base_url": "http://127.0.0.1:9/v1", "api": "openai-completions",
+                                   "model": "local", "max_tokens": "16", "context_window": "32768"})
     data = json.loads(text)
     provider = data["providers"]["analyzer"]
     assert provider["baseUrl"] == "http://127.0.0.1:9/v1" and provider["models"][0]["id"] == "local"
+    assert provider["api"] == "openai-completions" and provider["models"][0]["contextWindow"] == 32768
     assert provider["apiKey"] == "$ANALYZER_APP_KEY"  # a variable reference, never a key
+
+
+class _App:
+    """The little of an installed app a session's placeholders read."""
+
+    def __init__(self, name: str) -> None:
+        self.profile = load_profile(name)
+        self.root = Path("/apps") / name
+
+
+@pytest.mark.parametrize(("api", "base", "window", "expected_window"), [
+    (None, "http://127.0.0.1:9/v1", None, 128000),           # the profile's default API and window
+    ("openai-responses", "http://127.0.0.1:9/v1", 32768, 32768),
+    ("anthropic-messages", "http://127.0.0.1:9", 65536, 65536),  # the Anthropic SDK adds /v1/messages itself
+])
+def test_a_pi_session_writes_the_chosen_api_its_base_url_and_the_servers_window(
+        tmp_path: Path, api: str | None, base: str, window: int | None, expected_window: int) -> None:
+    from analyzer.apps.session import AppSession
+
+    session = AppSession(_App("pi"), "http://127.0.0.1:9/v1", "local", tmp_path, api=api,  # type: ignore[arg-type]
+                         context_window=window)
+    session.prepare()
+    provider = json.loads((session.home / "models.json").read_text())["providers"]["analyzer"]
+    assert provider["api"] == (api or "openai-completions")
+    assert provider["baseUrl"] == base
+    assert provider["models"][0]["contextWindow"] == expected_window
+
+
+def test_only_an_app_told_its_window_asks_the_server_for_it() -> None:
+    assert load_profile("pi").uses_context_window and not load_profile("dsh").uses_context_window
+
+
+def test_an_api_the_app_cannot_speak_is_refused(tmp_path: Path) -> None:
+    data = {"name": "x", "question": "q", "app": {"profile": "pi", "turns": ["t"], "api": "gemini"},
+            "vary": {"factor": "none"}}
+    with pytest.raises(AnalyzerError, match="cannot speak API 'gemini'.*anthropic-messages"):
+        parse_experiment(data, tmp_path / "e.toml")
+    data["app"] = {"profile": "dsh", "turns": ["t"], "api": "anthropic-messages"}
+    with pytest.raises(AnalyzerError, match="no choice of API"):
+        parse_experiment(data, tmp_path / "e.toml")
+    data["app"] = {"profile": "pi", "turns": ["t"], "api": "anthropic-messages"}
+    exp = parse_experiment(data, tmp_path / "e.toml")
+    assert exp.app.api == "anthropic-messages" and exp.with_endpoint(model="m").app.api == "anthropic-messages"
 
 
 def test_an_unknown_profile_is_one_clear_error() -> None:

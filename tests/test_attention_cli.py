@@ -26,7 +26,7 @@ def test_all_with_record_to_stdout(capsys) -> None:
     assert main(["attention", "all", "--record", "--verify-max", "300"]) == 0
     out = capsys.readouterr().out
     assert "output consistency" in out and "K/V positions that differ" in out and "request pairs" in out
-    assert out.count("**Question (问题):**") == 3
+    assert out.count("**Question (问题):**") == 7  # append, edit, prefix, window, quantize, evict, offload
     for label in LABELS:
         assert f"**{label}:**" in out
     assert "N+1 = 33 / (N+1)(N+2)/2 = 561" in out
@@ -45,7 +45,7 @@ def test_record_file_plot_and_json(tmp_path: Path, capsys) -> None:
     assert data["edit"][0]["changed_positions_by_layer"] == [[6], list(range(6, 12))]
     assert data["edit"][1]["changed_positions_by_layer"] == [[6]]
     text = record.read_text(encoding="utf-8")
-    assert text.startswith("# Round 1 research records") and text.count("## ") == 3
+    assert text.startswith("# Round 1 research records") and text.count("\n## ") == 7
     for label in LABELS:
         assert label in text
     written = sorted(p.name for p in plots.iterdir())
@@ -85,3 +85,54 @@ def test_unwritable_record_path_is_an_error_not_a_traceback(tmp_path: Path, caps
     assert main(["attention", "append", "--length", "3", "--record", str(target)]) == 3
     err = capsys.readouterr().err
     assert err.startswith("error: cannot write") and "Traceback" not in err
+
+
+def test_json_all_includes_the_capacity_experiments_with_exact_counts(capsys) -> None:
+    assert main(["--json", "attention", "all", "--length", "16", "--verify-max", "100", "--window", "4",
+                 "--budget", "8", "--generate", "3"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {"append", "edit", "prefix", "window", "quantize", "evict", "offload"} <= set(data)
+    window = data["window"]
+    assert window["within_tolerance"] is True and window["tolerance"] == 1e-12
+    assert window["kv_kept_per_layer_per_kv_head"] == [4, 4] and window["held_positions"] == [12, 13, 14, 15]
+    assert window["rolling"]["qk_dots_by_layer"] == [4 * (1 + 2 + 3 + 4 * 13)] * 2
+    assert window["first_position_differing_from_full"] == 4
+    quant = {run["bits"]: run for run in data["quantize"]["runs"]}
+    assert quant[8]["bytes_per_token"] == 80 and quant[4]["bytes_per_token"] == 48
+    assert quant[8]["bytes_per_token_16bit"] == 128 and len(quant[4]["generated_tokens"]) == 3
+    assert all(len(run["attention_output_max_abs_error_by_layer"]) == 2 for run in quant.values())
+    evict = data["evict"]
+    assert {run["policy"] for run in evict["runs"]} == {"recent", "sinks + recent", "heavy hitters + recent"}
+    assert all(run["bytes_kept"] == 8 * 128 and run["bytes_full_cache"] == 16 * 128 for run in evict["runs"])
+    assert all(run["max_abs_logits"] > 0 for run in evict["runs"])
+    offload = data["offload"]
+    assert offload["computed_not_measured"] is True
+    assert offload["plans"][1]["model"] == "Llama-3-8B" and offload["plans"][1]["total_bytes"] == 4 * 2**30
+
+
+def test_capacity_experiments_alone_print_their_tables_and_chinese_records(capsys) -> None:
+    assert main(["attention", "window", "--length", "12", "--window", "4", "--record", "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert "rolling cache vs windowed recompute" in out and "restart at P − L(W−1)" in out
+    assert "滑动窗口：4 个位置的滚动 K/V cache" in out and "**尚未排除:**" in out and "随机权重" in out
+    assert main(["attention", "quantize", "--length", "8", "--generate", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "2·2·2 vectors × (8·4/8 + 2) B = 48 B" in out and "first generated step differing" in out
+    assert main(["attention", "evict", "--length", "12", "--budget", "6", "--sinks", "2"]) == 0
+    assert "0–1, 8–11" in capsys.readouterr().out  # sinks 0-1 and the 4 most recent
+    assert main(["attention", "offload", "--layers", "4", "--length", "10", "--offload-model", "deepseek-v2",
+                 "--offload-context", "1000"]) == 0
+    out = capsys.readouterr().out
+    assert "COMPUTED, NOT MEASURED" in out and "DeepSeek-V2" in out and "2 of 60" in out
+
+
+@pytest.mark.parametrize("argv,needle", [(["window", "--window", "0"], "--window"),
+                                         (["evict", "--budget", "0"], "--budget"),
+                                         (["quantize", "--generate", "0"], "--generate"),
+                                         (["offload", "--offload-model", "gpt-9"], "choose one of"),
+                                         (["offload", "--offload-context", "0"], "--offload-context"),
+                                         (["window", "--plot", "/tmp/never-written"], "append or edit")])
+def test_capacity_bad_input_is_one_error_line(argv: list[str], needle: str, capsys) -> None:
+    assert main(["attention", *argv]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and needle in err and err.count("\n") == 1

@@ -41,8 +41,10 @@ def rotate(vec: Vec, t: int) -> Vec:
     return out
 
 
-def plain_forward(params: dict[str, Mat | Vec], cfg: dict, tokens: list[int]) -> tuple[list[Vec], list[list]]:
-    """Returns per-position logits and, per layer, the K vectors [position][kv_head] after RoPE."""
+def plain_forward(params: dict[str, Mat | Vec], cfg: dict, tokens: list[int],
+                  window: int = 0) -> tuple[list[Vec], list[list]]:
+    """Returns per-position logits and, per layer, the K vectors [position][kv_head] after RoPE. With a window W
+    the query at t reads positions t-W+1..t (W keys, itself included)."""
     heads, kv_heads, hd = cfg["heads"], cfg["kv_heads"], cfg["head_dim"]
     group = heads // kv_heads
     xs = [list(params["embed"][tok]) for tok in tokens]
@@ -61,11 +63,12 @@ def plain_forward(params: dict[str, Mat | Vec], cfg: dict, tokens: list[int]) ->
             concat: Vec = []
             for h in range(heads):
                 g = h // group
-                scores = [sum(qs[t][h][d] * ks[j][g][d] for d in range(hd)) / math.sqrt(hd) for j in range(t + 1)]
+                keys = range(max(0, t - window + 1) if window else 0, t + 1)
+                scores = [sum(qs[t][h][d] * ks[j][g][d] for d in range(hd)) / math.sqrt(hd) for j in keys]
                 top = max(scores)
                 e = [math.exp(s - top) for s in scores]
                 z = sum(e)
-                concat += [sum(e[j] / z * vs[j][g][d] for j in range(t + 1)) for d in range(hd)]
+                concat += [sum(e[i] / z * vs[j][g][d] for i, j in enumerate(keys)) for d in range(hd)]
             attn = matvec(concat, params[f"layers.{i}.wo"])
             x1 = [x[c] + attn[c] for c in range(len(x))]
             up = matvec(rms(x1, params[f"layers.{i}.mlp_norm"]), params[f"layers.{i}.w1"])
@@ -119,3 +122,20 @@ def test_plain_loop_reference_is_sensitive_to_the_weights(tmp_path: Path, capsys
     after, _ = plain_forward(params, cfg, [1, 2, 3])
     assert before[0] == after[0]  # position 0 attends only to itself: softmax of one score is 1 whatever K is
     assert max(abs(a - b) for a, b in zip(before[2], after[2], strict=True)) > 1e-6
+
+
+@pytest.mark.parametrize("window", [1, 2, 3])
+def test_windowed_model_agrees_with_plain_loops(tmp_path: Path, window: int, capsys) -> None:
+    """The windowed mask, recomputed from the exported weights by loops that know nothing of the module."""
+    path = tmp_path / "params.npz"
+    assert main(["attention", "append", "--d-model", "16", "--heads", "4", "--kv-heads", "2", "--head-dim", "4",
+                 "--d-ff", "24", "--vocab", "20", "--seed", "3", "--length", "2", "--export-params", str(path)]) == 0
+    capsys.readouterr()
+    cfg, params = _load(path)
+    tokens = [3, 17, 0, 9, 9, 12, 4]
+    logits, _ = plain_forward(params, cfg, tokens, window)
+    cfg["window"] = window
+    model = AttentionModel(ModelConfig(**cfg))
+    assert np.abs(model.recompute(tokens).logits - np.array(logits)).max() < 1e-10
+    full, _ = plain_forward(params, cfg, tokens)
+    assert max(abs(a - b) for a, b in zip(full[-1], logits[-1], strict=True)) > 1e-6  # the window matters here

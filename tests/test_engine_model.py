@@ -39,7 +39,8 @@ def sha(path: Path) -> str:
 
 
 def test_model_is_reproducible_float32_with_the_copied_tokenizer(tmp_path: Path, vocab: Path) -> None:
-    spec = ModelSpec(layers=2, embedding=32, heads=4, kv_heads=2, feed_forward=48, context=512)
+    spec = ModelSpec(layers=2, embedding=32, heads=4, kv_heads=2, feed_forward=48, context=512,
+                     answer=("Hello", " world"))
     a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
     write_model(a, vocab, spec)
     write_model(b, vocab, spec)
@@ -75,3 +76,44 @@ def test_chat_template_puts_tools_between_system_and_conversation() -> None:
         tools=[{"type": "function", "function": {"name": "grep_tool"}}], add_generation_prompt=True)
     assert text.index("SYS") < text.index("grep_tool") < text.index("Q1")
     assert text.endswith("Assistant:")
+
+
+def next_token_table(path: Path) -> np.ndarray:
+    """What the model predicts after each token, computed from its tensors: with the layers' outputs zero, the
+    last hidden state is the token's embedding, RMS-normed (norm weights are ones), times the output matrix."""
+    reader = gguf.GGUFReader(str(path))
+    tensors = {t.name: np.asarray(t.data, dtype=np.float64) for t in reader.tensors}
+    assert not tensors["blk.0.attn_output.weight"].any() and not tensors["blk.1.ffn_down.weight"].any()
+    embd, output = tensors["token_embd.weight"], tensors["output.weight"]
+    normed = embd / np.sqrt((embd ** 2).mean(axis=1, keepdims=True) + 1e-6)
+    logits = normed @ output.T
+    top = np.sort(logits, axis=1)
+    margin = top[:, -1] - top[:, -2]
+    assert margin.min() > 40, "the intended next token must win at any sampling temperature an app sends"
+    return logits.argmax(axis=1)
+
+
+def test_every_answer_is_the_fixed_chain_then_end_of_sequence(tmp_path: Path, vocab: Path) -> None:
+    spec = ModelSpec(layers=2, embedding=32, heads=4, kv_heads=2, feed_forward=48, context=512,
+                     answer=("Hello", " world"))
+    path = tmp_path / "m.gguf"
+    write_model(path, vocab, spec)
+    nxt = next_token_table(path)
+    hello, world, eos = TOKENS.index("Hello"), TOKENS.index(" world"), 1
+    for token in range(len(TOKENS)):  # whatever the prompt ends with, the reply is "Hello world" then EOS
+        if token not in (hello, world):
+            assert nxt[token] == hello, TOKENS[token]
+    assert nxt[hello] == world and nxt[world] == eos
+    assert spec.answer_tokens == 3
+
+
+def test_answer_tokens_must_be_in_the_vocabulary_and_distinct(tmp_path: Path, vocab: Path) -> None:
+    for answer in (("Hello", "missing"), ("a", "a"), ()):
+        with pytest.raises(ValueError):
+            write_model(tmp_path / "x.gguf", vocab, ModelSpec(embedding=32, heads=4, kv_heads=2, feed_forward=48,
+                                                              context=512, answer=answer))
+
+
+def test_default_spec_holds_a_coding_agents_prompt_per_slot() -> None:
+    spec = ModelSpec()
+    assert spec.context >= 65536, "the server caps each slot to the model's training context"

@@ -91,3 +91,58 @@ def test_custom_kv_heads_without_heads_is_not_called_mha(capsys) -> None:
     assert model["kind"] == "MHA/GQA" and model["elements_per_token"] == 2 * 4 * 8 * 16
     assert main(["kv-size", "--json", "--layers", "4", "--heads", "8", "--kv-heads", "8", "--head-dim", "16"]) == 0
     assert json.loads(capsys.readouterr().out)["models"][0]["kind"] == "MHA"
+
+
+def test_window_and_quantized_bytes_per_layout() -> None:
+    llama = PRESETS["Llama-3-8B"]
+    assert llama.vectors_per_token == 2 * 32 * 8
+    assert llama.quantized_bytes_per_token(4) == 32 * (2 * 8 * 128 * 4 / 8 + 2 * 8 * 2)  # scales: 2 B per vector
+    assert llama.quantized_bytes_per_token(8) == 32 * (2048 + 32)
+    assert llama.windowed_bytes(16, 32_768, 4096) == 32 * 4096 * 2048 * 2
+    assert llama.windowed_bytes(16, 32_768, 4096, full_layers=16) == (16 * 32_768 + 16 * 4096) * 2048 * 2
+    assert llama.windowed_bytes(16, 1000, 4096) == llama.bytes_per_token(16) * 1000  # window longer than context
+    v2 = PRESETS["DeepSeek-V2"]
+    assert v2.vectors_per_token == 2 * 60  # latent c^KV and the RoPE key, each with its own scale
+    assert v2.quantized_bytes_per_token(4) == 60 * (576 / 2 + 2 * 2)
+    assert KvLayout("l", "MLA", layers=3, latent_dim=10).vectors_per_token == 3  # no RoPE key, no second scale
+
+
+def test_cli_window_json(capsys) -> None:
+    assert main(["kv-size", "--json", "--window", "4096", "--context", "32768", "--preset", "Llama-3-8B"]) == 0
+    cap = json.loads(capsys.readouterr().out)["models"][0]["capacity"]
+    assert cap["full_bytes"] == 4 * 2**30
+    assert cap["windowed_bytes"] == 512 * 2**20 and cap["windowed_layers"] == 32 and cap["full_layers"] == 0
+    assert cap["int8_bytes"] == 32 * 32_768 * (2048 + 32) == 2_181_038_080
+    assert cap["int4_bytes"] == 32 * 32_768 * (1024 + 32) == 1_107_296_256  # 1 GiB + 32 MiB of scales
+    assert cap["scale_bits"] == 16 and cap["scaled_vectors_per_token_per_layer"] == 16
+    assert main(["kv-size", "--json", "--window", "4096", "--full-layers", "8", "--context", "32768",
+                 "--preset", "Llama-3-8B"]) == 0
+    cap = json.loads(capsys.readouterr().out)["models"][0]["capacity"]
+    assert cap["windowed_bytes"] == (8 * 32_768 + 24 * 4096) * 2048 * 2
+
+
+def _evaluate(expression: str) -> float:
+    """`(0 · 32,768 + 32 · 4,096) · 2,048 · 2` → its value, the way a reader would check it by hand."""
+    return float(eval(expression.replace(",", "").replace("·", "*"), {"__builtins__": {}}))  # noqa: S307
+
+
+def test_cli_window_text_formulas_check_by_hand(capsys) -> None:
+    assert main(["kv-size", "--window", "4096", "--full-layers", "2", "--context", "32768"]) == 0
+    out = capsys.readouterr().out
+    assert "windowed (W = 4,096)" in out and "assumptions:" in out and "16-bit scale per cached vector" in out
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith(("full ", "windowed ", "8-bit ",
+                                                                                  "4-bit "))]
+    assert len(lines) == 4 * len(PRESETS)
+    for line in lines:
+        *_, numbers, total = line.split(" = ")
+        assert _evaluate(numbers) == float(total.removesuffix(" B").replace(",", "")), line
+    assert "4-bit    = layers · n · (E · 4/8 + V · 2) = 32 · 32,768 · (2,048 · 0.5 + 16 · 2) = 1,107,296,256 B" in out
+
+
+@pytest.mark.parametrize("argv,needle", [(["--window", "0"], "--window"), (["--full-layers", "2"], "--window W"),
+                                         (["--window", "8", "--full-layers", "40"], "Llama-3-8B's 32 layers"),
+                                         (["--window", "8", "--full-layers", "-1"], "--full-layers")])
+def test_cli_window_bad_input(argv: list[str], needle: str, capsys) -> None:
+    assert main(["kv-size", *argv]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and needle in err and err.count("\n") == 1

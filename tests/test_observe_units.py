@@ -9,22 +9,22 @@ from pathlib import Path
 
 from analyzer.observe.client import _retry_after
 from analyzer.observe.jsonl import log_path, scrub
-from analyzer.observe.usagefields import counts
+from analyzer.requests.usage import read_usage
 
 
 def test_each_provider_shape_is_read_from_its_own_field() -> None:
-    deepseek = counts({"prompt_tokens": 100, "prompt_cache_hit_tokens": 64, "prompt_cache_miss_tokens": 36,
+    deepseek = read_usage({"prompt_tokens": 100, "prompt_cache_hit_tokens": 64, "prompt_cache_miss_tokens": 36,
                        "prompt_tokens_details": {"cached_tokens": 1}})
     assert (deepseek.prompt, deepseek.cached, deepseek.cached_field) == (100, 64, "usage.prompt_cache_hit_tokens")
-    openai = counts({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 80}})
+    openai = read_usage({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 80}})
     assert (openai.cached, openai.cached_field) == (80, "usage.prompt_tokens_details.cached_tokens")
-    anthropic = counts({"input_tokens": 10, "cache_read_input_tokens": 80, "cache_creation_input_tokens": 5})
+    anthropic = read_usage({"input_tokens": 10, "cache_read_input_tokens": 80, "cache_creation_input_tokens": 5})
     assert (anthropic.prompt, anthropic.cached) == (95, 80)
-    timings = counts({"prompt_tokens": 100}, {"cache_n": 90, "prompt_n": 10})
+    timings = read_usage({"prompt_tokens": 100}, {"cache_n": 90, "prompt_n": 10})
     assert (timings.prompt, timings.cached, timings.cached_field) == (100, 90, "timings.cache_n")
-    only_timings = counts(None, {"cache_n": 7, "prompt_n": 3})
+    only_timings = read_usage(None, {"cache_n": 7, "prompt_n": 3})
     assert (only_timings.prompt, only_timings.prompt_field) == (10, "timings.cache_n + timings.prompt_n")
-    none = counts({"prompt_tokens": 5})
+    none = read_usage({"prompt_tokens": 5})
     assert (none.prompt, none.cached, none.cached_field) == (5, None, None)
 
 

@@ -1,5 +1,6 @@
-"""`analyze prefix` without a server: the prediction rules, the structure diff, attribution to hazards and to
-pinned literals (a small fixture repository indexed for real), and the report over hand-built rows."""
+"""`analyze prefix` without a server: endpoint detection, the structure diff over the request model,
+attribution to hazards and to pinned literals (a small fixture repository indexed for real), and the report
+over hand-built rows."""
 
 from __future__ import annotations
 
@@ -11,21 +12,14 @@ import git
 import pytest
 
 from analyzer.cli import main
-from analyzer.errors import AnalyzerError
 from analyzer.index.build import index_repo
 from analyzer.prefix import analyse, report_lines
 from analyzer.prefix.attribute import attribute, match_hazard, needles, value_at
-from analyzer.prefix.literals import IndexLiterals
-from analyzer.prefix.predict import (
-    common_prefix,
-    deepseek_units,
-    detect_rule,
-    llama_cpp_one_slot,
-    predict,
-    vllm_blocks,
-)
+from analyzer.prefix.predict import detect_rule
+from analyzer.prefix.source_lookup import IndexLiterals
 from analyzer.prefix.structure import first_difference, visible
 from analyzer.prefix.tokens import PlainRenderer
+from analyzer.requests import parse_request
 
 SYSTEM = "You are a coding agent.\nRead files before editing them.\nCurrent working directory: /work/alpha\n"
 TOOLS = [{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": {}}},
@@ -39,52 +33,15 @@ def body(system: str = SYSTEM, tools: list[dict[str, Any]] | None = None,
             "tools": TOOLS if tools is None else tools}
 
 
-# -- prediction rules --------------------------------------------------------------------------------------------
+# -- endpoint detection ------------------------------------------------------------------------------------------
 
-def test_llama_cpp_reuses_the_common_prefix_with_the_previous_prompt_but_not_the_last_token() -> None:
-    assert llama_cpp_one_slot(None, [1, 2, 3]) == 0
-    assert llama_cpp_one_slot([1, 2, 3, 4], [1, 2, 9, 4]) == 2
-    assert llama_cpp_one_slot([1, 2, 3], [1, 2, 3]) == 2          # identical: the last token is evaluated again
-    assert llama_cpp_one_slot([1, 2, 3], [1, 2, 3, 4, 5]) == 3    # an appended turn keeps the whole old prompt
-    assert llama_cpp_one_slot([1, 2], [1, 2, 3], always_evaluated=2) == 1
-
-
-def test_vllm_counts_whole_blocks_of_the_best_earlier_prompt() -> None:
-    current = list(range(100))
-    earlier = [list(range(40)) + [-1], list(range(70)) + [-1]]
-    assert vllm_blocks(earlier, current, block_size=16) == 64      # 70 shared → 4 whole blocks
-    assert vllm_blocks(earlier[:1], current, block_size=16) == 32
-    assert vllm_blocks([current], current, block_size=16) == 96    # 99 usable (last token computed) → 6 blocks
-    assert vllm_blocks([], current, block_size=16) == 0
-    with pytest.raises(ValueError):
-        vllm_blocks(earlier, current, block_size=0)
-
-
-def test_deepseek_hits_only_whole_units_in_64_token_storage() -> None:
-    a = list(range(200))
-    ab = a + [900 + i for i in range(50)]
-    # an earlier request that is a prefix of this one is a whole unit: 200 tokens → 3 storage units of 64
-    assert deepseek_units([a], ab) == 192
-    # A+B then A+C: A+C does not match the unit A+B …
-    ac = a + [500 + i for i in range(50)]
-    assert deepseek_units([ab], ac) == 0
-    # … but the common prefix A of two earlier requests is a unit of its own, hit by a third one A+D
-    ad = a + [700 + i for i in range(50)]
-    assert deepseek_units([ab, ac], ad) == 192
-    assert deepseek_units([list(range(50))], list(range(80))) == 0  # under one storage unit: not cached
-    # fixed-interval units (when the rules file gives an interval): every multiple inside the shared part
-    assert deepseek_units([ab], ac, interval_tokens=100) == 192
-    assert common_prefix([1, 2], [1, 3]) == 1
-
-
-def test_predict_reads_its_parameters_from_the_rules_file_and_detects_the_endpoint() -> None:
-    p = predict("vllm", [list(range(40))], list(range(50)))
-    assert p.cached == 32 and "16-token blocks" in p.basis and p.caveats
-    assert predict("llama.cpp", [[1, 2, 3]], [1, 2, 4]).cached == 2
-    with pytest.raises(AnalyzerError, match="no prediction rule 'sglang'"):
-        predict("sglang", [], [1])
+def test_the_endpoint_rule_is_detected_from_the_rows_server_first() -> None:
     assert detect_rule({"usage": {"prompt_cache_hit_tokens": 3}})[0] == "deepseek"
     assert detect_rule({"server": {"version": "llama.cpp b1-abc"}})[0] == "llama.cpp"
+    # llama.cpp serving the Anthropic shape reports Anthropic's usage fields: the server decides
+    assert detect_rule({"server": {"version": "llama.cpp b1"}, "usage": {"cache_read_input_tokens": 5}})[0] == \
+        "llama.cpp"
+    assert detect_rule({"config": {"endpoint": "https://api.anthropic.com/v1"}})[0] == "anthropic"
     rule, why = detect_rule({"usage": {"prompt_tokens": 3}, "config": {"endpoint": "http://10.0.0.1/v1"}})
     assert rule == "llama.cpp" and "assumed" in why
 
@@ -93,7 +50,7 @@ def test_predict_reads_its_parameters_from_the_rules_file_and_detects_the_endpoi
 
 def test_a_system_change_is_located_by_char_offset_with_visible_whitespace() -> None:
     d = first_difference(body(), body(system=SYSTEM.replace("alpha", "beta")))
-    assert (d.kind, d.part, d.path) == ("changed", "system", "system")
+    assert (d.kind, d.part, d.path) == ("changed", "system", "messages[0]")
     assert d.offset == SYSTEM.index("alpha") and d.before.endswith("directory: /work/")
     assert d.old.startswith("alpha") and d.new.startswith("beta")
     assert visible(d.before).endswith("directory:·/work/") and visible("a\n\tb") == "a↵→b"
@@ -101,15 +58,15 @@ def test_a_system_change_is_located_by_char_offset_with_visible_whitespace() -> 
 
 def test_tool_order_history_rewrite_and_appended_turn() -> None:
     d = first_difference(body(), body(tools=TOOLS[::-1]))
-    assert (d.part, d.path, d.index, d.offset, d.old, d.new) == ("tools", "tools[0].function.name", 0, 0, "read",
-                                                                  "bash")
+    assert (d.kind, d.part, d.path, d.index, d.offset, d.old, d.new) == (
+        "changed", "tools", "tools[0].function.name", 0, 0, "read", "bash")
     history = [{"role": "user", "content": "list the files"}, {"role": "assistant", "content": "a.txt b.txt"},
                {"role": "user", "content": "open a.txt"}]
     rewritten = [{"role": "user", "content": "Summary: listed files"}, *history[2:]]
     d = first_difference(body(messages=history), body(messages=rewritten))
-    assert (d.part, d.path, d.role, d.offset) == ("messages", "messages[1].content", "user", 0)
+    assert (d.part, d.path, d.role, d.offset) == ("messages", "messages[1]", "user", 0)
     d = first_difference(body(messages=history[:1]), body(messages=history))
-    assert (d.kind, d.path) == ("appended", "messages[2].role")
+    assert (d.kind, d.path, d.role) == ("appended", "messages[2]", "assistant")
     d = first_difference(body(messages=history), body(messages=[history[0], {"role": "tool", "content": "x"}]))
     assert (d.path, d.old, d.new) == ("messages[2].role", "assistant", "tool")
     assert first_difference(body(), body()).kind == "identical"
@@ -189,25 +146,33 @@ def test_the_report_over_rows_names_part_token_prediction_and_attribution(app_in
     renderer = PlainRenderer()
     rows = []
     for i, b in enumerate(bodies, 1):
-        n = len(renderer.render(b).tokens)
-        cached = 0 if i == 1 else (n - 1 if i == 3 else 40)
+        request = parse_request(b)
+        assert request is not None
+        n = len(renderer.render_request(request).tokens)
+        cached = 0 if i == 1 else (n - 1 if i == 3 else 3)
         rows.append({"series": "pi", "index": i, "request_body": json.dumps(b),
                      "usage": {"prompt_tokens": n, "prompt_tokens_details": {"cached_tokens": cached}},
                      "server": {"version": "llama.cpp test"}})
     rows.insert(1, {"series": "pi", "index": 0, "method": "GET", "usage": None})  # a non-chat exchange
     rep = analyse(rows, findings=[_finding("e1", "environment", "system prompt", through=3)],
                   lookup=IndexLiterals([idx]))
-    assert [r.row for r in rep.requests] == [1, 3, 4] and rep.skipped == ["row 2: no chat request body"]
+    assert [r.row for r in rep.requests] == [1, 3, 4]
+    assert rep.skipped == ["row 2: no request body of a known shape"]
+    assert [r.conversation for r in rep.requests] == [1, 1, 1]       # one changed line: the same lineage
+    assert [r.baseline_row for r in rep.requests] == [None, 1, 3]
     second = rep.requests[1]
-    assert second.structure is not None and second.structure.path == "system"
+    assert second.structure is not None and (second.structure.part, second.structure.path) == ("system",
+                                                                                              "messages[0]")
     assert second.token_index is not None and second.token_context["new"][0] == "beta"
-    assert second.prediction is not None and second.prediction.cached == second.token_index
-    assert second.difference == 40 - second.token_index
-    assert any("fewer than predicted" in f or "more than predicted" in f for f in second.findings)
+    assert second.predicted == second.token_index and second.match is not None and second.match.entry == 1
+    assert second.difference == 3 - second.token_index
+    assert second.cause is not None and second.cause.kind == "state-gap"
+    assert any("fewer than predicted" in f for f in second.findings)
     third = rep.requests[2]
     assert third.structure is not None and third.structure.kind == "identical" and third.difference == 0
+    assert third.cause is None
     text = "\n".join(report_lines(rep))
-    assert f"request 3 lost {second.lost:,} of {second.prompt_tokens:,} tokens at system char" in text
+    assert f"request 3 lost {second.lost:,} of {second.prompt_tokens:,} tokens at messages[0] char" in text
     assert "written by app src/prompt.ts:3" in text and "hazard e1" in text
     assert "assumed: a plain template" in text
     against = analyse(rows, against=1)
@@ -218,18 +183,18 @@ def test_prefix_cli_bad_input_is_one_error_line(tmp_path: Path, capsys) -> None:
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"series": "x", "index": 1, "usage": None}) + "\n")
     assert main(["prefix", str(log), "--no-source"]) == 3
-    assert "no row carries a chat request body" in capsys.readouterr().err
+    assert "no row carries a request body of a known shape" in capsys.readouterr().err
     log.write_text(json.dumps({"series": "x", "index": 1, "request_body": json.dumps(body())}) + "\n")
     assert main(["prefix", str(log), "--no-source", "--against", "first"]) == 2
     assert "expected a row number" in capsys.readouterr().err
     assert main(["prefix", str(log), "--no-source", "--against", "5"]) == 3
-    assert "row 5 of the log is not a chat request" in capsys.readouterr().err
+    assert "row 5 of the log is not a successful request" in capsys.readouterr().err
     (tmp_path / "h.json").write_text("{}")
     assert main(["prefix", str(log), "--no-source", "--hazards", str(tmp_path / "h.json")]) == 3
     assert "not an `analyze hazards --json` result" in capsys.readouterr().err
     assert main(["--json", "prefix", str(log), "--no-source"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["schema"] == "analyzer.prefix/1" and out["requests"][0]["predicted"]["cached"] == 0
+    assert out["schema"] == "analyzer.prefix/2" and out["requests"][0]["predicted"]["cached"] == 0
 
 
 class _ExactStandIn:
@@ -240,6 +205,9 @@ class _ExactStandIn:
 
     def render(self, b: dict[str, Any]) -> Any:
         return PlainRenderer().render(b)
+
+    def render_request(self, request: Any) -> Any:
+        return PlainRenderer().render_request(request)
 
 
 def test_a_deepseek_log_through_the_proxy_is_predicted_in_cache_units(tmp_path: Path) -> None:
@@ -260,9 +228,9 @@ def test_a_deepseek_log_through_the_proxy_is_predicted_in_cache_units(tmp_path: 
     assert rep.renderer.startswith("assumed: ") and not rep.exact  # another server's tokenizer is an assumption
     second = rep.requests[1]
     # A+B then A+C: the first request's unit (its whole prompt) is not a prefix of the second → nothing predicted
-    assert second.prediction is not None and second.prediction.cached == 0
+    assert second.predicted == 0
     assert second.reported == rows[1]["usage"]["prompt_cache_hit_tokens"]
-    assert second.structure is not None and second.structure.path == "messages[1].content"
+    assert second.structure is not None and second.structure.path == "messages[1]"
 
 
 def test_against_control_pairs_each_treatment_request_with_the_control_at_its_index() -> None:
@@ -276,8 +244,8 @@ def test_against_control_pairs_each_treatment_request_with_the_control_at_its_in
     assert rep.requests[2].structure is not None and rep.requests[2].structure.kind == "identical"
     fourth = rep.requests[3].structure
     assert fourth is not None and (fourth.part, fourth.new[:4]) == ("system", "beta")
-    # the prediction still follows what the server saw last (row 3), not the chosen baseline
-    assert rep.requests[3].slot_row == 3
+    # the prediction still follows what the cache held (row 3's state, the latest with that prefix)
+    assert rep.requests[3].match is not None and rep.requests[3].match.entry == 3
 
 
 def test_the_index_records_every_literal_a_needle_can_be_looked_up_in() -> None:

@@ -26,9 +26,8 @@ from observe_server import fake_engine
 from analyzer.cli import main
 from analyzer.errors import AnalyzerError
 from analyzer.observe.jsonl import read_rows
-from analyzer.observe.plan import request_parts
 from analyzer.proxy import start_proxy
-from analyzer.proxy.rows import split_parts
+from analyzer.requests import parse_request, request_parts
 
 SENTINEL = "sk-proxy-sentinel-5c1e8a90d2b7"
 CHUNKS = [b'data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n\n',
@@ -163,7 +162,8 @@ def test_a_row_has_observes_schema_and_the_proxy_fields(tmp_path: Path) -> None:
         assert row["client_path"] == "/v1/chat/completions"
         assert row["upstream_url"] == up.base_url + "/chat/completions"
         assert json.loads(row["request_body"])["messages"] == up.received[0]["body"]["messages"]
-        assert row["parts"] == request_parts(*split_parts(json.loads(row["request_body"])))
+        assert row["parts"] == request_parts(parse_request(json.loads(row["request_body"]), path=row["request_path"]))
+        assert row["shape"] == "chat" and row["request_path"] == "/v1/chat/completions" and row["measured"]
         assert row["parts"]["tools"]["names"] == ["read"]
         assert row["config"]["model"] == "m" and row["server"]["version"] == "llama.cpp fake-engine-1"
     assert rows[0]["since_previous_s"] is None and rows[1]["since_previous_s"] > 0

@@ -64,7 +64,7 @@ def test_attention_record_in_chinese_keeps_every_number(tmp_path: Path) -> None:
     assert main([*args, "--record", str(en)]) == 0
     assert main([*args, "--record", str(zh), "--lang", "zh"]) == 0
     en_text, zh_text = en.read_text(encoding="utf-8"), zh.read_text(encoding="utf-8")
-    assert zh_text.startswith("# 第 1 轮研究记录") and zh_text.count("**问题:**") == 3
+    assert zh_text.startswith("# 第 1 轮研究记录") and zh_text.count("**问题:**") == 7
     for head in ZH_HEADINGS:
         assert f"**{head}:**" in zh_text
     assert "Question (问题)" not in zh_text and "cached tokens" not in zh_text

@@ -12,6 +12,7 @@ from analyzer.api.analysis import open_analysis, pins_at
 from analyzer.api.hazards import HazardOptions, HazardsResult, hazards
 from analyzer.api.neighbours import NeighbourOptions, NeighbourResult, callees, callers
 from analyzer.api.observe import ObserveOptions, ObserveResult, observe
+from analyzer.api.prefix import PrefixOptions, prefix
 from analyzer.api.recheck import RecheckOptions, RecheckResult, recheck
 from analyzer.api.reconcile import ReconcileOptions, ReconcileResult, reconcile, shipped_scenarios
 from analyzer.api.report import ReportOptions, ReportResult, report
@@ -21,8 +22,8 @@ from analyzer.api.trace import TraceOptions, TraceResult, trace
 
 __all__ = [
     "HazardOptions", "HazardsResult", "NeighbourOptions",
-    "NeighbourResult", "ObserveOptions", "ObserveResult", "RecheckOptions", "RecheckResult", "ReconcileOptions",
-    "ReconcileResult", "ReportOptions", "ReportResult", "Session", "SymbolsResult", "TraceOptions",
+    "NeighbourResult", "ObserveOptions", "ObserveResult", "PrefixOptions", "RecheckOptions", "RecheckResult",
+    "ReconcileOptions", "ReconcileResult", "ReportOptions", "ReportResult", "Session", "SymbolsResult", "TraceOptions",
     "TraceResult", "callees", "callers", "hazards", "observe", "open_analysis", "open_session",
-    "pins_at", "recheck", "reconcile", "report", "shipped_scenarios", "symbols", "trace",
+    "pins_at", "prefix", "recheck", "reconcile", "report", "shipped_scenarios", "symbols", "trace",
 ]

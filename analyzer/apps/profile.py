@@ -58,6 +58,28 @@ class AppProfile:
     tool_entry: str = ""
     steps: tuple[tuple[str, ...], ...] = ()
     source: str = ""  # the rule file, for messages
+    # wire APIs the app can speak to the endpoint ([run.api]): name -> base URL template ({base_url}, {base_root})
+    apis: dict[str, str] = field(default_factory=dict)
+    default_api: str = ""
+    context_window: int = 0  # what the app is told when the server does not report its context per slot
+
+    @property
+    def uses_context_window(self) -> bool:
+        """Whether a config file names `{context_window}` (only then is the server asked for its context)."""
+        return any("{context_window}" in f.text for f in self.files)
+
+    def api_base_url(self, api: str | None) -> tuple[str, str]:
+        """(api, base URL template) for a run; refuses an API the profile does not list."""
+        if not self.apis:
+            if api:
+                raise AnalyzerError(f"app {self.name} has no choice of API (its profile {self.source} lists none); "
+                                    "drop the api setting")
+            return "", "{base_url}"
+        chosen = api or self.default_api
+        if chosen not in self.apis:
+            raise AnalyzerError(f"app {self.name} cannot speak API {chosen!r}; choose one of "
+                                f"{', '.join(self.apis)} ({self.source} [run.api])")
+        return chosen, self.apis[chosen]
 
 
 def fill(text: str, values: dict[str, str]) -> str:
@@ -81,6 +103,23 @@ def load_profile(name: str) -> AppProfile:
         raise AnalyzerError(f"no app profile named {name!r}; known: {', '.join(sorted(profiles))} "
                             f"(analyzer/rules/apps/*.toml)")
     return profiles[name]
+
+
+def _parse_api(run_t: dict[str, Any], where: str) -> dict[str, Any]:
+    """[run.api]: default and base_urls (API name -> base URL template); run.context_window."""
+    window = run_t.get("context_window", 0)
+    if not isinstance(window, int) or isinstance(window, bool) or window < 0:
+        raise AnalyzerError(f"app profile {where}: run.context_window must be a whole number of tokens")
+    api_t = run_t.get("api")
+    if api_t is None:
+        return {"context_window": window}
+    bases = api_t.get("base_urls") if isinstance(api_t, dict) else None
+    if not isinstance(bases, dict) or not bases or not all(isinstance(v, str) for v in bases.values()):
+        raise AnalyzerError(f"app profile {where}: run.api.base_urls must map each API name to a base URL template")
+    default = api_t.get("default")
+    if default not in bases:
+        raise AnalyzerError(f"app profile {where}: run.api.default must be one of {', '.join(bases)}")
+    return {"apis": {str(k): str(v) for k, v in bases.items()}, "default_api": default, "context_window": window}
 
 
 def _parse(d: dict[str, Any], where: str) -> AppProfile:
@@ -109,6 +148,7 @@ def _parse(d: dict[str, Any], where: str) -> AppProfile:
         "files": tuple(ConfigFile(need(f, "path", str, "run.files."), need(f, "text", str, "run.files."))
                        for f in run_t.get("files", [])),
         "source": where,
+        **_parse_api(run_t, where),
     }
     if kind == "npm":
         npm = need(d, "npm", dict)

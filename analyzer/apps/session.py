@@ -53,6 +53,8 @@ class AppSession:
     extra_args: list[str] = field(default_factory=list)  # one factor's command-line change
     files: dict[str, str] = field(default_factory=dict)  # one factor's config file (path in home → text)
     max_tokens: int = 16
+    api: str | None = None              # the wire API (profile [run.api]); None: the profile's default
+    context_window: int | None = None   # the server's context per slot, when it reports one
     turns: list[TurnResult] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -63,10 +65,19 @@ class AppSession:
         self.cwd = Path(self.cwd) if self.cwd else self.run_dir / "work"
 
     def placeholders(self) -> dict[str, str]:
-        return {"base_url": self.base_url.rstrip("/"), "base_root": self.base_url.rstrip("/").removesuffix("/v1"),
-                "model": self.model, "key": PLACEHOLDER_KEY, "max_tokens": str(self.max_tokens),
-                "session_dir": str(self.session_dir), "home": str(self.home), "app_dir": str(self.app.root),
-                "run_dir": str(self.run_dir)}
+        """Values for the profile's `{name}` placeholders; `api_base_url` is the base URL the chosen API needs
+        and `context_window` the server's context per slot (else the profile's default)."""
+        values = {"base_url": self.base_url.rstrip("/"), "base_root": self.base_url.rstrip("/").removesuffix("/v1"),
+                  "model": self.model, "key": PLACEHOLDER_KEY, "max_tokens": str(self.max_tokens),
+                  "session_dir": str(self.session_dir), "home": str(self.home), "app_dir": str(self.app.root),
+                  "run_dir": str(self.run_dir)}
+        api, base_template = self.app.profile.api_base_url(self.api)
+        values["api"] = api
+        values["api_base_url"] = fill(base_template, values)
+        window = self.context_window or self.app.profile.context_window
+        if window:
+            values["context_window"] = str(window)
+        return values
 
     def prepare(self) -> None:
         """Make the private directories and write the profile's config files, then the factor's."""

@@ -7,7 +7,9 @@ Public API (what other modules and tests should call):
 - `init_params`, `param_spec`, `export_params`, `load_params` (documented names and shapes; see `params`)
 - experiments: `run_append`, `run_edit`, `run_edit_contrast`, `run_prefix`; prefix identity: `block_hashes`,
   `PrefixCache`
-- capacity: `PRESETS`, `KvLayout`, `v2_reduction_check`
+- capacity formulas: `PRESETS`, `KvLayout` (full, windowed and quantized bytes), `v2_reduction_check`
+- capacity experiments: `run_window` (`RollingKVCache`), `run_quantize` (`QuantizedKVCache`), `run_evict`
+  (`EvictingKVCache`), `run_offload` (`OffloadPlan`, computed)
 
 The names are imported on first use (PEP 562), so importing one light submodule — `kvsize` for the CLI's
 preset list — does not pull in NumPy.
@@ -23,11 +25,15 @@ _EXPORTS = {
     "blocks": ("PrefixCache", "block_hash", "block_hashes"),
     "config": ("ModelConfig",),
     "edit": ("EditResult", "run_edit", "run_edit_contrast"),
+    "evict": ("EvictResult", "EvictingKVCache", "run_evict"),
     "kvcache": ("Counters", "KVCache", "closed_form_counters"),
     "kvsize": ("PRESETS", "KvLayout", "v2_reduction_check"),
     "model": ("AttentionModel", "ForwardResult"),
+    "offload": ("OffloadPlan", "OffloadResult", "run_offload"),
     "params": ("export_params", "init_params", "load_params", "param_spec"),
     "prefix": ("PrefixResult", "run_prefix"),
+    "quantize": ("QuantizeResult", "QuantizedKVCache", "run_quantize"),
+    "window": ("RollingKVCache", "WindowResult", "run_window"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)

@@ -32,6 +32,7 @@ class ModelConfig:
     vocab: int = 64
     seed: int = 0
     dtype: str = "float64"
+    window: int = 0  # sliding-window attention: each query reads its last `window` positions (itself included); 0 = all
 
     def __post_init__(self) -> None:
         for name in ("layers", "d_model", "heads", "kv_heads", "head_dim", "d_ff", "vocab"):
@@ -45,6 +46,9 @@ class ModelConfig:
             raise AnalyzerError(f"head dim must be even for RoPE pairs, got {self.head_dim}")
         if self.vocab < 2:
             raise AnalyzerError("vocab must have at least 2 tokens so an edit can change one")
+        if not isinstance(self.window, int) or self.window < 0:
+            raise AnalyzerError(f"window must be 0 (full attention) or a positive number of positions, "
+                                f"got {self.window!r}")
         if self.dtype not in DTYPES:
             raise AnalyzerError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
 
@@ -68,4 +72,4 @@ class ModelConfig:
     def describe(self) -> str:
         return (f"{self.layers} layers, d_model {self.d_model}, {self.heads} query heads / {self.kv_heads} KV heads "
                 f"({self.attention_kind}), head dim {self.head_dim}, d_ff {self.d_ff}, vocab {self.vocab}, "
-                f"seed {self.seed}, {self.dtype}")
+                f"seed {self.seed}, {self.dtype}" + (f", sliding window {self.window}" if self.window else ""))

@@ -49,7 +49,14 @@ class Counters:
 
 
 class KVCache:
-    """Per layer, K (after RoPE) and V for every cached position: arrays of shape (kv_heads, length, head_dim)."""
+    """Per layer, K (after RoPE) and V for every cached position: arrays of shape (kv_heads, length, head_dim).
+
+    The model talks to a cache through `seen`, `extend`, `view`, `observe_attention` and `step_done`, so the
+    capacity strategies (rolling window, quantized, evicting, offloaded caches) are subclasses that change what is
+    kept, at what precision or where, while the forward pass stays one code path.
+    """
+
+    wants_attention = False  # True when the cache needs the attention weights (score-based eviction)
 
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
@@ -62,9 +69,24 @@ class KVCache:
         """Positions cached (every layer holds the same number once a forward call returns)."""
         return int(self.k[0].shape[1])
 
+    @property
+    def seen(self) -> int:
+        """Positions processed so far: where the next token goes. Equal to `length` unless positions were dropped."""
+        return self.length
+
     def extend(self, layer: int, k_new: np.ndarray, v_new: np.ndarray) -> None:
         self.k[layer] = np.concatenate([self.k[layer], k_new], axis=1)
         self.v[layer] = np.concatenate([self.v[layer], v_new], axis=1)
+
+    def view(self, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """K, V and their positions in ascending order; None means positions 0..length-1 (the fast path)."""
+        return self.k[layer], self.v[layer], None
+
+    def observe_attention(self, layer: int, key_positions: np.ndarray, weights: np.ndarray) -> None:
+        """Called with one query row's attention weights (kv_heads, group, keys) when `wants_attention`."""
+
+    def step_done(self) -> None:
+        """Called after every layer has processed a forward call's tokens (eviction happens here)."""
 
     def truncated(self, length: int) -> KVCache:
         """A copy holding only positions < length: what survives when the token at `length` changes."""

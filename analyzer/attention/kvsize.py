@@ -14,6 +14,17 @@ from analyzer.errors import AnalyzerError
 
 V2_PAPER = "DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language Model (arXiv:2405.04434)"
 V2_CLAIMED_REDUCTION = 0.933
+SCALE_BITS = 16  # a quantized cache stores one 16-bit scale per cached vector (per token, per KV head, K and V)
+
+
+def quantized_bytes(elements: int, vectors: int, bits: float, scale_bits: float = SCALE_BITS) -> float:
+    """Bytes of `elements` values at `bits` each plus one `scale_bits` scale for each of `vectors` vectors.
+
+    Symmetric per-token quantization: each cached vector (one head's K or V at one position; for MLA the latent and
+    the RoPE key) is divided by its own scale max|x| / (2^(bits−1) − 1), so the scales are per token and grow with
+    the context like the values do. Leaving them out understates a 4-bit cache by 2 bytes per vector.
+    """
+    return elements * bits / 8 + vectors * scale_bits / 8
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,22 @@ class KvLayout:
 
     def bytes_per_token(self, bits: float) -> float:
         return self.elements_per_token * bits / 8
+
+    @property
+    def vectors_per_token(self) -> int:
+        """Cached vectors per token, each with its own scale when quantized: K and V per KV head per layer; MLA's
+        latent c^KV and (when d_h^R > 0) its RoPE key per layer."""
+        if self.kind == "MLA":
+            return (2 if self.rope_dim else 1) * self.layers
+        return 2 * self.layers * self.kv_heads
+
+    def quantized_bytes_per_token(self, bits: float) -> float:
+        return quantized_bytes(self.elements_per_token, self.vectors_per_token, bits)
+
+    def windowed_bytes(self, bits: float, context: int, window: int, full_layers: int = 0) -> float:
+        """Bytes for `context` tokens when every layer but `full_layers` keeps only its last `window` positions."""
+        per_layer_token = self.bytes_per_token(bits) / self.layers
+        return per_layer_token * (full_layers * context + (self.layers - full_layers) * min(context, window))
 
     def to_dict(self, bits: float, context: int) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "layers": self.layers, "kv_heads": self.kv_heads,

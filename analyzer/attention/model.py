@@ -8,8 +8,9 @@ causal work actually done rather than a masked square.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -51,22 +52,48 @@ def rope(x: np.ndarray, positions: np.ndarray, dtype: type) -> np.ndarray:
     return out
 
 
-def causal_attention(q: np.ndarray, positions: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """q: (n, heads, hd) at `positions`; k, v: (kv_heads, T, hd). Query head h reads KV head h // group."""
+def causal_attention(q: np.ndarray, positions: np.ndarray, k: np.ndarray, v: np.ndarray,
+                     key_positions: np.ndarray | None = None, window: int = 0,
+                     observe: Callable[[np.ndarray, np.ndarray], None] | None = None) -> tuple[np.ndarray, int]:
+    """q: (n, heads, hd) at `positions`; k, v: (kv_heads, T, hd). Query head h reads KV head h // group.
+
+    Keys are at `key_positions` (ascending; None = 0..T-1). The query at t reads the keys at positions ≤ t, and with
+    a window W only those > t − W. Returns the output and the number of keys read summed over rows (per KV head).
+    """
     n, heads, hd = q.shape
     kv_heads = k.shape[0]
     grouped = q.reshape(n, kv_heads, heads // kv_heads, hd)
     scale = q.dtype.type(1.0 / np.sqrt(hd))
     keys_t = np.ascontiguousarray(k.transpose(0, 2, 1))  # (kv_heads, hd, T): each row's slice stays contiguous
     out = np.empty_like(grouped)
+    keys_read = 0
     for row, t in enumerate(positions):
-        scores = np.matmul(grouped[row], keys_t[:, :, : t + 1])  # (kv_heads, group, t+1): exactly t+1 QK each
+        first = int(t) - window + 1 if window else 0
+        if key_positions is None:
+            lo, hi = max(first, 0), int(t) + 1
+        else:
+            lo = int(np.searchsorted(key_positions, first, "left"))
+            hi = int(np.searchsorted(key_positions, t, "right"))
+        scores = np.matmul(grouped[row], keys_t[:, :, lo:hi])  # (kv_heads, group, hi-lo): exactly hi-lo QK each
         scores *= scale
         scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
-        out[row] = np.matmul(scores, v[:, : t + 1])
-    return out.reshape(n, heads, hd)
+        if observe is not None:
+            observe(np.arange(lo, hi) if key_positions is None else key_positions[lo:hi], scores)
+        out[row] = np.matmul(scores, v[:, lo:hi])
+        keys_read += hi - lo
+    return out.reshape(n, heads, hd), keys_read
+
+
+def old_keys_read(cache_positions: np.ndarray | None, start: int, window: int) -> int:
+    """Cached positions (< start) that at least one of the new queries reads: the first new query reaches back
+    furthest, to start − W + 1 with a window W."""
+    first = start - window + 1 if window else 0
+    if cache_positions is None:
+        return start - max(first, 0)
+    old = cache_positions[cache_positions < start]
+    return int(np.count_nonzero(old >= first))
 
 
 def as_tokens(tokens: Sequence[int] | np.ndarray, vocab: int) -> np.ndarray:
@@ -94,7 +121,7 @@ class AttentionModel:
         cache = cache if cache is not None else KVCache(c)
         if cache.config != c:
             raise AnalyzerError("the KV cache was built for a different model config")
-        start, n = cache.length, len(ids)
+        start, n = cache.seen, len(ids)
         positions = np.arange(start, start + n)
         x = p["embed"][ids]
         hidden = [x]
@@ -104,18 +131,20 @@ class AttentionModel:
             k = rope((a @ p[f"layers.{i}.wk"]).reshape(n, c.kv_heads, c.head_dim), positions, c.np_dtype)
             v = (a @ p[f"layers.{i}.wv"]).reshape(n, c.kv_heads, c.head_dim)
             cache.extend(i, k.transpose(1, 0, 2), v.transpose(1, 0, 2))
-            o = causal_attention(q, positions, cache.k[i], cache.v[i])
+            keys, values, key_positions = cache.view(i)
+            observe = partial(cache.observe_attention, i) if cache.wants_attention else None
+            o, keys_read = causal_attention(q, positions, keys, values, key_positions, c.window, observe)
             x = x + o.reshape(n, c.heads * c.head_dim) @ p[f"layers.{i}.wo"]
             m = rmsnorm(x, p[f"layers.{i}.mlp_norm"])
             x = x + silu(m @ p[f"layers.{i}.w1"]) @ p[f"layers.{i}.w2"]
             hidden.append(x)
             if counters is not None:
-                keys_read = int(np.sum(positions + 1))
                 counters.kv_computed[i] += n * c.kv_heads
-                counters.kv_reused[i] += start * c.kv_heads
+                counters.kv_reused[i] += old_keys_read(key_positions, start, c.window) * c.kv_heads
                 counters.qk_dots[i] += keys_read * c.heads
                 counters.macs += n * (c.d_model * c.heads * c.head_dim * 2 + 2 * c.d_model * c.kv_heads * c.head_dim
                                       + 2 * c.d_model * c.d_ff) + 2 * keys_read * c.heads * c.head_dim
+        cache.step_done()
         logits = rmsnorm(x, p["final_norm"]) @ p["unembed"]
         if counters is not None:
             counters.macs += n * c.d_model * c.vocab

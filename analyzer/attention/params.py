@@ -13,7 +13,8 @@ Forward pass (row vectors, `x @ W`; no biases):
         v       = a @ layers.i.wv   -> kv_heads x head_dim
         q, k    = rope(q, t), rope(k, t)                         K is cached *after* RoPE; V is not rotated
         query head h reads KV head h // (heads // kv_heads)
-        s_j     = q_h . k_j / sqrt(head_dim)   for j = 0 .. t   (causal: no j > t)
+        s_j     = q_h . k_j / sqrt(head_dim)   for j = 0 .. t   (causal: no j > t; with config window W > 0,
+                                                              only j = max(0, t-W+1) .. t: W keys, itself included)
         o_h     = sum_j softmax(s)_j v_j
         x'      = x_i[t] + concat_h(o_h) @ layers.i.wo
         x_{i+1} = x' + silu(rmsnorm(x', layers.i.mlp_norm) @ layers.i.w1) @ layers.i.w2     silu(z) = z / (1 + e^-z)

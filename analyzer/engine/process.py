@@ -19,10 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.engine.options import DEFAULT_OPTIONS, EngineOptions
 from analyzer.errors import AnalyzerError
 
 HOST = "127.0.0.1"
-CONTEXT_TOKENS = 8192
 THREADS_ENV = "ANALYZER_ENGINE_THREADS"
 
 
@@ -59,11 +59,12 @@ def process_start_ticks(pid: int) -> int | None:
         return None
 
 
-def server_command(binary: Path, model: Path, port: int, *, threads: int) -> list[str]:
-    """The llama-server command line: one slot (so the prefix cache is observable), prompt caching on."""
-    return [str(binary), "--model", str(model), "--host", HOST, "--port", str(port),
-            "--ctx-size", str(CONTEXT_TOKENS), "--parallel", "1", "--threads", str(threads),
-            "--cache-prompt", "--jinja", "--no-webui", "--metrics", "--alias", "local"]
+def server_command(binary: Path, model: Path, port: int, *, threads: int,
+                   options: EngineOptions = DEFAULT_OPTIONS) -> list[str]:
+    """The llama-server command line: the options' slots, context and caches, prompt caching on, /slots on."""
+    return [str(binary), "--model", str(model), "--host", HOST, "--port", str(port), *options.server_args(),
+            "--threads", str(threads), "--cache-prompt", "--slots", "--jinja", "--no-webui", "--metrics",
+            "--alias", "local"]
 
 
 def default_threads() -> int:
@@ -86,6 +87,8 @@ class EngineHandle:
     start_ticks: int | None
     version: str = ""
     llama_cpp_commit: str = ""  # from the sdist's CHANGELOG; the binary itself says "commit unknown"
+    options: EngineOptions = field(default_factory=EngineOptions)
+    model_facts: dict = field(default_factory=dict)  # the generated model's training context and fixed answer
     api_key: str | None = field(default=None, repr=False)
     _process: subprocess.Popen | None = field(default=None, repr=False, compare=False)
 
@@ -95,14 +98,17 @@ class EngineHandle:
         return self.base_url.removesuffix("/v1")
 
     def stop(self, timeout: float = 15.0) -> bool:
-        """End exactly this process (SIGTERM, then SIGKILL); True if it was running."""
-        return stop_process(self.pid, self.start_ticks, timeout=timeout, process=self._process)
+        """End exactly this process (SIGTERM, then SIGKILL) and drop its launch record; True if it was running."""
+        stopped = stop_process(self.pid, self.start_ticks, timeout=timeout, process=self._process)
+        launch_record_path(self.log.parent, self.port).unlink(missing_ok=True)
+        return stopped
 
     def state(self) -> dict:
         """What the state file keeps: never the key, only whether one is required."""
         return {"pid": self.pid, "port": self.port, "base_url": self.base_url, "binary": str(self.binary),
                 "model": str(self.model), "log": str(self.log), "start_ticks": self.start_ticks,
                 "version": self.version, "llama_cpp_commit": self.llama_cpp_commit,
+                "options": self.options.as_dict(), "model_facts": dict(self.model_facts),
                 "api_key_required": self.api_key is not None}
 
 
@@ -140,9 +146,10 @@ def health(server_url: str, timeout: float = 2.0) -> tuple[int | None, str]:
 
 
 def launch(binary: Path, model: Path, log_dir: Path, *, api_key: str | None = None, port: int | None = None,
-           version: str = "", wait_s: float = 120.0,
-           progress: Callable[[str], None] | None = None) -> EngineHandle:
-    """Start llama-server detached (its own session) and wait until /health says ok."""
+           version: str = "", wait_s: float = 120.0, options: EngineOptions = DEFAULT_OPTIONS,
+           model_facts: dict | None = None, progress: Callable[[str], None] | None = None) -> EngineHandle:
+    """Start llama-server detached (its own session), wait until /health says ok, and leave a launch record
+    beside its log (launch_record_path) so whoever reads the server's settings later knows its options."""
     log_dir.mkdir(parents=True, exist_ok=True)
     attempts = 1 if port else 3
     last_error = ""
@@ -153,13 +160,13 @@ def launch(binary: Path, model: Path, log_dir: Path, *, api_key: str | None = No
         if api_key is not None:
             env["LLAMA_API_KEY"] = api_key
         with log.open("w", encoding="utf-8") as out:
-            proc = subprocess.Popen(server_command(binary, model, chosen, threads=default_threads()),
+            proc = subprocess.Popen(server_command(binary, model, chosen, threads=default_threads(), options=options),
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                                     start_new_session=True)
         ticks = process_start_ticks(proc.pid)
         handle = EngineHandle(base_url=f"http://{HOST}:{chosen}/v1", pid=proc.pid, port=chosen, binary=binary,
-                              model=model, log=log, start_ticks=ticks, version=version, api_key=api_key,
-                              _process=proc)
+                              model=model, log=log, start_ticks=ticks, version=version, options=options,
+                              model_facts=dict(model_facts or {}), api_key=api_key, _process=proc)
         if progress:
             progress(f"engine: started llama-server pid {proc.pid} on port {chosen}; waiting for /health")
         try:
@@ -168,11 +175,28 @@ def launch(binary: Path, model: Path, log_dir: Path, *, api_key: str | None = No
             handle.stop()
             raise
         if ok:
+            write_launch_record(log_dir, handle)
             return handle
         handle.stop()
         if "bind" not in last_error and "address" not in last_error.lower():
             break
     raise AnalyzerError(f"llama-server did not become healthy ({last_error}); see its log {log}")
+
+
+def launch_record_path(log_dir: Path, port: int) -> Path:
+    return Path(log_dir) / f"llama-server-{port}.launch.json"
+
+
+def write_launch_record(log_dir: Path, handle: EngineHandle) -> Path:
+    """The options a running server was started with, keyed by its port (never the key): llama-server's own
+    /props does not report --cache-ram, --cache-reuse or --n-predict, so this is where they are read back."""
+    import json
+
+    from analyzer.atomic import write_text_atomic
+
+    path = launch_record_path(log_dir, handle.port)
+    write_text_atomic(path, json.dumps(handle.state(), indent=2) + "\n")
+    return path
 
 
 def _wait_healthy(handle: EngineHandle, proc: subprocess.Popen, wait_s: float) -> tuple[bool, str]:

@@ -57,8 +57,10 @@ def code_fingerprint() -> str:
 
 def _hazard_rule(path: Path, root: Path) -> bool:
     """The hazard rules are read by `analyze hazards` over a built graph, never while building it: a change
-    to them re-runs the scan (its cache key has them), not the graph build."""
-    return path.relative_to(root).parts[:2] == ("rules", "hazards")
+    to them re-runs the scan (its cache key has them), not the graph build. The same holds for the prefix
+    rules (`analyze prefix` reads them over the stored graph) and the cache rules (`analyzer.cachemodel` reads
+    them over a log, never the graph)."""
+    return path.relative_to(root).parts[:2] in (("rules", "hazards"), ("rules", "prefix"), ("rules", "cache"))
 
 
 def graph_key(pins: list[RepoPin], rules_hash: str = "", extractor: str = "") -> str:

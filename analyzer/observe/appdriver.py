@@ -24,7 +24,7 @@ from analyzer.apps.session import AppSession
 from analyzer.observe.experiment import Experiment
 from analyzer.observe.jsonl import RowWriter, read_rows
 from analyzer.observe.runner import APP_ROW_KEY, AppRun, RunResult, SeriesTurn
-from analyzer.observe.usagefields import counts
+from analyzer.requests.usage import read_usage
 
 Say = Callable[[str], None]
 
@@ -43,15 +43,19 @@ class AppRunner:
 
     def run(self, exp: Experiment, log: Path) -> RunResult:
         """Control then treatment; rows (with the app's own usage) in `log`, the prefix analysis beside it."""
+        from analyzer.engine.settings import server_settings
         from analyzer.proxy import start_proxy
 
         app, spec = self.app, exp.app
         run_dir = log.with_suffix(".run")  # beside its log: the app's outputs and private homes
         run_dir.mkdir(parents=True)
         turns: list[SeriesTurn] = []
+        # the app's context window follows the slot's (asked of the server itself, never through the proxy)
+        window = (server_settings(self.upstream) or {}).get("ctx_per_slot") if app.profile.uses_context_window \
+            else None
         with start_proxy(self.upstream, run_dir, api_key_env=exp.endpoint.api_key_env, log_name="proxy") as proxy:
             for series, value in exp.vary.series():
-                session = _session(exp, app, proxy.base_url, run_dir, value)
+                session = _session(exp, app, proxy.base_url, run_dir, value, window)
                 for n, prompt in enumerate(spec.turns, 1):
                     proxy.label(series, factor=exp.vary.factor, value=value, turn=n)
                     self.say(f"observe: {exp.name}: {series} turn {n} of {len(spec.turns)} ({app.profile.name})")
@@ -70,8 +74,10 @@ class AppRunner:
         return result
 
 
-def _session(exp: Experiment, app: InstalledApp, base_url: str, run_dir: Path, value: str | None) -> AppSession:
-    session = AppSession(app, base_url, exp.endpoint.model, run_dir, max_tokens=exp.run.max_tokens)
+def _session(exp: Experiment, app: InstalledApp, base_url: str, run_dir: Path, value: str | None,
+             context_window: int | None = None) -> AppSession:
+    session = AppSession(app, base_url, exp.endpoint.model, run_dir, max_tokens=exp.run.max_tokens,
+                         api=exp.app.api, context_window=context_window)
     if value is None:
         return session
     filled = fill(value, {**session.placeholders(), "run_dir": str(run_dir)})
@@ -127,7 +133,8 @@ def _with_experiment(row: dict[str, Any], exp: Experiment, app: InstalledApp) ->
     config["overrides"] = dict(exp.overrides)
     row["config"] = config
     row["app"] = {"profile": app.profile.name, "version": app.version, "version_from": app.version_source,
-                  "commit": app.commit, "turn": (row.get("label") or {}).get("turn")}
+                  "commit": app.commit, "turn": (row.get("label") or {}).get("turn"),
+                  "api": app.profile.api_base_url(exp.app.api)[0] or None}
     if exp.source:
         row["hazard_source"] = dict(exp.source)
     return row
@@ -158,7 +165,8 @@ def attach_reported(rows: list[dict[str, Any]], turns: list[SeriesTurn]) -> None
                 row[APP_ROW_KEY] = {**entry, "paired_by": "order in the turn"}
             continue
         for entry in rest:  # fewer reports than calls (dsh reports no usage for its side calls): by prompt size
-            same = [row for row in unpaired if counts(row.get("usage"), row.get("timings")).prompt == entry["prompt"]]
+            same = [row for row in unpaired
+                    if read_usage(row.get("usage"), row.get("timings")).prompt == entry["prompt"]]
             if len(same) == 1:
                 same[0][APP_ROW_KEY] = {**entry, "paired_by": "prompt tokens (the only call of the turn with "
                                                              f"{entry['prompt']:,})"}

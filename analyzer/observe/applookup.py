@@ -23,7 +23,7 @@ def app_literal_lookup(workspace: Workspace, app: InstalledApp) -> tuple[Lookup 
     from analyzer.index.cache import FactsCache
     from analyzer.index.testcode import is_test_path
     from analyzer.lock import RepoPin
-    from analyzer.prefix.literals import IndexLiterals
+    from analyzer.prefix.source_lookup import SourceLookup
     from analyzer.sources.workspace import open_repo
 
     if not app.commit:
@@ -35,9 +35,5 @@ def app_literal_lookup(workspace: Workspace, app: InstalledApp) -> tuple[Lookup 
             index = index_repo(repo, app.commit, repo_name=pin.name, cache=cache)
     except AnalyzerError as exc:
         return None, f"the divergence is not traced to code ({exc})"
-    literals = IndexLiterals([index])
-
-    def outside_tests(needle: str) -> list[Any]:
-        return [site for site in literals(needle) if not is_test_path(site.path)]
-
-    return outside_tests, f"literals looked up in {index.name} @ {index.commit[:12]} (test files left out)"
+    literals = SourceLookup([index], {pin.name: repo}, keep=lambda path: not is_test_path(path))
+    return literals, f"literals looked up in {index.name} @ {index.commit[:12]} (test files left out)"

@@ -1,4 +1,4 @@
-"""Send one chat-completions request and measure it: time to first token, total time, the raw usage verbatim.
+"""Send one request and measure it: time to first token, total time, the raw usage verbatim.
 
 Faults are results, not exceptions: a refused connection, a timeout, a 4xx/5xx or a broken stream becomes an
 `Outcome` with `outcome` and `error` set, so the run writes a row for it and goes on. Only Ctrl-C propagates.
@@ -13,8 +13,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlparse
 
 import httpx
+
+from analyzer.requests.answers import Answer, answer_from_json
+from analyzer.requests.detect import detect_shape
+from analyzer.requests.model import Shape
+from analyzer.requests.streams import StreamReader as ShapeReader
 
 ERROR_BODY_CHARS = 300
 
@@ -23,7 +29,7 @@ ERROR_BODY_CHARS = 300
 class Outcome:
     outcome: str                       # ok | http-error | connection-error | timeout | protocol-error
     status: int | None = None
-    ttft_s: float | None = None        # first content or reasoning delta (streaming only)
+    ttft_s: float | None = None        # first content, reasoning or tool-argument delta (streaming only)
     total_s: float | None = None
     usage: dict[str, Any] | None = None
     timings: dict[str, Any] | None = None
@@ -69,10 +75,11 @@ def _attempt(client: httpx.Client, url: str, headers: dict[str, str], body: dict
                 return Outcome("http-error", response.status_code, total_s=time.monotonic() - start, server=server,
                                error=f"HTTP {response.status_code}: {error_text(text)}")
             is_json = response.headers.get("content-type", "").startswith("application/json")
+            shape = detect_shape(body, urlparse(url).path)
             if body.get("stream") and not is_json:  # a server that ignores `stream` answers with one JSON object
-                out = _read_stream(response, start)
+                out = _read_stream(response, start, shape)
             else:
-                out = _read_json(response, start)
+                out = _read_json(response, start, shape)
             out.status = response.status_code
             out.server = {**server, **out.server}
             return out
@@ -83,9 +90,9 @@ def _attempt(client: httpx.Client, url: str, headers: dict[str, str], body: dict
                        error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
 
-def _read_stream(response: httpx.Response, start: float) -> Outcome:
-    """Server-sent events: `data: {chunk}` lines until `data: [DONE]`; usage arrives in the last chunk."""
-    reader = StreamReader(start)
+def _read_stream(response: httpx.Response, start: float, shape: Shape | None) -> Outcome:
+    """Server-sent events of the request's shape, line by line until the shape's end marker."""
+    reader = StreamReader(start, shape)
     for line in response.iter_lines():
         if not reader.feed(line):
             break
@@ -93,93 +100,50 @@ def _read_stream(response: httpx.Response, start: float) -> Outcome:
 
 
 class StreamReader:
-    """Reads a chat-completions SSE stream line by line as it arrives, into an `Outcome`.
+    """Reads an SSE stream of any shape (chat, Anthropic Messages, Responses) line by line into an `Outcome`.
 
-    Fed by `send` here and by the recording proxy (which passes the bytes on unchanged and feeds a copy), so
-    both judge a stream — TTFT, usage, timings, [DONE], an error chunk — by the same rules.
+    A thin face over `analyzer.requests.streams.StreamReader`, fed by `send` here and by the recording proxy
+    (which passes the bytes on unchanged and feeds a copy), so both judge a stream — TTFT, usage, timings, its
+    end marker, an error event — by the same rules. `shape` None: taken from the first event.
     """
 
-    def __init__(self, start: float) -> None:
-        self.start = start
-        self.out = Outcome("ok")
-        self.done = False
-        self.stopped = False
+    def __init__(self, start: float, shape: Shape | None = None) -> None:
+        self._reader = ShapeReader(start, shape)
+
+    @property
+    def done(self) -> bool:
+        return self._reader.done
+
+    @property
+    def shape(self) -> Shape | None:
+        return self._reader.shape
 
     def feed(self, line: str) -> bool:
         """Take one line (without its newline); False once the stream is over or broken (feed no more)."""
-        if self.stopped:
-            return False
-        out = self.out
-        if not line.startswith("data:"):
-            return True
-        payload = line[5:].strip()
-        if payload == "[DONE]":
-            self.done = True
-            return self._stop()
-        try:
-            chunk = json.loads(payload)
-        except json.JSONDecodeError:
-            out.outcome, out.error = "protocol-error", f"unparseable stream chunk: {payload[:80]!r}"
-            return self._stop()
-        if not isinstance(chunk, dict):
-            return True
-        if "error" in chunk:
-            out.outcome, out.error = "http-error", f"error in stream: {error_text(json.dumps(chunk['error']))}"
-            return self._stop()
-        _take_server(out, chunk)
-        for choice in chunk.get("choices") or []:
-            delta = choice.get("delta") or {}
-            text = "".join(str(delta.get(k) or "") for k in ("content", "reasoning_content", "reasoning"))
-            if text and out.ttft_s is None:
-                out.ttft_s = time.monotonic() - self.start
-            out.output_chars += len(text)
-            if choice.get("finish_reason"):
-                out.finish_reason = choice["finish_reason"]
-        if isinstance(chunk.get("usage"), dict):
-            out.usage = chunk["usage"]
-        if isinstance(chunk.get("timings"), dict):
-            out.timings = chunk["timings"]
-        return True
-
-    def _stop(self) -> bool:
-        self.stopped = True
-        return False
+        return self._reader.feed(line)
 
     def finish(self) -> Outcome:
-        out = self.out
-        out.total_s = time.monotonic() - self.start
-        if out.ok and not self.done:
-            out.outcome, out.error = "protocol-error", "the stream ended without data: [DONE]"
-        return out
+        return outcome_of(self._reader.finish())
 
 
-def _read_json(response: httpx.Response, start: float) -> Outcome:
+def outcome_of(answer: Answer) -> Outcome:
+    """observe's Outcome of a request-model Answer (the same fields; status and retries are set by the caller)."""
+    return Outcome(answer.outcome, ttft_s=answer.ttft_s, total_s=answer.total_s, usage=answer.usage,
+                   timings=answer.timings, server=dict(answer.server), finish_reason=answer.finish_reason,
+                   output_chars=answer.output_chars, error=answer.error)
+
+
+def _read_json(response: httpx.Response, start: float, shape: Shape | None) -> Outcome:
     try:
         data = json.loads(response.read())
     except json.JSONDecodeError:
         return Outcome("protocol-error", total_s=time.monotonic() - start, error="the response is not JSON")
-    return outcome_from_json(data, time.monotonic() - start)
+    return outcome_from_json(data, time.monotonic() - start, shape)
 
 
-def outcome_from_json(data: Any, total_s: float) -> Outcome:
-    """A non-streamed chat-completions answer (one JSON object) as an `Outcome`."""
-    out = Outcome("ok")
-    out.total_s = total_s
-    if isinstance(data, dict):
-        _take_server(out, data)
-        choice = (data.get("choices") or [{}])[0]
-        message = choice.get("message") or {}
-        out.output_chars = len(str(message.get("content") or "")) + len(str(message.get("reasoning_content") or ""))
-        out.finish_reason = choice.get("finish_reason")
-        out.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
-        out.timings = data.get("timings") if isinstance(data.get("timings"), dict) else None
-    return out
-
-
-def _take_server(out: Outcome, chunk: dict[str, Any]) -> None:
-    for key in ("model", "system_fingerprint", "id"):
-        if chunk.get(key):
-            out.server[key] = chunk[key]
+def outcome_from_json(data: Any, total_s: float, shape: Shape | None = None) -> Outcome:
+    """A non-streamed answer (one JSON object) of any shape as an `Outcome` (`shape` None: judged from it)."""
+    return outcome_of(answer_from_json(data, total_s, shape))
 
 
 def server_headers(response: httpx.Response) -> dict[str, Any]:

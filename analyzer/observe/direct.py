@@ -20,7 +20,7 @@ from analyzer.observe.client import Outcome, headers_for, send
 from analyzer.observe.experiment import Experiment
 from analyzer.observe.jsonl import RowWriter, read_rows
 from analyzer.observe.plan import PlannedRequest, plan
-from analyzer.observe.runner import LOOPBACK, RunResult, observation_row, server_version
+from analyzer.observe.runner import LOOPBACK, RunResult, observation_row, server_info
 
 OnRow = Callable[[dict[str, Any], int, int], None]  # (row, done, total), after each row is on disk
 
@@ -52,7 +52,8 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
     trust_env = urlparse(exp.endpoint.url).hostname not in LOOPBACK
     try:
         with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=trust_env) as client:
-            result.server_version = server_version(client, exp.endpoint.base_url or "", headers)
+            info = server_info(client, exp.endpoint.base_url or "", headers)
+            result.server_version, result.server_settings = info["version"], info["settings"]
             for planned in requests:
                 if planned.wait_s > 0:
                     sleep(planned.wait_s)
@@ -63,7 +64,8 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
                                sleep=sleep)
                 gap = None if previous_start is None else round(start - previous_start, 6)
                 previous_start = start
-                row = build_row(exp, planned, outcome, started_at, gap, result.server_version)
+                row = build_row(exp, planned, outcome, started_at, gap, result.server_version,
+                                result.server_settings)
                 writer.write(row)
                 result.rows.append(row)
                 if on_row is not None:
@@ -80,7 +82,8 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
 
 
 def build_row(exp: Experiment, planned: PlannedRequest, outcome: Outcome, started_at: _dt.datetime,
-              since_previous_s: float | None, server_version: str | None) -> dict[str, Any]:
+              since_previous_s: float | None, server_version: str | None,
+              server_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     config = {
         "endpoint": exp.endpoint.base_url,
         "url": exp.endpoint.url,
@@ -95,4 +98,4 @@ def build_row(exp: Experiment, planned: PlannedRequest, outcome: Outcome, starte
     return observation_row(experiment=exp.name, factor=exp.vary.factor, series=planned.series, index=planned.index,
                            measured=planned.measured, value=planned.value, started_at=started_at,
                            wait_s=planned.wait_s, since_previous_s=since_previous_s, outcome=outcome, config=config,
-                           parts=planned.parts(), server_version=server_version)
+                           parts=planned.parts(), server_version=server_version, server_settings=server_settings)

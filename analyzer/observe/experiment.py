@@ -34,7 +34,7 @@ _RUN_KEYS = {"request": {"requests", "interval_s", "max_tokens", "stream", "temp
                          "max_retry_wait_s"},
              "app": {"max_tokens"}}  # the app decides how many requests, when and how to stream
 _REQUEST_KEYS = {"system", "system_file", "tools", "tools_file", "messages"}
-_APP_KEYS = {"profile", "turns"}
+_APP_KEYS = {"profile", "turns", "api"}
 _VARY_KEYS = {"request": {"factor", "values", "tool"}, "app": {"factor", "name", "path", "values", "link_to"}}
 # keys that, inside [vary] or a per-series table, would be a second change; what each one changes
 _SECOND_CHANGES = {
@@ -87,6 +87,7 @@ class AppSpec:
 
     profile: str
     turns: tuple[str, ...]
+    api: str | None = None  # the wire API the app speaks (profile [run.api]); None: the profile's default
 
 
 @dataclass(frozen=True)
@@ -332,7 +333,15 @@ def _parse_app(t: dict[str, Any], label: str) -> AppSpec:
     if profile not in profiles:
         raise AnalyzerError(f"experiment {label}: app.profile {profile!r} is not a known app; known: "
                             f"{', '.join(sorted(profiles))}")
-    return AppSpec(profile=profile, turns=tuple(turns))
+    api = t.get("api")
+    if api is not None:
+        if not isinstance(api, str) or not api:
+            raise AnalyzerError(f"experiment {label}: app.api must be the name of an API the app speaks")
+        try:
+            profiles[profile].api_base_url(api)
+        except AnalyzerError as exc:
+            raise AnalyzerError(f"experiment {label}: app.api: {exc}") from None
+    return AppSpec(profile=profile, turns=tuple(turns), api=api)
 
 
 def _factor(t: dict[str, Any], mode: str, label: str) -> str:

@@ -74,6 +74,7 @@ class RunResult:
     interrupted: bool = False
     stopped_on_error: bool = False
     server_version: str | None = None
+    server_settings: dict[str, Any] | None = None  # the server's real settings, when it reports them
     app: AppRun | None = None
 
     @property
@@ -91,12 +92,16 @@ class Runner(Protocol):
 def observation_row(*, experiment: str, factor: str | None, series: str, index: int, measured: bool, value: Any,
                     started_at: _dt.datetime, wait_s: float | None, since_previous_s: float | None,
                     outcome: Outcome, config: dict[str, Any], parts: dict[str, Any],
-                    server_version: str | None) -> dict[str, Any]:
-    """One row of schema `analyzer.observe/1`, for a planned request or one a recording proxy passed on."""
+                    server_version: str | None, server_settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One row of schema `analyzer.observe/1`, for a planned request or one a recording proxy passed on.
+
+    `server.settings` holds the server's real settings (analyzer/engine/settings.py) when it reports them."""
     server = dict(outcome.server)
     server.pop("retry_after", None)
     if server_version:
         server["version"] = server_version
+    if server_settings:
+        server["settings"] = server_settings
     return {
         "schema": SCHEMA,
         "experiment": experiment,
@@ -127,6 +132,14 @@ def observation_row(*, experiment: str, factor: str | None, series: str, index: 
 
 def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
+
+
+def server_info(client: httpx.Client, base_url: str, headers: dict[str, str]) -> dict[str, Any]:
+    """{"version": …, "settings": …} read once at the start of a run or a proxy (either may be None)."""
+    from analyzer.engine.settings import server_settings
+
+    return {"version": server_version(client, base_url, headers),
+            "settings": server_settings(base_url, headers, client=client)}
 
 
 def server_version(client: httpx.Client, base_url: str, headers: dict[str, str]) -> str | None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from analyzer.observe.plan import PARTS
 from analyzer.observe.runner import APP_ROW_KEY
-from analyzer.observe.usagefields import counts
+from analyzer.requests.usage import read_usage
 
 if TYPE_CHECKING:
     from analyzer.observe.experiment import Experiment
@@ -36,7 +36,7 @@ def summarise(rows: list[dict[str, Any]], log: str | None = None) -> dict[str, A
     requests = []
     fields: dict[str, set[str]] = {"prompt": set(), "cached": set()}
     for row in rows:
-        c = counts(row.get("usage"), row.get("timings"))
+        c = read_usage(row.get("usage"), row.get("timings"))
         if c.prompt_field:
             fields["prompt"].add(c.prompt_field)
         if c.cached_field:
@@ -179,7 +179,7 @@ def _with_app(base: dict[str, Any], exp: Experiment, rows: list[dict[str, Any]],
     controls = {r.get("index"): r for r in rows if r.get("series") == "control"}
     per_request = []
     for row in rows:
-        c = counts(row.get("usage"), row.get("timings"))
+        c = read_usage(row.get("usage"), row.get("timings"))
         reported = row.get(APP_ROW_KEY) or {}
         entry = prefix.get((str(row.get("series")), int(row.get("index") or 0)), {})
         per_request.append({

@@ -1,35 +1,28 @@
-"""Where two chat requests first differ in their structure: system, tools[i] and which key, messages[j] and role.
+"""Where two requests first differ in their structure: the request model's segments (system blocks, tool
+definitions, messages with role and blocks) of any shape, in the order the endpoint renders them.
 
-A request is read as an ordered list of fields — the system prompt, then every tool's leaves in key order,
-then every message's role and leaves — the order a typical chat template renders them in. The first field
-whose path or text differs is the divergence; its character offset is inside that field's text.
+The first segment whose kind, role, tool name or rendered text differs is the divergence; its character
+offset is inside that segment's text (its blocks joined), so the same change is placed alike in a chat, a
+Responses and an Anthropic body.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
-SYSTEM_ROLES = ("system", "developer")
+from analyzer.requests.model import Request, Segment
+
 CONTEXT_CHARS = 40
-
-
-@dataclass(frozen=True)
-class Field:
-    part: str            # system | tools | messages
-    path: str            # e.g. "system", "tools[2].function.description", "messages[3].content"
-    text: str
-    index: int | None = None   # tools[i] / messages[j]
-    role: str | None = None    # messages: the message's role
 
 
 @dataclass(frozen=True)
 class StructureDiff:
     kind: str            # changed | inserted | removed | appended | identical
-    part: str | None = None
-    path: str | None = None
+    part: str | None = None    # system | tools | messages
+    path: str | None = None    # the segment's path in the body ("messages[3]", "system[0]", "tools[2].function.name")
     index: int | None = None
     role: str | None = None
     offset: int | None = None  # character offset inside the field's text
@@ -45,47 +38,75 @@ class StructureDiff:
         return out
 
 
-def fields(body: dict[str, Any]) -> list[Field]:
-    """The request's fields in rendering order (system, tools, messages)."""
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    out: list[Field] = []
-    lead = 0
-    while lead < len(messages) and messages[lead].get("role") in SYSTEM_ROLES:
-        content = messages[lead].get("content")
-        path = "system" if lead == 0 else f"system[{lead}]"
-        out.append(Field("system", path, _text(content), index=lead, role=messages[lead].get("role")))
-        lead += 1
-    for i, tool in enumerate(body.get("tools") or []):
-        for key, text in _leaves(tool):
-            out.append(Field("tools", f"tools[{i}]{key}", text, index=i))
-    for j, m in enumerate(messages[lead:], start=lead):
-        out.append(Field("messages", f"messages[{j}].role", str(m.get("role")), index=j, role=m.get("role")))
-        for key, text in _leaves({k: v for k, v in m.items() if k != "role"}):
-            out.append(Field("messages", f"messages[{j}]{key}", text, index=j, role=m.get("role")))
-    return out
+PARTS = {"system": "system", "tool": "tools", "message": "messages"}
 
 
-def first_difference(baseline: dict[str, Any], current: dict[str, Any]) -> StructureDiff:
-    """The first field where `current` departs from `baseline`."""
-    a, b = fields(baseline), fields(current)
-    for fa, fb in zip(a, b, strict=False):
-        if fa.path != fb.path:
-            kind = "inserted" if len(b) > len(a) else "removed" if len(b) < len(a) else "changed"
-            return StructureDiff(kind, fb.part, fb.path, fb.index, fb.role, 0, "", _head(fa.text), _head(fb.text),
-                                 old_path=fa.path, field_text=fb.text)
-        if fa.text != fb.text:
-            k = common_chars(fa.text, fb.text)
-            return StructureDiff("changed", fb.part, fb.path, fb.index, fb.role, k,
-                                 fa.text[max(0, k - CONTEXT_CHARS):k], _head(fa.text[k:]), _head(fb.text[k:]),
-                                 field_text=fb.text)
+def first_difference(baseline: Request | dict[str, Any], current: Request | dict[str, Any]) -> StructureDiff:
+    """The first segment where `current` departs from `baseline`, in the request model's rendering order
+    (a decoded body of any shape is parsed first). Segments compare by kind, role, name and rendered text,
+    so a moved `cache_control` marker or a string turned into one text block is no difference."""
+    a, b = _segments(baseline), _segments(current)
+    if _shape(baseline) != _shape(current):   # each shape has its own order: compare in one (system, tools, messages)
+        a, b = _canonical(a), _canonical(b)
+    for i, (sa, sb) in enumerate(zip(a, b, strict=False)):
+        if (sa.kind, sa.role, sa.name) != (sb.kind, sb.role, sb.name):
+            kind = ("inserted" if len(b) > len(a) and i + 1 < len(b) and _same(sa, b[i + 1]) else
+                    "removed" if len(b) < len(a) and i + 1 < len(a) and _same(a[i + 1], sb) else "changed")
+            path = sb.path + (_name_suffix(sb) if sa.kind == sb.kind == "tool" else "")
+            old_text = sa.name if sa.kind == sb.kind == "tool" and sa.name else sa.text()
+            new_text = sb.name if sa.kind == sb.kind == "tool" and sb.name else sb.text()
+            if sa.kind == sb.kind == "message" and sa.role != sb.role:
+                path, old_text, new_text = f"{sb.path}.role", str(sa.role), str(sb.role)
+            return StructureDiff(kind, PARTS[sb.kind], path, _index(sb), sb.role, 0, "", _head(old_text or ""),
+                                 _head(new_text or ""), old_path=sa.path if sa.path != sb.path or kind != "changed"
+                                 else None, field_text=sb.text())
+        ta, tb = sa.text(), sb.text()
+        if ta != tb:
+            k = common_chars(ta, tb)
+            return StructureDiff("changed", PARTS[sb.kind], sb.path, _index(sb), sb.role, k,
+                                 ta[max(0, k - CONTEXT_CHARS):k], _head(ta[k:]), _head(tb[k:]), field_text=tb)
     if len(b) > len(a):
-        fb = b[len(a)]
-        return StructureDiff("appended", fb.part, fb.path, fb.index, fb.role, 0, "", "", _head(fb.text),
-                             field_text=fb.text)
+        sb = b[len(a)]
+        return StructureDiff("appended", PARTS[sb.kind], sb.path, _index(sb), sb.role, 0, "", "", _head(sb.text()),
+                             field_text=sb.text())
     if len(b) < len(a):
-        fa = a[len(b)]
-        return StructureDiff("removed", fa.part, fa.path, fa.index, fa.role, 0, "", _head(fa.text), "")
+        sa = a[len(b)]
+        return StructureDiff("removed", PARTS[sa.kind], sa.path, _index(sa), sa.role, 0, "", _head(sa.text()), "")
     return StructureDiff("identical")
+
+
+def _segments(value: Request | dict[str, Any]) -> tuple[Segment, ...]:
+    if isinstance(value, Request):
+        return value.segments
+    from analyzer.requests import parse_request
+
+    request = parse_request(value)
+    return request.segments if request is not None else ()
+
+
+def _shape(value: Request | dict[str, Any]) -> str | None:
+    return value.shape if isinstance(value, Request) else None
+
+
+KIND_ORDER = {"system": 0, "tool": 1, "message": 2}
+
+
+def _canonical(segments: tuple[Segment, ...]) -> tuple[Segment, ...]:
+    return tuple(sorted(segments, key=lambda s: KIND_ORDER[s.kind]))   # stable: order within a kind kept
+
+
+def _same(x: Segment, y: Segment) -> bool:
+    return (x.kind, x.role, x.name, x.text()) == (y.kind, y.role, y.name, y.text())
+
+
+def _index(seg: Segment) -> int | None:
+    m = re.search(r"\[(\d+)\]$", seg.path)
+    return int(m.group(1)) if m else None
+
+
+def _name_suffix(seg: Segment) -> str:
+    """Where a tool's name sits in its definition: chat nests it under `function`."""
+    return ".function.name" if '"function":{' in seg.text() else ".name"
 
 
 def visible(text: str) -> str:
@@ -102,20 +123,3 @@ def _head(text: str) -> str:
     return text[:CONTEXT_CHARS]
 
 
-def _text(content: Any) -> str:
-    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, separators=(",", ":"))
-
-
-def _leaves(value: Any, prefix: str = "") -> list[tuple[str, str]]:
-    """(key path, text) of every scalar in `value`, in document order; a string is its own text."""
-    if isinstance(value, dict):
-        out: list[tuple[str, str]] = []
-        for k, v in value.items():
-            out += _leaves(v, f"{prefix}.{k}")
-        return out or [(prefix, "{}")]
-    if isinstance(value, list):
-        out = []
-        for i, v in enumerate(value):
-            out += _leaves(v, f"{prefix}[{i}]")
-        return out or [(prefix, "[]")]
-    return [(prefix, value if isinstance(value, str) else json.dumps(value))]

@@ -1,4 +1,4 @@
-"""The prefix report as plain text lines: one table row per request, then a block per divergence."""
+"""The prefix report as plain text lines: the table grouped by conversation, then a block per divergence."""
 
 from __future__ import annotations
 
@@ -51,29 +51,45 @@ def report_lines(rep: PrefixReport) -> list[str]:
     lines = []
     if rep.log:
         lines.append(f"log: {rep.log}")
-    lines.append(f"rule: {rep.rule} ({rep.rule_why})")
+    lines.append(f"rule: {rep.rule} ({rep.rule_why}); source {rep.rule_source}")
+    if rep.settings:
+        lines.append(f"server: {rep.settings}")
     lines.append(f"prompts and tokens: {rep.renderer}")
+    for note in rep.render_errors:
+        lines.append(f"render: {note}")
     lines.append("")
-    lines.append(f"{'row':>4} {'series':<10} {'#':>2} {'vs':>4}  {'first difference':<44} {'tokens':>7} "
-                 f"{'at tok':>6} {'pred':>6} {'rep':>6} {'diff':>5}")
+    lines.append(f"{'row':>4} {'conv':>4} {'vs':>4} {'shape':<9} {'first difference':<40} {'tokens':>7} "
+                 f"{'at tok':>6} {'pred':>6} {'rep':>6} {'diff':>5}  cause")
+    by_conv: dict[int, list[RequestReport]] = {}
     for r in rep.requests:
-        pred = r.prediction.cached if r.prediction else None
-        lines.append(f"{r.row:>4} {r.series:<10.10} {r.index:>2} {_n(r.baseline_row):>4}  {_where(r)[:44]:<44} "
-                     f"{r.prompt_tokens:>7,} {_n(r.token_index):>6} {_n(pred):>6} {_n(r.reported):>6} "
-                     f"{_n(r.difference):>5}")
+        by_conv.setdefault(r.conversation, []).append(r)
+    for conv, members in by_conv.items():
+        lines.append(f"conversation {conv} ({len(members)} request(s), first row {members[0].row})")
+        for r in members:
+            cause = r.cause.kind if r.cause else ""
+            lines.append(f"{r.row:>4} {r.conversation:>4} {_n(r.baseline_row):>4} {r.shape:<9} {_where(r)[:40]:<40} "
+                         f"{r.prompt_tokens:>7,} {_n(r.token_index):>6} {_n(r.predicted):>6} {_n(r.reported):>6} "
+                         f"{_n(r.difference):>5}  {cause}")
     for r in rep.requests:
         block = _detail(r)
         if block:
             lines.append("")
             lines.extend(block)
+    a = rep.agreement()
+    lines.append("")
+    named = ", ".join(f"{k} {v}" for k, v in sorted(a["causes"].items()))
+    lines.append(f"agreement: {a['reported']:,} of {a['requests']:,} successful request(s) report a cached count; "
+                 f"predicted within max(8 tokens, 2%) for {a['within']:,}"
+                 + (f"; causes named for the others: {named}" if named else ""))
     if rep.caveats:
         lines.append("")
-        lines.append(f"the {rep.rule} rule does not model:")
+        lines.append(f"the {rep.rule} model does not cover:")
         lines.extend(f"  - {c}" for c in rep.caveats)
     if rep.attribution_note:
         lines.append(f"attribution: {rep.attribution_note}")
     if rep.skipped:
-        lines.append(f"skipped {len(rep.skipped)} row(s) without a chat request body")
+        lines.append(f"skipped {len(rep.skipped)} row(s):")
+        lines.extend(f"  {s}" for s in rep.skipped)
     return lines
 
 
@@ -81,7 +97,8 @@ def _detail(r: RequestReport) -> list[str]:
     s = r.structure
     out: list[str] = []
     if s is not None and s.kind not in ("identical", "appended"):
-        out.append(f"row {r.row} ({r.series} {r.index}) vs row {r.baseline_row} ({r.baseline}):")
+        out.append(f"row {r.row} ({r.series} {r.index}, conversation {r.conversation}) vs row {r.baseline_row} "
+                   f"({r.baseline}):")
         if s.old_path:
             out.append(f"  request: {s.path} where the baseline has {s.old_path}: "
                        f"old «{_v(s.old)}» new «{_v(s.new)}»")
@@ -97,15 +114,7 @@ def _detail(r: RequestReport) -> list[str]:
                        f"old {_pieces(t['old'])} / new {_pieces(t['new'])}")
         a = r.attribution
         if a is not None:
-            if a.literal is not None:
-                lit = a.literal
-                among = f", the likeliest of {lit.candidates} literals holding it" if lit.candidates > 1 else ""
-                if lit.first_line and lit.last_line > lit.first_line:
-                    among += f"; the literal spans lines {lit.first_line}–{lit.last_line}"
-                out.append(f"  source:  «{_v(lit.needle.strip())}» is in the literal «{lit.literal}» at {lit.repo} "
-                           f"{lit.place()} @ {lit.commit[:12]} ({lit.via}{among})")
-            else:
-                out.append("  source:  no pinned literal holds the text next to the divergence")
+            out += a.source_lines()  # the literal, and the ranked writers when several hold the text
             if a.hazard is not None:
                 src = a.hazard.get("source") or {}
                 sink = a.hazard.get("sink") or {}
@@ -115,12 +124,21 @@ def _detail(r: RequestReport) -> list[str]:
                            f"{sink.get('line')}; {a.hazard_why}{more}")
             else:
                 out.append(f"  hazard:  none matched ({a.hazard_why})")
-    if r.prediction is not None and (out or r.findings):
+    if r.match is not None and (out or r.findings):
         if not out:
-            out.append(f"row {r.row} ({r.series} {r.index}):")
-        p = r.prediction
+            out.append(f"row {r.row} ({r.series} {r.index}, conversation {r.conversation}):")
+        p = r.match
         out.append(f"  cached:  predicted {p.cached:,} ({p.rule}: {p.basis}); reported {_n(r.reported)}"
                    f"{f' ({r.reported_field})' if r.reported_field else ''}; difference {_n(r.difference)}")
+        if p.held:
+            out.append(f"  held:    {'; '.join(h.describe() for h in p.held[:6])}"
+                       f"{f' … ({len(p.held)} entries)' if len(p.held) > 6 else ''}")
+    if r.closest is not None and out:
+        row, shared, diff = r.closest
+        where = ("this request is the same request" if diff.kind == "identical" else
+                 f"this request extends it from {diff.path}" if diff.kind == "appended" else
+                 f"it differs at {diff.path} char {diff.offset or 0:,}: old «{_v(diff.old)}» / new «{_v(diff.new)}»")
+        out.append(f"  closest: row {row} shares {shared:,} tokens, more than the state reused; {where}")
     for f in r.findings:
         out.append(f"  finding: {f}")
     line = summary_line(r)

@@ -9,6 +9,7 @@ figure says it is an estimate.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import zlib
@@ -18,8 +19,10 @@ from typing import Any, Protocol
 import httpx
 
 from analyzer.errors import AnalyzerError
+from analyzer.requests.model import Request
 
 APPROX_TOKEN = re.compile(r"\s+|\w{1,4}|[^\w\s]")
+GENERATION_PROMPT = "<message:assistant>"
 REQUEST_KEYS = ("messages", "tools", "tool_choice", "chat_template_kwargs", "reasoning_effort",
                 "parallel_tool_calls", "response_format")
 
@@ -29,6 +32,11 @@ class Rendered:
     prompt: str
     tokens: list[int]
     pieces: list[str]
+    block_ends: tuple[int, ...] = ()   # token offset where each content block of the request ends, in order
+
+
+class RenderError(AnalyzerError):
+    """The engine answered, but could not render this request (its own error is the message)."""
 
 
 class Renderer(Protocol):
@@ -63,6 +71,21 @@ class LlamaServerRenderer:
             self._cache[key] = Rendered(prompt, tokens, pieces)
         return self._cache[key]
 
+    def model(self) -> str | None:
+        """The file name of the model the server runs (/props model_path), to check it is the log's."""
+        try:
+            response = self._client.get(self.root + "/props")
+            data = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        path = data.get("model_path") if isinstance(data, dict) else None
+        return path.replace("\\", "/").rsplit("/", 1)[-1] if isinstance(path, str) and path else None
+
+    def tokenize(self, text: str) -> list[int]:
+        """The ids of `text` alone (no special tokens): what the model emits when it writes that text."""
+        data = self._post("/tokenize", {"content": text, "add_special": False})
+        return [int(t["id"]) if isinstance(t, dict) else int(t) for t in data["tokens"]]
+
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         try:
             response = self._client.post(self.root + path, json=payload)
@@ -70,9 +93,11 @@ class LlamaServerRenderer:
             raise AnalyzerError(f"cannot reach {self.root}{path} ({type(exc).__name__}); start the engine "
                                 "(`analyze engine start`) and pass its URL with --engine-url, or drop --engine-url "
                                 "for estimated tokens") from None
+        if response.status_code == 404:
+            raise AnalyzerError(f"{self.root}{path} answered HTTP 404; --engine-url must be a llama.cpp server "
+                                "(llama-server) that offers /apply-template and /tokenize")
         if response.status_code != 200:
-            raise AnalyzerError(f"{self.root}{path} answered HTTP {response.status_code}; --engine-url must be a "
-                                "llama.cpp server (llama-server) that offers /apply-template and /tokenize")
+            raise RenderError(f"{self.root}{path} answered HTTP {response.status_code}: {_server_error(response)}")
         data = response.json()
         if not isinstance(data, dict):
             raise AnalyzerError(f"{self.root}{path} did not answer with a JSON object; is it a llama.cpp server?")
@@ -83,12 +108,26 @@ class LlamaServerRenderer:
 
 
 class PlainRenderer:
-    """No server to ask: system, then the tools as JSON, then `<role>content` per message; approximate tokens
-    (runs of up to 4 word characters, single punctuation marks, whitespace runs)."""
+    """No server to ask: the request model's segments in their order, `<kind:role>` then each block's text;
+    approximate tokens (runs of up to 4 word characters, single punctuation marks, whitespace runs)."""
 
     exact = False
-    describe = ("assumed: a plain template (system, tools as JSON, then <role>content per message) and an "
-                "approximate tokenizer (≤4 word characters, punctuation, whitespace runs); not the endpoint's")
+    describe = ("assumed: a plain template (the request's segments in the endpoint's order, <kind:role> then each "
+                "block's text, then <message:assistant>) and an approximate tokenizer (≤4 word characters, "
+                "punctuation, whitespace runs); not the endpoint's")
+
+    def render_request(self, request: Request) -> Rendered:
+        prompt, pieces, ends = "", [], []
+        for seg in request.segments:
+            for i, block in enumerate(seg.blocks):
+                head = f"<{seg.kind}:{seg.role or seg.name or ''}>" if i == 0 else "\n"
+                part = head + block.text
+                prompt += part
+                pieces += APPROX_TOKEN.findall(part)
+                ends.append(len(pieces))
+        prompt += GENERATION_PROMPT   # as the assistant turn that answers it will render: a later turn extends it
+        pieces += APPROX_TOKEN.findall(GENERATION_PROMPT)
+        return Rendered(prompt, [zlib.crc32(p.encode("utf-8")) for p in pieces], pieces, tuple(ends))
 
     def render(self, body: dict[str, Any]) -> Rendered:
         parts = []
@@ -105,6 +144,59 @@ class PlainRenderer:
         prompt = "".join(parts) + "<assistant>"
         pieces = APPROX_TOKEN.findall(prompt)
         return Rendered(prompt, [zlib.crc32(p.encode("utf-8")) for p in pieces], pieces)  # equal text, equal id
+
+
+def render_request(renderer: Renderer, request: Request, body: dict[str, Any]) -> Rendered:
+    """`request` as `renderer` renders it: the plain renderer reads the segments; a server renders the chat
+    body the engine would render (llama.cpp converts Anthropic and Responses bodies to chat internally,
+    `analyzer.requests.llamacpp_chat.to_chat_body` does the same here). Block ends are located in the
+    prompt so breakpoints and block counts map to token positions."""
+    if isinstance(renderer, PlainRenderer):
+        return renderer.render_request(request)
+    chat = body if request.shape == "chat" else _to_chat(body, request)
+    out = renderer.render(chat)
+    return Rendered(out.prompt, out.tokens, out.pieces, block_token_ends(request, out))
+
+
+def _to_chat(body: dict[str, Any], request: Request) -> dict[str, Any]:
+    from analyzer.requests.llamacpp_chat import to_chat_body
+
+    try:
+        return to_chat_body(body, request.shape)
+    except AnalyzerError as exc:   # the server would refuse it the same way (ConversionError: its own message)
+        raise RenderError(f"the engine's {request.shape} → chat conversion refuses it: {exc}") from None
+
+
+def block_token_ends(request: Request, rendered: Rendered) -> tuple[int, ...]:
+    """Token offset after each content block: the block's text found in the prompt after the previous one
+    (a block the template rewrote is placed where the previous one ended)."""
+    starts, pos = [], 0
+    for piece in rendered.pieces:
+        starts.append(pos)
+        pos += len(piece)
+    out, cursor = [], 0
+    for seg in request.segments:
+        for block in seg.blocks:
+            text = block.text.strip()
+            at = rendered.prompt.find(text, cursor) if text else -1
+            if at >= 0:
+                cursor = at + len(text)
+            out.append(bisect.bisect_left(starts, cursor))
+    return tuple(out)
+
+
+def _server_error(response: httpx.Response) -> str:
+    """The server's own error message (llama-server: {"error": {"message": …}})."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:300] or "(no body)"
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict) and isinstance(err.get("message"), str):
+        return err["message"]
+    if isinstance(err, str):
+        return err
+    return json.dumps(data)[:300]
 
 
 def _text(content: Any) -> str:

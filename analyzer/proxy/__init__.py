@@ -1,4 +1,5 @@
-"""A recording pass-through for OpenAI-compatible APIs: what an application really sends, one row per exchange.
+"""A recording pass-through for LLM APIs (OpenAI chat completions and Responses, Anthropic Messages): what an
+application really sends, one row per exchange, each request read by the request model (`analyzer.requests`).
 
 `start_proxy(upstream, out_dir)` serves on 127.0.0.1 in a background thread; point the application at
 `RunningProxy.base_url`. Every request is forwarded unchanged and every response passed back as it arrives

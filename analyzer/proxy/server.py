@@ -29,8 +29,9 @@ import httpx
 from analyzer.errors import AnalyzerError
 from analyzer.observe.client import Outcome, StreamReader, error_text, outcome_from_json, server_headers
 from analyzer.observe.jsonl import RowWriter, log_path
-from analyzer.observe.runner import LOOPBACK, server_version
-from analyzer.proxy.rows import PROXY_EXPERIMENT, Exchange, Label, chat_body, exchange_row
+from analyzer.observe.runner import LOOPBACK, server_info
+from analyzer.proxy.rows import PROXY_EXPERIMENT, Exchange, Label, exchange_row, parsed_request
+from analyzer.requests import Request
 
 # RFC 9110 §7.6.1 connection-specific fields: they describe one hop, so they are not passed on
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization",
@@ -76,7 +77,8 @@ class RunningProxy:
                                     follow_redirects=False, trust_env=parsed.hostname not in LOOPBACK,
                                     limits=httpx.Limits(max_connections=None, max_keepalive_connections=32))
         self._client.headers = httpx.Headers()  # no default User-Agent/Accept-Encoding: the client's headers only
-        self.server_version = server_version(self._client, self.upstream, self._auth_headers())
+        info = server_info(self._client, self.upstream, self._auth_headers())
+        self.server_version, self.server_settings = info["version"], info["settings"]
         try:
             self._server = _Server(("127.0.0.1", port), _handler_for(self))
             self._server.say = self._say
@@ -138,11 +140,20 @@ class RunningProxy:
 
     # -- used by the handler -------------------------------------------------------------------------------------
 
-    def _auth_headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+    def _auth_headers(self, client_headers: Any = None) -> dict[str, str]:
+        """The key in the header the client used for its own: `x-api-key` (Anthropic) or `api-key` (Azure) when
+        it sent one of those, else `Authorization: Bearer`."""
+        if not self._api_key:
+            return {}
+        sent = {k.lower() for k in (client_headers.keys() if client_headers is not None else ())}
+        for name in ("x-api-key", "api-key"):
+            if name in sent:
+                return {name: self._api_key}
+        return {"Authorization": f"Bearer {self._api_key}"}
 
-    def _begin(self, body: bytes) -> tuple[int, float | None, Label, int]:
-        """Number the exchange, time the gap since the previous one, and fix its label when it starts."""
+    def _begin(self, request: Request | None) -> tuple[int, float | None, Label, int]:
+        """Number the exchange, time the gap since the previous one, and fix its label when it starts; a request
+        of any known shape counts in its series' index (a GET or another endpoint does not)."""
         with self._lock:
             self._in_flight += 1
             self._exchanges += 1
@@ -151,7 +162,7 @@ class RunningProxy:
             self._last_start = now
             label = self._label
             index = 0
-            if chat_body(body) is not None:
+            if request is not None:
                 index = self._counters.get(label.series, 0) + 1
                 self._counters[label.series] = index
             return self._exchanges, gap, label, index
@@ -167,7 +178,7 @@ class RunningProxy:
                     return
                 row = exchange_row(exchange, label, index, log_name=self.log_name, upstream=self.upstream,
                                    base_url=self.base_url, api_key_env=self.api_key_env,
-                                   server_version=self.server_version)
+                                   server_version=self.server_version, server_settings=self.server_settings)
                 extra = self._writer.secrets
                 self._writer.secrets = extra + [s for s in secrets if s and s not in extra]
                 try:
@@ -287,19 +298,30 @@ class _Relay(BaseHTTPRequestHandler):
         except (ConnectionError, OSError, ValueError):  # the client went away (or sent a broken chunk size)
             self.close_connection = True
             return
-        number, gap, label, index = proxy._begin(body)
+        request = self._read_request(body) if body else None
+        number, gap, label, index = proxy._begin(request)
         started_at = _dt.datetime.now(_dt.UTC)
         start = time.monotonic()
         exchange: Exchange | None = None
         try:
             ex = Exchange(number, self.command, self.path, proxy._origin + self.path, started_at, gap, body,
-                          Outcome("ok"))
+                          Outcome("ok"), request=request)
             exchange = self._forward(ex, start)
         except (ConnectionError, OSError):  # the client went away while its answer was relayed
             self.close_connection = True
             exchange = None
         finally:
             proxy._end(exchange, label, index, secrets)
+
+    def _read_request(self, body: bytes) -> Request | None:
+        """The request model of the body; a body it cannot read is relayed all the same (recorded without a
+        shape, one line through `say`): analysis never breaks the pass-through."""
+        try:
+            return parsed_request(body, self.path, self.headers.items())
+        except Exception as exc:  # noqa: BLE001 - the relay must go on whatever the parser meets
+            self.owner._say(f"{self.command} {self.path}: the request model could not read the body "
+                            f"({type(exc).__name__}: {exc}); recorded without its shape")
+            return None
 
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
@@ -319,9 +341,9 @@ class _Relay(BaseHTTPRequestHandler):
         proxy = self.owner
         drop = HOP_BY_HOP | {"host", "content-length", "expect"}  # 100-continue was answered here already
         if proxy._api_key:
-            drop = drop | {"authorization"}
+            drop = drop | set(SECRET_HEADERS)
         headers = [(k, v) for k, v in self.headers.items() if k.lower() not in drop]
-        headers += list(proxy._auth_headers().items())
+        headers += list(proxy._auth_headers(self.headers).items())
         return headers
 
     def _forward(self, ex: Exchange, start: float) -> Exchange | None:
@@ -379,7 +401,7 @@ class _Relay(BaseHTTPRequestHandler):
         if response.headers.get("connection", "").lower() == "close":
             self.close_connection = True
         self.end_headers()
-        reader = StreamReader(start)
+        reader = StreamReader(start, ex.request.shape if ex.request is not None else None)
         digest = hashlib.sha256()
         kept = bytearray()
         pending = b""
@@ -408,7 +430,7 @@ class _Relay(BaseHTTPRequestHandler):
                     kept += piece
         except httpx.HTTPError as exc:
             broken = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        # complete as far as the client can tell: every byte the upstream announced, or the stream's [DONE]
+        # complete as far as the client can tell: every byte the upstream announced, or the stream's end marker
         delivered = reader.done or (expected is not None and ex.response_bytes >= expected)
         if not proxy._settle(response):  # stop() cut it
             if not delivered:  # dropped, as observe drops its request in flight on Ctrl-C
@@ -425,7 +447,7 @@ class _Relay(BaseHTTPRequestHandler):
             self.close_connection = True  # a stream cut short must look cut short to the client too
         ex.response_sha256 = digest.hexdigest()
         ex.content_type = content_type or None
-        ex.outcome = self._judge(response, reader, sse, bytes(kept), start, pending)
+        ex.outcome = self._judge(response, reader, sse, bytes(kept), start, pending, ex.request)
         ex.outcome.status = response.status_code
         ex.outcome.server = {**server_headers(response), **ex.outcome.server}
         if broken is not None:
@@ -440,7 +462,7 @@ class _Relay(BaseHTTPRequestHandler):
 
     @staticmethod
     def _judge(response: httpx.Response, reader: StreamReader, sse: bool, kept: bytes, start: float,
-               pending: bytes) -> Outcome:
+               pending: bytes, request: Request | None) -> Outcome:
         if response.status_code >= 400:
             text = kept.decode("utf-8", "replace")
             return Outcome("http-error", response.status_code, total_s=time.monotonic() - start,
@@ -452,7 +474,8 @@ class _Relay(BaseHTTPRequestHandler):
         content_type = response.headers.get("content-type", "")
         if content_type.startswith("application/json") and kept:
             try:
-                return outcome_from_json(json.loads(kept), time.monotonic() - start)
+                return outcome_from_json(json.loads(kept), time.monotonic() - start,
+                                         request.shape if request is not None else None)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 return Outcome("protocol-error", total_s=time.monotonic() - start, error="the response is not JSON")
         return Outcome("ok", total_s=time.monotonic() - start)

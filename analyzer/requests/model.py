@@ -27,8 +27,8 @@ SHAPES: tuple[Shape, ...] = ("chat", "responses", "anthropic")
 @dataclass(frozen=True)
 class Block:
     """One content block as it renders: `type` (text, image, tool_use, tool_result, function_call, reasoning…)
-    and `text`, its canonical text (a text block's string; any other block's JSON with sorted keys, cache
-    control removed)."""
+    and `text`, its canonical text (a text block's string; any other block's compact JSON, cache control
+    removed, keys in the order the shape's render rule says renders — kept for every shape today)."""
 
     type: str
     text: str
@@ -65,6 +65,7 @@ class CacheControl:
 
     breakpoints: tuple[Breakpoint, ...] = ()
     automatic: bool = False        # a top-level cache_control (Anthropic's automatic mode)
+    automatic_ttl: str | None = None   # the ttl of that top-level cache_control, as sent
     prompt_cache_key: str | None = None
     prompt_cache_retention: str | None = None
     previous_response_id: str | None = None

@@ -91,7 +91,7 @@ def three_witnesses(path: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
     None when no row carries the app's own usage (a log written by a raw experiment). Each app field is set beside
     the ledger value of the same meaning; a difference is listed, never averaged away.
     """
-    from analyzer.observe.usagefields import counts
+    from analyzer.requests.usage import read_usage
 
     rows = _replayed_rows(read_rows(path))
     if not any(isinstance(r.get("app_reported"), dict) for r in rows):
@@ -100,7 +100,7 @@ def three_witnesses(path: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
     disagreements = []
     for n, row in enumerate(rows):
         app = row.get("app_reported") if isinstance(row.get("app_reported"), dict) else None
-        c = counts(row.get("usage"), row.get("timings"))
+        c = read_usage(row.get("usage"), row.get("timings"))
         fields = []
         for name, value in ((app or {}).get("fields") or {}).items():
             if name not in _APP_FIELDS or value is None:

@@ -33,6 +33,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="OpenAI-compatible base URL ending in /v1 (default: the running local engine)")
     run.add_argument("--model", default="local", help="model name to send (default: local)")
     run.add_argument("--cwd", type=Path, default=None, metavar="DIR", help="working directory for the app")
+    run.add_argument("--api", default=None, metavar="API",
+                     help="the wire API the app speaks, for apps that offer a choice (Pi: openai-completions, "
+                          "openai-responses, anthropic-messages; default: the profile's)")
+    run.add_argument("--max-tokens", type=int, default=16, metavar="N",
+                     help="the output limit the app is configured with (default: 16; the local engine answers in "
+                          "3 tokens whatever it is)")
+    run.add_argument("--context-window", type=int, default=None, metavar="N",
+                     help="the context the app is told it has (default: the server's context per slot from its "
+                          "/props, else the profile's)")
     run.add_argument("--out", type=Path, default=None, metavar="DIR",
                      help="where the run's private home, sessions and outputs go (default: a new temp dir)")
     for p in (install, run):
@@ -101,8 +110,19 @@ def _run(ctx: CliContext, app: Any, args: argparse.Namespace) -> int:
     base_url = args.base_url or default_base_url(ctx)
     if not base_url.startswith(("http://", "https://")):
         raise AnalyzerError(f"--base-url {base_url!r} must start with http:// or https://")
+    from analyzer.engine.settings import server_settings
+
+    app.profile.api_base_url(args.api)  # an API the app cannot speak is refused before anything runs
+    if args.max_tokens < 1:
+        raise AnalyzerError(f"--max-tokens {args.max_tokens}: give a number of tokens ≥ 1")
+    if args.context_window is not None and args.context_window < 1:
+        raise AnalyzerError(f"--context-window {args.context_window}: give a number of tokens ≥ 1")
+    window = args.context_window
+    if window is None and app.profile.uses_context_window:  # asked only when the app is told its window
+        window = (server_settings(base_url) or {}).get("ctx_per_slot")
     out = args.out or Path(tempfile.mkdtemp(prefix=f"analyze-app-{app.profile.name}-"))
-    session = AppSession(app, base_url, args.model, out, cwd=args.cwd)
+    session = AppSession(app, base_url, args.model, out, cwd=args.cwd, api=args.api, context_window=window,
+                         max_tokens=args.max_tokens)
     results = []
     for prompt in args.prompts:
         turn = session.run_turn(prompt)

@@ -1,4 +1,5 @@
-"""`analyze attention append|edit|prefix|all`: NumPy experiments on what a KV cache saves and what it does not."""
+"""`analyze attention append|edit|prefix|window|quantize|evict|offload|all`: NumPy experiments on what a KV cache
+saves and what it does not, and on what capacity strategies keep and change."""
 
 from __future__ import annotations
 
@@ -14,14 +15,19 @@ if TYPE_CHECKING:
     from analyzer.attention.config import ModelConfig
 
 NAME = "attention"
-HELP = "NumPy attention experiments: what a KV cache saves on append, edit and shared prefixes"
+HELP = ("NumPy attention experiments: what a KV cache saves on append, edit and shared prefixes; what a window, "
+        "quantization, eviction and offloading keep and change")
 ORDER = 60
 DESCRIPTION = (
     "Runs a small seeded decoder (RoPE, causal mask, MHA/GQA/MQA) with and without a KV cache and prints exact "
     "counts. append: one more token, cached vs recomputed. edit: change token m and see which K/V go stale per "
-    "layer. prefix: block-hashed prefix cache across request pairs (vLLM-style). all: the three in order."
+    "layer. prefix: block-hashed prefix cache across request pairs (vLLM-style). window: a rolling cache of W "
+    "positions vs the windowed recompute and vs full attention. quantize: K/V in 8 and 4 bits with per-token scales. "
+    "evict: sinks + recent, heavy hitters + recent and recent-only budgets. offload: device vs host bytes and the "
+    "transfer per step (computed). all: every experiment in order."
 )
-EXPERIMENTS = ("append", "edit", "prefix", "all")
+EXPERIMENTS = ("append", "edit", "prefix", "window", "quantize", "evict", "offload", "all")
+CAPACITY_DEFAULT_MODEL = "Llama-3-8B"
 DTYPE_NAMES = ("float64", "float32")  # = analyzer.attention.config.DTYPES (a test keeps them equal; no NumPy here)
 
 
@@ -44,6 +50,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="prefix block size, repeatable (16 and 64)")
     exp.add_argument("--verify-max", type=int, default=2048, metavar="TOKENS",
                      help="run prefix pairs up to this length through the model; longer ones are counted (2048)")
+    cap = parser.add_argument_group("capacity experiments (window, quantize, evict, offload)")
+    cap.add_argument("--window", type=int, default=8, metavar="W", help="sliding window in positions (8)")
+    cap.add_argument("--generate", type=int, default=8, metavar="STEPS",
+                     help="greedy tokens generated after the prompt in quantize (8)")
+    cap.add_argument("--budget", type=int, action="append", default=None, metavar="POSITIONS",
+                     help="evict: positions kept per layer, repeatable (N/4, N/2, 3N/4)")
+    cap.add_argument("--sinks", type=int, default=4, metavar="POSITIONS", help="evict: first positions kept (4)")
+    cap.add_argument("--offload-model", default=CAPACITY_DEFAULT_MODEL, metavar="PRESET",
+                     help=f"offload: a kv-size preset to compute for ({CAPACITY_DEFAULT_MODEL})")
+    cap.add_argument("--offload-context", type=int, default=32_768, metavar="TOKENS",
+                     help="offload: context for that preset (32768)")
     out = parser.add_argument_group("output")
     add_record_option(out, "the research records")
     out.add_argument("--lang", choices=LANGS, default=DEFAULT_LANG,
@@ -61,45 +78,26 @@ def _config(args: argparse.Namespace) -> ModelConfig:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
-    from analyzer.attention.append import run_append
-    from analyzer.attention.edit import run_edit_contrast
-    from analyzer.attention.prefix import DEFAULT_BLOCK_SIZES, run_prefix
-    from analyzer.attention.record import append_record, edit_record, prefix_record
     from analyzer.attention.render import print_append, print_edit, print_prefix
+    from analyzer.attention.render_capacity import print_evict, print_offload, print_quantize, print_window
 
     config = _config(args)
-    which = EXPERIMENTS[:3] if args.experiment == "all" else (args.experiment,)
-    length = args.length
-    position = args.edit_pos if args.edit_pos is not None else length // 2
-    if args.plot and args.experiment == "prefix":
+    which = EXPERIMENTS[:-1] if args.experiment == "all" else (args.experiment,)
+    if args.plot and not {"append", "edit"} & set(which):
         raise AnalyzerError("--plot needs the append or edit experiment (or all)")
     if args.verify_max < 0:
         raise AnalyzerError("--verify-max must be 0 or more tokens")
     payload: dict[str, Any] = {"config": config.to_dict()}
-    records = []
-    appended = edits = prefixes = None
-    if "append" in which:
-        appended = run_append(config, length, curve_max=min(length + 1, 64) if args.plot else 0)
-        payload["append"] = appended.to_dict()
-        records.append(append_record(appended, args.lang))
-    if "edit" in which:
-        edits = run_edit_contrast(config, length, position)
-        payload["edit"] = [e.to_dict() for e in edits]
-        records.append(edit_record(edits, args.lang))
-    if "prefix" in which:
-        sizes = tuple(args.block_size) if args.block_size else DEFAULT_BLOCK_SIZES
-        prefixes = run_prefix(config, sizes, verify_max=args.verify_max)
-        payload["prefix"] = [p.to_dict() for p in prefixes]
-        records.append(prefix_record(config, prefixes, args.verify_max, args.lang))
+    records: list[Any] = []
+    results = _run_experiments(args, config, which, payload, records)
     if not ctx.json:
-        if appended:
-            print_append(ctx.out, appended)
-        if edits:
-            print_edit(ctx.out, edits)
-        if prefixes is not None:
-            print_prefix(ctx.out, prefixes)
+        printers: dict[str, Any] = {"append": print_append, "edit": print_edit, "prefix": print_prefix,
+                                    "window": print_window, "quantize": print_quantize, "evict": print_evict,
+                                    "offload": print_offload}
+        for name in which:
+            printers[name](ctx.out, results[name])
     try:
-        written = _write_outputs(args, config, appended, edits, records, payload)
+        written = _write_outputs(args, config, results.get("append"), results.get("edit"), records, payload)
     except OSError as exc:
         raise AnalyzerError(f"cannot write {exc.filename or 'output'}: {exc.strerror or exc}; "
                             "choose a writable path") from exc
@@ -116,6 +114,53 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     elif args.record:
         ctx.out.print(f"wrote {args.record}", markup=False)
     return 0
+
+
+def _run_experiments(args: argparse.Namespace, config: ModelConfig, which: tuple[str, ...],
+                     payload: dict[str, Any], records: list[Any]) -> dict[str, Any]:
+    """Run each chosen experiment in order; fills `payload` (JSON) and `records`, returns the result objects."""
+    from analyzer.attention import record as rec
+    from analyzer.attention import record_capacity as cap
+    from analyzer.attention.append import run_append
+    from analyzer.attention.edit import run_edit_contrast
+    from analyzer.attention.evict import run_evict
+    from analyzer.attention.kvsize import find_preset
+    from analyzer.attention.offload import run_offload, toy_layout
+    from analyzer.attention.prefix import DEFAULT_BLOCK_SIZES, run_prefix
+    from analyzer.attention.quantize import run_quantize
+    from analyzer.attention.window import run_window
+
+    length, lang = args.length, args.lang
+    results: dict[str, Any] = {}
+    for name in which:
+        if name == "append":
+            r: Any = run_append(config, length, curve_max=min(length + 1, 64) if args.plot else 0)
+            payload[name], record = r.to_dict(), rec.append_record(r, lang)
+        elif name == "edit":
+            r = run_edit_contrast(config, length, args.edit_pos if args.edit_pos is not None else length // 2)
+            payload[name], record = [e.to_dict() for e in r], rec.edit_record(r, lang)
+        elif name == "prefix":
+            sizes = tuple(args.block_size) if args.block_size else DEFAULT_BLOCK_SIZES
+            r = run_prefix(config, sizes, verify_max=args.verify_max)
+            payload[name], record = [p.to_dict() for p in r], rec.prefix_record(config, r, args.verify_max, lang)
+        elif name == "window":
+            r = run_window(config, length, args.window)
+            payload[name], record = r.to_dict(), cap.window_record(r, lang)
+        elif name == "quantize":
+            r = run_quantize(config, length, args.generate)
+            payload[name], record = r.to_dict(), cap.quantize_record(r, lang)
+        elif name == "evict":
+            r = run_evict(config, length, tuple(args.budget) if args.budget else None, args.sinks)
+            payload[name], record = r.to_dict(), cap.evict_record(r, lang)
+        else:
+            if args.offload_context < 1:
+                raise AnalyzerError("--offload-context must be at least 1 token")
+            r = run_offload(toy_layout(config.layers, config.kv_heads, config.head_dim), length,
+                            find_preset(args.offload_model), args.offload_context)
+            payload[name], record = r.to_dict(), cap.offload_record(r, lang)
+        results[name] = r
+        records.append(record)
+    return results
 
 
 def _write_outputs(args: argparse.Namespace, config: ModelConfig, appended: Any, edits: Any,

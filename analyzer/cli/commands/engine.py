@@ -1,9 +1,11 @@
-"""`analyze engine build|start|stop|status`: a real local llama-server for Round 3 observations."""
+"""`analyze engine build|start|stop|status`: a real local llama-server for observing prompt caching."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
+from typing import Any
 
 from analyzer.cli.context import CliContext
 from analyzer.errors import AnalyzerError
@@ -14,8 +16,9 @@ ORDER = 72
 DESCRIPTION = (
     "llama-server is built once per machine from the llama.cpp vendored in the llama-cpp-python sdist (cached "
     "by version under the analyzer cache dir, or $ANALYZER_ENGINE_CACHE), runs a tiny random-weight model with "
-    "DeepSeek LLM's real tokenizer on 127.0.0.1, one slot, prompt caching on, and reports "
-    "usage.prompt_tokens_details.cached_tokens and timings.cache_n."
+    "DeepSeek LLM's real tokenizer on 127.0.0.1 (prompt caching on; one slot of 32,768 tokens unless told "
+    "otherwise), answers every request with the same few tokens (\" Ok.\" and end-of-sequence, whatever "
+    "max_tokens asks), and reports usage.prompt_tokens_details.cached_tokens and timings.cache_n."
 )
 
 
@@ -27,12 +30,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     start.add_argument("--port", type=int, default=None, help="listen on this port instead of a free one")
     start.add_argument("--api-key-env", default=None, metavar="NAME",
                        help="require the API key held in environment variable NAME (the key is never written)")
+    _engine_options(start)
     sub.add_parser("stop", help="stop the llama-server that `engine start` started")
     sub.add_parser("status", help="running or not; pid, URL, binary, model, version (exit 1 when not running)")
     from analyzer.cli import _global_options  # the global options also after the action (`engine start --json`)
 
     for p in sub.choices.values():
         _global_options(p, suppress=True)
+
+
+def _engine_options(start: argparse.ArgumentParser) -> None:
+    """The server options; defaults are llama.cpp's own except the context (32,768 tokens per slot) and the
+    output default (see analyzer/engine/options.py for where each is read in the vendored server)."""
+    from analyzer.engine.options import CACHE_RAM_MIB, CACHE_REUSE, CTX_PER_SLOT, N_PREDICT
+
+    start.add_argument("--parallel", type=int, default=1, metavar="N",
+                       help="slots: prompts the server keeps cached at once (default: 1)")
+    start.add_argument("--ctx-size", type=int, default=None, metavar="N",
+                       help=f"context of all slots together; each slot gets N / --parallel unless --kv-unified "
+                            f"(default: {CTX_PER_SLOT:,} × --parallel)")
+    start.add_argument("--kv-unified", action="store_true",
+                       help="one KV pool shared by all slots, each slot may use all of it (default: off, as "
+                            "llama-server does when --parallel is given)")
+    start.add_argument("--cache-ram", type=int, default=CACHE_RAM_MIB, metavar="MIB", dest="cache_ram",
+                       help=f"host-memory prompt cache in MiB, 0 off, -1 no limit (default: {CACHE_RAM_MIB:,}, "
+                            "llama-server's own)")
+    start.add_argument("--cache-reuse", type=int, default=CACHE_REUSE, metavar="N",
+                       help=f"reuse cached chunks of at least N tokens by KV shifting, 0 off (default: {CACHE_REUSE})")
+    start.add_argument("--n-predict", type=int, default=N_PREDICT, metavar="N",
+                       help=f"output tokens for a request that sets no max_tokens (default: {N_PREDICT}); whatever a "
+                            "request asks, the generated model answers in 3 tokens")
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -43,7 +70,11 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     if action == "build":
         return _build(ctx, engine_dir, force=args.force)
     if action == "start":
-        return _start(ctx, engine_dir, port=args.port, api_key_env=args.api_key_env)
+        from analyzer.engine.options import EngineOptions
+
+        options = EngineOptions(parallel=args.parallel, ctx_size=args.ctx_size, cache_ram_mib=args.cache_ram,
+                                cache_reuse=args.cache_reuse, n_predict=args.n_predict, kv_unified=args.kv_unified)
+        return _start(ctx, engine_dir, port=args.port, api_key_env=args.api_key_env, options=options)
     if action == "stop":
         return _stop(ctx)
     return _status(ctx, engine_dir)
@@ -69,7 +100,7 @@ def _build(ctx: CliContext, engine_dir, *, force: bool) -> int:
     return 0
 
 
-def _start(ctx: CliContext, engine_dir, *, port: int | None, api_key_env: str | None) -> int:
+def _start(ctx: CliContext, engine_dir, *, port: int | None, api_key_env: str | None, options) -> int:
     from analyzer.engine import start_engine
     from analyzer.engine.progress import build_progress
     from analyzer.engine.state import is_live, load_state, save_state
@@ -87,7 +118,8 @@ def _start(ctx: CliContext, engine_dir, *, port: int | None, api_key_env: str | 
         raise AnalyzerError(f"an engine is already running at {current.get('base_url')} (pid {current['pid']}); "
                             "run `analyze engine stop` first")
     with build_progress(ctx) as progress:
-        handle = start_engine(engine_dir, api_key=api_key, port=port, progress=progress, say=_say(ctx))
+        handle = start_engine(engine_dir, api_key=api_key, port=port, options=options, progress=progress,
+                              say=_say(ctx))
     state = handle.state()
     state["api_key_env"] = api_key_env
     save_state(ctx.cache_dir, state)
@@ -96,12 +128,13 @@ def _start(ctx: CliContext, engine_dir, *, port: int | None, api_key_env: str | 
     else:
         ctx.err.print(f"engine: llama-server pid {handle.pid} ready; log {handle.log}; stop it with "
                       "`analyze engine stop`", markup=False)
+        ctx.err.print(f"engine: {_options_line(state['options'], state.get('model_facts') or {})}", markup=False)
         ctx.out.print(handle.base_url, markup=False)
     return 0
 
 
 def _stop(ctx: CliContext) -> int:
-    from analyzer.engine.process import stop_process
+    from analyzer.engine.process import launch_record_path, stop_process
     from analyzer.engine.state import clear_state, load_state
 
     state = load_state(ctx.cache_dir)
@@ -112,6 +145,8 @@ def _stop(ctx: CliContext) -> int:
             ctx.out.print("engine: not running (nothing started by `analyze engine start`)", markup=False)
         return 0
     stopped = stop_process(int(state["pid"]), state.get("start_ticks"))
+    if state.get("log") and state.get("port"):
+        launch_record_path(Path(str(state["log"])).parent, int(state["port"])).unlink(missing_ok=True)
     clear_state(ctx.cache_dir)
     if ctx.json:
         ctx.emit_json({"stopped": stopped, "pid": state["pid"], "base_url": state.get("base_url")})
@@ -124,8 +159,10 @@ def _stop(ctx: CliContext) -> int:
 
 def _status(ctx: CliContext, engine_dir) -> int:
     from analyzer.engine import build_info
+    from analyzer.engine.options import DEFAULT_OPTIONS
     from analyzer.engine.paths import EnginePaths
     from analyzer.engine.process import health
+    from analyzer.engine.settings import server_settings
     from analyzer.engine.state import is_live, load_state
 
     paths = EnginePaths(engine_dir)
@@ -133,10 +170,13 @@ def _status(ctx: CliContext, engine_dir) -> int:
     state = load_state(ctx.cache_dir)
     running = bool(state and is_live(state))
     healthy = None
+    settings = None
     if running and state:
         code, _ = health(str(state["base_url"]).removesuffix("/v1"))
         healthy = code == 200
-    report = {
+        if healthy:
+            settings = server_settings(str(state["base_url"]), engine_dir=engine_dir)
+    report: dict[str, Any] = {
         "running": running,
         "healthy": healthy,
         "pid": state.get("pid") if running and state else None,
@@ -149,6 +189,9 @@ def _status(ctx: CliContext, engine_dir) -> int:
         "llama_cpp_commit": info.get("llama_cpp_commit") or None,
         "api_key_required": bool(state.get("api_key_required")) if running and state else None,
         "log": state.get("log") if running and state else None,
+        "options": state.get("options") if running and state else None,
+        "defaults": DEFAULT_OPTIONS.as_dict(),
+        "settings": settings,
     }
     if ctx.json:
         ctx.emit_json(report)
@@ -159,9 +202,33 @@ def _status(ctx: CliContext, engine_dir) -> int:
             ctx.out.print(f"  {key}: {report[key]}", markup=False)
         ctx.out.print(f"  source: llama-cpp-python {report['llama_cpp_python']} sdist, vendored llama.cpp "
                       f"{report['llama_cpp_commit'] or '(commit not stated)'} per its CHANGELOG", markup=False)
+        if state and state.get("options"):
+            ctx.out.print(f"  options: {_options_line(state['options'], state.get('model_facts') or {})}",
+                          markup=False)
+        if settings:
+            ctx.out.print(f"  server reports: {settings.get('slots')} slot(s) of {_n(settings.get('ctx_per_slot'))} "
+                          f"tokens (training context {_n(settings.get('ctx_train'))}), build {settings.get('build')}",
+                          markup=False)
     else:
         ctx.out.print("engine: not running", markup=False)
         built = (f"built, llama-server {report['version'] or '(version unknown)'} at {paths.binary}" if info else
                  "not built yet (`analyze engine build`, 8–30 minutes once per machine)")
         ctx.out.print(f"  binary: {built}", markup=False)
+        ctx.out.print(f"  `engine start` defaults: {_options_line(report['defaults'], {})}", markup=False)
     return 0 if running else 1
+
+
+def _n(value) -> str:
+    return f"{value:,}" if isinstance(value, int) else "?"
+
+
+def _options_line(options: dict, facts: dict) -> str:
+    """One line saying what the server was told: slots, context, caches and the output cap."""
+    per_slot = (options["ctx_size"] if options.get("kv_unified")
+                else options["ctx_size"] // max(1, int(options.get("parallel") or 1)))
+    cap = (f"every answer {facts['answer_tokens']} tokens ({facts.get('answer')!r} + end-of-sequence)"
+           if facts.get("answer_tokens") else "every answer 3 tokens (the generated model's fixed reply)")
+    return (f"--parallel {options['parallel']}, --ctx-size {_n(options['ctx_size'])} "
+            f"({_n(per_slot)} per slot{', unified KV' if options.get('kv_unified') else ''}), "
+            f"--cache-ram {_n(options['cache_ram_mib'])} MiB, --cache-reuse {options['cache_reuse']}, "
+            f"--n-predict {options['n_predict']} (requests without max_tokens); {cap}")

@@ -27,6 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"show only these presets, repeatable ({', '.join(PRESETS)})")
     parser.add_argument("--context", type=int, default=10_000, metavar="TOKENS", help="context length (10000)")
     parser.add_argument("--bits", type=float, default=16.0, help="bits per cached element, 16 = BF16/FP16")
+    parser.add_argument("--window", type=int, default=None, metavar="W",
+                        help="also show full / windowed (last W positions) / 8-bit / 4-bit bytes, with formulas")
+    parser.add_argument("--full-layers", type=int, default=0, metavar="N",
+                        help="with --window: layers that keep full attention (0 = every layer windowed)")
     custom = parser.add_argument_group("custom model (shown instead of the presets unless --preset is given)")
     custom.add_argument("--name", default="custom", help="label for the custom model")
     custom.add_argument("--layers", type=int, default=None, help="layers")
@@ -96,13 +100,49 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     layouts = [find_preset(n) for n in args.preset] if args.preset else ([] if custom else list(PRESETS.values()))
     if custom:
         layouts.append(custom)
+    _check_window(args, layouts)
     names = {lay.name for lay in layouts}
     check = v2_reduction_check() if {"DeepSeek-V2", "DeepSeek 67B"} <= names else None
     if ctx.json:
-        payload: dict[str, object] = {"models": [lay.to_dict(args.bits, args.context) for lay in layouts]}
+        models = [lay.to_dict(args.bits, args.context) for lay in layouts]
+        if args.window is not None:
+            for model, lay in zip(models, layouts, strict=True):
+                model["capacity"] = capacity_dict(lay, args.bits, args.context, args.window, args.full_layers)
+        payload: dict[str, object] = {"models": models}
         if check:
             payload["deepseek_v2_claim"] = check.to_dict()
         ctx.emit_json(payload)
         return 0
     print_kv_size(ctx.out, layouts, args.bits, args.context, check)
+    if args.window is not None:
+        from analyzer.attention.render_capacity import print_kv_capacity
+
+        print_kv_capacity(ctx.out, layouts, args.bits, args.context, args.window, args.full_layers)
     return 0
+
+
+def _check_window(args: argparse.Namespace, layouts: list[KvLayout]) -> None:
+    if args.window is None:
+        if args.full_layers:
+            raise AnalyzerError("--full-layers belongs to --window: give --window W as well")
+        return
+    if args.window < 1:
+        raise AnalyzerError("--window must be at least 1 position, e.g. --window 4096")
+    if args.full_layers < 0:
+        raise AnalyzerError("--full-layers must be 0 or more")
+    for lay in layouts:
+        if args.full_layers > lay.layers:
+            raise AnalyzerError(f"--full-layers {args.full_layers} is more than {lay.name}'s {lay.layers} layers")
+
+
+def capacity_dict(lay: KvLayout, bits: float, context: int, window: int, full_layers: int) -> dict[str, object]:
+    """The four figures `kv-size --window` prints, with the inputs that check them by hand."""
+    from analyzer.attention.kvsize import SCALE_BITS
+
+    return {"window": window, "full_layers": full_layers, "windowed_layers": lay.layers - full_layers,
+            "elements_per_token_per_layer": lay.elements_per_token // lay.layers,
+            "scaled_vectors_per_token_per_layer": lay.vectors_per_token // lay.layers, "scale_bits": SCALE_BITS,
+            "full_bytes": lay.bytes_per_token(bits) * context,
+            "windowed_bytes": lay.windowed_bytes(bits, context, window, full_layers),
+            "int8_bytes": lay.quantized_bytes_per_token(8) * context,
+            "int4_bytes": lay.quantized_bytes_per_token(4) * context}

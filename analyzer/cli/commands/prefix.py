@@ -12,27 +12,36 @@ from analyzer.errors import AnalyzerError
 
 NAME = "prefix"
 ORDER = 47
-HELP = "where consecutive recorded requests stop sharing a prefix; predicted vs reported cached tokens"
+HELP = "where recorded requests stop sharing a prefix with their lineage; the cache model's prediction vs reported"
 DESCRIPTION = (
-    "Reads a log written by `analyze proxy` (rows with the request body). For each request and the one before it "
-    "in its series (or --against a row or the control series) it prints where they first differ in the request "
-    "structure (system / tools[i] and key / messages[j], role, character offset), in the rendered prompt and in "
-    "tokens (asked of a llama.cpp server with --engine-url, else estimated and said so), the cached tokens the "
-    "endpoint's rule predicts (analyzer/rules/prefix/cache.toml), the cached tokens the server reported and the "
-    "difference, and the pinned code that wrote the first differing text (a hazard finding from --hazards, and "
-    "the literal in the pinned sources found through the index)."
+    "Reads a log written by `analyze proxy` (chat completions, Responses and Anthropic Messages bodies). A cache "
+    "model of the endpoint (analyzer/rules/cache/: llama.cpp slots and host prompt cache, vLLM blocks, DeepSeek "
+    "units, OpenAI, Anthropic breakpoints and TTLs) runs over the whole log: which entry each request matches and "
+    "the cached tokens it predicts, next to what the server reported, with the likely cause when they differ. "
+    "Requests are grouped into conversations by their system/tool lineage; each is compared with the entry it "
+    "matched, else the request before it in its conversation (or --against a row or the control series): where "
+    "they first differ in the request segments (part, path, role, character), in the rendered prompt and in tokens "
+    "(asked of a llama.cpp server with --engine-url, else estimated and said so), and the pinned code that wrote "
+    "the first differing text. Rejected requests are listed as skipped and never enter the cache state."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("log", type=Path, metavar="LOG", help="a JSONL log written by `analyze proxy`")
+    parser.add_argument("log", type=Path, nargs="+", metavar="LOG",
+                        help="a JSONL log written by `analyze proxy`; several logs of one server are read as one "
+                             "(rows numbered across them in the order given)")
     parser.add_argument("--against", default=None, metavar="ROW|control",
                         help="compare every request with row ROW (1-based line of the log), or each with the control "
                              "request at the same index (default: the request before it in its series)")
     parser.add_argument("--engine-url", default=None, metavar="URL",
                         help="a llama.cpp server to render and tokenize with (/apply-template, /tokenize); default: "
                              "the running `analyze engine`, when the log's endpoint is llama.cpp")
-    parser.add_argument("--rule", default=None, help="prediction rule (llama.cpp, vllm, deepseek); default: detected")
+    parser.add_argument("--rule", default=None,
+                        help="cache rule (llama.cpp, vllm, deepseek, openai, anthropic: analyzer/rules/cache/); "
+                             "default: detected from the rows")
+    parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                        help="a server cache setting the rows do not record, e.g. slots=2, cache_ram_mib=0, "
+                             "cache_reuse=256, slot_similarity=0.1 (repeatable; wins over the rows)")
     parser.add_argument("--hazards", type=Path, default=None, metavar="FILE",
                         help="findings of `analyze hazards --json` to attribute divergences to")
     parser.add_argument("--no-source", action="store_true",
@@ -40,13 +49,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.api import PrefixOptions, prefix
     from analyzer.observe.jsonl import read_rows
-    from analyzer.prefix import analyse, report_lines
+    from analyzer.prefix import report_lines
     from analyzer.prefix.predict import detect_rule
 
-    rows = read_rows(args.log)
-    if not rows:
-        raise AnalyzerError(f"{args.log} holds no rows; pass a log written by `analyze proxy`")
+    rows = []
+    for path in args.log:
+        found = read_rows(path)
+        if not found:
+            raise AnalyzerError(f"{path} holds no rows; pass a log written by `analyze proxy`")
+        rows += found
     against: int | str | None = args.against
     if isinstance(against, str):
         if against.isdigit():
@@ -61,8 +74,9 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         if (args.rule or detect_rule(first)[0]) == "llama.cpp":
             engine_url = _running_engine(ctx)
     lookup, note = (None, "source lookup skipped (--no-source)") if args.no_source else _lookup(ctx)
-    report = analyse(rows, against=against, engine_url=engine_url, rule=args.rule, findings=findings,
-                     lookup=lookup, log=str(args.log))
+    report = prefix(rows, PrefixOptions(against=against, engine_url=engine_url, rule=args.rule,
+                                        settings=_settings(args.setting), findings=findings, lookup=lookup))
+    report.log = ", ".join(str(p) for p in args.log)
     report.attribution_note = note
     if ctx.json:
         ctx.emit_json(report.as_json())
@@ -70,6 +84,20 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         for line in report_lines(report):
             ctx.out.print(line, markup=False)
     return 0
+
+
+def _settings(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise AnalyzerError(f"--setting {pair!r}: expected NAME=VALUE, e.g. slots=2", exit_code=2)
+        text = value.strip()
+        try:
+            out[name.strip()] = json.loads(text.lower() if text.lower() in ("true", "false") else text)
+        except json.JSONDecodeError:
+            out[name.strip()] = text
+    return out
 
 
 def _findings(path: Path) -> list[dict[str, Any]]:
@@ -98,13 +126,16 @@ def _running_engine(ctx: CliContext) -> str | None:
 
 
 def _lookup(ctx: CliContext) -> tuple[Any, str | None]:
-    """A literal lookup over the index of every pinned repo whose checkout is in the cache."""
+    """A source lookup over the index (and data files) of every pinned repo whose checkout is in the cache,
+    placed on the request path of the stored call graph of those pins when `analyze index` has built one."""
+    from analyzer.graph.store import graph_key, load_view
     from analyzer.index.build import index_repo
     from analyzer.index.cache import FactsCache
-    from analyzer.prefix.literals import IndexLiterals
+    from analyzer.prefix.request_path import RequestPath
+    from analyzer.prefix.source_lookup import SourceLookup
     from analyzer.sources.workspace import open_repo
 
-    indexes, missing = [], []
+    indexes, missing, repos, found = [], [], {}, []
     try:
         pins = list(ctx.lock.repos.values())
     except AnalyzerError as exc:
@@ -116,11 +147,21 @@ def _lookup(ctx: CliContext) -> tuple[Any, str | None]:
             except AnalyzerError as exc:
                 missing.append(f"{pin.name} ({exc})")
                 continue
+            repos[pin.name] = repo
+            found.append(pin)
             indexes.append(index_repo(repo, pin.commit, repo_name=pin.name, cache=cache))
     note = None
     if missing:
         note = "not looked up in " + "; ".join(missing)
     if not indexes:
         return None, note or "no pinned sources in the cache"
+    lookup = SourceLookup(indexes, repos)
+    view = load_view(ctx.cache_dir, graph_key(found), warn=ctx.warn) if not missing else None
+    if view is not None:
+        path = RequestPath.build(view, lookup)
+        lookup.request_path = path
+        placed = f"ranked on the request path of the stored call graph ({len(path.sends)} send(s))"
+    else:
+        placed = "not ranked on a request path (no call graph stored for these pins: run `analyze index`)"
     pinned = ", ".join(f"{i.name} @ {i.commit[:12]}" for i in indexes)
-    return IndexLiterals(indexes), f"literals looked up in {pinned}" + (f"; {note}" if note else "")
+    return lookup, f"literals looked up in {pinned}; {placed}" + (f"; {note}" if note else "")

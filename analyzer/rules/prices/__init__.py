@@ -1,0 +1,1 @@
+"""Provider prices as data (`*.toml`), read by `analyzer.cost.prices`: one file per provider."""

@@ -1,0 +1,182 @@
+"""Attribution names the writer: of the literals that hold a request's first differing text, the one in the
+function that writes the request part (on the call graph's request path) comes first; an error message, a
+logged string and an example extension with the same words come after, each with the reason; when several
+writers fit, all of them are listed. A small application repo (tests/attributionfixtures.py) is indexed and
+its call graph built for real."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attributionfixtures import WORDS, make_app_repo, system_body
+
+from analyzer.analysis import analyze
+from analyzer.cli import main
+from analyzer.cli.context import CliContext
+from analyzer.index.build import index_repo
+from analyzer.prefix.attribute import attribute, needles, rank_sites
+from analyzer.prefix.request_path import ON_PATH, WRITER, RequestPath
+from analyzer.prefix.source_lookup import SourceLookup
+from analyzer.prefix.structure import first_difference
+from analyzer.sources.workspace import open_repo
+
+OPENER = "You assist with small code changes."
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("attribution")
+    commit = make_app_repo(tmp / "app")
+    lock = tmp / "repos.lock"
+    lock.write_text(f'[repos.app]\nurl = "{(tmp / "app").as_posix()}"\ncommit = "{commit}"\n')
+    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    analysis = analyze(ctx)                       # syncs the repo into the cache, indexes it, stores the graph
+    pin = ctx.lock.repos["app"]
+    repo = open_repo(ctx, pin, fetch=False)
+    idx = index_repo(repo, commit, repo_name="app", cache=None, workers=1)
+    lookup = SourceLookup([idx], {"app": repo})
+    lookup.request_path = RequestPath.build(analysis.view, lookup)
+    return {"lookup": lookup, "bare": SourceLookup([idx]), "commit": commit, "lock": lock, "tmp": tmp}
+
+
+def _cwd_diff(opener: str = OPENER) -> Any:
+    """The working-directory line differs; with the default branch's opener before it, or other words."""
+    return first_difference(system_body(f"{opener}\n{WORDS}/home/dev/alpha"),
+                            system_body(f"{opener}\n{WORDS}/home/dev/beta"))
+
+
+def test_the_template_in_the_writer_of_the_system_prompt_is_named_before_the_same_words_elsewhere(app) -> None:
+    a = attribute(_cwd_diff(), [], app["lookup"])
+    assert a.literal is not None and a.placed
+    assert (a.literal.path, a.literal.line) == ("src/prompt.ts", 8)
+    ranked = [(w.site.path, w.site.line) for w in a.writers]
+    # both branches of the writer hold the line; the default branch's opener is in the request, so it is first
+    assert ranked[:2] == [("src/prompt.ts", 8), ("src/prompt.ts", 4)]
+    assert a.fitting == 1 and "of what its function writes just before it are in the request" in a.writers[0].why
+    # the error message (returned into an Error's super), the logged warning, then the example, in that order
+    assert ranked[2:] == [("src/errors.ts", 2), ("src/errors.ts", 11), ("examples/extensions/remote.ts", 2)]
+    why = {(w.site.path, w.site.line): w.why for w in a.writers}
+    assert "in buildSystemPrompt, which returns the system prompt" in why[("src/prompt.ts", 4)]
+    assert "just before it" not in why[("src/prompt.ts", 4)]
+    assert "a message's argument (super" in why[("src/errors.ts", 2)]
+    assert "a message's argument (console.warn)" in why[("src/errors.ts", 11)]
+    assert why[("examples/extensions/remote.ts", 2)].startswith("a test, example or documentation path")
+
+
+def test_two_writers_that_fit_are_both_listed_and_said_to_fit(app) -> None:
+    a = attribute(_cwd_diff("Words of a custom prompt."), [], app["lookup"])   # nothing tells the branches apart
+    assert a.fitting == 2 and [w.fits for w in a.writers] == [True, True, False, False, False]
+    lines = a.source_lines()
+    assert "src/prompt.ts:4" in lines[0]
+    assert lines[1] == "  writers: 2 writers fit equally; they and the others, ranked:"
+    assert lines[2].startswith("    1.=app src/prompt.ts:4 — ") and lines[3].startswith("    2.=app src/prompt.ts:8 — ")
+    assert lines[4].startswith("    3. app src/errors.ts:2 — ")
+    listed = a.as_json()
+    assert listed["writers_that_fit"] == 2 and [w["rank"] for w in listed["writers"]] == [1, 2, 3, 4, 5]
+    assert listed["writers"][0]["function"] == "app:src/prompt.ts:buildSystemPrompt"
+    assert listed["writers"][3]["message_call"] == "console.warn" and listed["ranked_by_request_path"] is True
+
+
+def test_a_function_on_the_request_path_ranks_before_one_the_graph_does_not_connect_to_a_send(app) -> None:
+    rp = app["lookup"].request_path
+    assert rp.sends == {"app:src/client.ts:send"}
+    assert "app:src/session.ts:runTurn" in rp.on_path and "app:src/session.ts:helpText" not in rp.on_path
+    assert rp.place("app:src/prompt.ts:buildSystemPrompt", ["system prompt"]).rank == WRITER
+    hits = app["lookup"]("Answer in few words, please.")
+    diff = first_difference(system_body("S", "Answer in few words, please. one"),
+                            system_body("S", "Answer in few words, please. two"))
+    ranked = rank_sites(hits, diff, None, rp)
+    assert [w.site.node for w in ranked] == ["app:src/session.ts:runTurn", "app:src/session.ts:helpText"]
+    assert ranked[0].key[2] == ON_PATH and "on the request path" in ranked[0].why
+    assert "does not connect to a send" in ranked[1].why and not ranked[1].fits
+
+
+def test_without_a_call_graph_messages_and_examples_still_rank_after_templates(app) -> None:
+    a = attribute(_cwd_diff(), [], app["bare"])
+    assert a.literal is not None and not a.placed
+    ranked = [(w.site.path, w.site.line) for w in a.writers]
+    assert ranked[0] == ("src/prompt.ts", 8) and a.fitting == 1  # its branch's opener is in the request
+    assert ranked[-1] == ("examples/extensions/remote.ts", 2)
+    # the logged string is a message by its own call; the one returned into an Error's `super(…)` is known as
+    # a message only through the graph's call sites, so here it ties with the other branch's template
+    assert ranked.index(("src/errors.ts", 11)) > max(ranked.index(("src/prompt.ts", 4)),
+                                                     ranked.index(("src/errors.ts", 2)))
+    other = attribute(_cwd_diff("Words of a custom prompt."), [], app["bare"])
+    assert {(w.site.path, w.site.line) for w in other.writers if w.fits} == \
+        {("src/prompt.ts", 4), ("src/prompt.ts", 8), ("src/errors.ts", 2)}
+    assert "not placed on the request path" in a.source_lines()[1]
+
+
+def test_a_prompt_template_kept_in_a_data_file_is_found_through_the_words_next_to_the_value(app) -> None:
+    before = "You help with code on the small-7b model. Your folder is /srv/one."
+    d = first_difference(system_body(before), system_body(before.replace("one", "two")))
+    assert ("before", "model. Your folder is ") in needles(d)   # the model's name is a placeholder too
+    a = attribute(d, [], app["lookup"])
+    assert a.literal is not None and (a.literal.path, a.literal.line, a.literal.via) == \
+        ("presets/agent.yml", 3, "data file")
+    assert a.literal.needle == "model. Your folder is "
+    # a shorter needle (`folder is `) is in the system prompt's writer too, but covers less of the field
+    assert any(w.site.path == "src/prompt.ts" for w in rank_sites(app["lookup"]("folder is "), d, None,
+                                                                   app["lookup"].request_path)[:1])
+    bare = attribute(d, [], app["bare"]).literal            # without the repo no data file is read
+    assert bare is None or bare.via != "data file"
+
+
+def test_a_file_content_after_a_heading_line_is_traced_through_the_heading(app) -> None:
+    head = f"{OPENER}\n{WORDS}/w\n\n"
+    d = first_difference(system_body(head + "first rule of the project"), system_body(head + "second rule"))
+    assert d.offset == len(head)
+    assert ("before", f"{WORDS}/w") in needles(d)       # the divergence starts a line: the lines before it
+    a = attribute(d, [], app["lookup"])
+    assert a.literal is not None and a.literal.path == "src/prompt.ts"
+
+
+def test_analyze_prefix_prints_the_ranked_writers(app, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{"series": "app", "index": i, "request_body": json.dumps(system_body(f"Custom words.\n{WORDS}/home/{d}")),
+             "usage": {"prompt_tokens": 30, "prompt_tokens_details": {"cached_tokens": 0}},
+             "server": {"version": "llama.cpp test"}} for i, d in ((1, "alpha"), (2, "beta"))]
+    log = Path(app["tmp"]) / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code = main(["--lock", str(app["lock"]), "--cache-dir", str(Path(app["tmp"]) / "cache"), "prefix", str(log),
+                 "--rule", "vllm"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "ranked on the request path of the stored call graph (1 send(s))" in out
+    assert "writers: 2 writers fit equally" in out and "1.=app src/prompt.ts:4" in out
+    assert "(the text before it written by app src/prompt.ts:4 @" in out
+
+
+def test_a_long_value_does_not_cut_the_words_before_it(app) -> None:
+    deep = "/srv/" + "/".join(f"level-{i}" for i in range(12)) + "/"
+    d = first_difference(system_body(f"Custom words.\n{WORDS}{deep}one"),
+                         system_body(f"Custom words.\n{WORDS}{deep}two"))
+    found = [n for side, n in needles(d) if side == "before"]
+    assert WORDS in found and not any(n.startswith(WORDS[1:]) for n in found)
+    assert all(d.field_text[d.field_text.index(n) - 1] in " \n" for n in found)   # no needle starts mid-word
+    a = attribute(d, [], app["lookup"])
+    assert a.literal is not None and a.literal.needle == WORDS and a.literal.path == "src/prompt.ts"
+
+
+def test_a_constant_at_the_top_level_takes_the_place_of_its_files_functions_and_says_so(app) -> None:
+    d = first_difference(system_body("Our words.\nFinish with a short list of what changed. one"),
+                         system_body("Our words.\nFinish with a short list of what changed. two"))
+    [top] = rank_sites(app["lookup"]("Finish with a short list"), d, None, app["lookup"].request_path)
+    assert top.site.node == "app:src/prompt.ts:<module>" and top.key[2] == WRITER
+    assert top.why.startswith("at the top level of a file whose function is buildSystemPrompt, which returns")
+    # in a user message the same constant is not the system prompt's writer's: other code, said so
+    m = first_difference(system_body("S", "Finish with a short list of what changed. one"),
+                         system_body("S", "Finish with a short list of what changed. two"))
+    [other] = rank_sites(app["lookup"]("Finish with a short list"), m, None, app["lookup"].request_path)
+    assert other.key[2] > ON_PATH and "does not connect to a send" in other.why
+
+
+def test_the_attribution_rules_are_not_part_of_the_stored_graphs_key() -> None:
+    """They are read over a built graph: editing them must not make every stored graph stale."""
+    import analyzer.graph.store as store
+
+    root = Path(store.__file__).resolve().parent.parent
+    assert store._hazard_rule(root / "rules" / "prefix" / "attribution.toml", root)
+    assert not store._hazard_rule(root / "rules" / "typescript.toml", root)   # the resolver reads this one
