@@ -1,7 +1,9 @@
 """Turn fixture folders (tests/fixtures/graph/*) into real git repos and analyse them like upstreams.
 
 Each fixture folder becomes a one-commit repo in a tmp dir; a lock names them (`harness`, `piai`) so the
-whole pipeline — sync, index, resolve, graph — runs exactly as on real upstreams.
+whole pipeline — sync, index, resolve, graph — runs exactly as on real upstreams. The world's workspace is
+a library `Session` (`analyzer.api.open_session`), as any Python caller would open it: nothing here needs
+the command line's context.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from pathlib import Path
 
 import git
 
-from analyzer.analysis import Analysis, analyze
-from analyzer.cli.context import CliContext
+from analyzer.analysis import Analysis, Workspace, analyze
+from analyzer.api import open_session
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "graph"
 ACTOR = git.Actor("Fixture Author", "fixture@example.invalid")
@@ -44,12 +46,12 @@ def write_fixture_lock(path: Path, repos: dict[str, tuple[Path, str]], trace: tu
 
 @dataclass
 class FixtureWorld:
-    ctx: CliContext
+    ctx: Workspace  # the session the analyses run in (hazard worlds may still hand a CLI context)
     lock_path: Path
     commits: dict[str, str]
 
     def analysis(self, **kw: object) -> Analysis:
-        return analyze(self.ctx, **kw)  # type: ignore[arg-type]
+        return analyze(self.ctx, **kw)  # type: ignore[arg-type]  # (keywords typed by analyze)
 
 
 def build_world(tmp: Path, trace: tuple[str, str] | None = ("Agent.step", "parseChunkUsage")) -> FixtureWorld:
@@ -58,8 +60,8 @@ def build_world(tmp: Path, trace: tuple[str, str] | None = ("Agent.step", "parse
         dest = tmp / "upstreams" / folder
         repos[name] = (dest, repo_from_folder(FIXTURES / folder, dest))
     lock = write_fixture_lock(tmp / "repos.lock", repos, trace)
-    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
-    return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})
+    session = open_session(lock, cache_dir=tmp / "cache", environ={})
+    return FixtureWorld(session, lock, {n: c for n, (_, c) in repos.items()})
 
 
 def fixture_program(tmp: Path):

@@ -23,7 +23,7 @@ def experiment(factor: str = "system-prefix", **sections: Any) -> dict[str, Any]
         "question": "Does the test factor change cached tokens?",
         "endpoint": {"base_url": "http://127.0.0.1:9/v1", "model": "local"},
         "run": {"requests": 3, "interval_s": 0.0, "max_tokens": 4},
-        "base": {"system": SYSTEM, "tools": copy.deepcopy(TOOLS),
+        "request": {"system": SYSTEM, "tools": copy.deepcopy(TOOLS),
                  "messages": [{"role": "user", "content": "What is the tide at noon?"}]},
         "vary": {"factor": factor},
     }
@@ -34,7 +34,7 @@ def experiment(factor: str = "system-prefix", **sections: Any) -> dict[str, Any]
     elif factor == "tool-added":
         data["vary"]["tool"] = {"type": "function", "function": {"name": "delta", "parameters": {"type": "object"}}}
     elif factor == "history-compacted":
-        data["base"]["messages"] = [{"role": "user", "content": "First question about berths."},
+        data["request"]["messages"] = [{"role": "user", "content": "First question about berths."},
                                     {"role": "assistant", "content": "First answer about berths."},
                                     {"role": "user", "content": "What is the tide at noon?"}]
         data["vary"]["values"] = ["", "They talked about berths.", "Berths were discussed."]

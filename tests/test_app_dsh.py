@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from appfixtures import dsh_app  # noqa: F401 (fixture)
 
-from analyzer.observe.appexperiment import parse_app_experiment
-from analyzer.observe.apprunner import APP_ROW_KEY, run_app_experiment
+from analyzer.observe.appdriver import AppRunner
+from analyzer.observe.experiment import parse_experiment
+from analyzer.observe.jsonl import log_path
+from analyzer.observe.runner import APP_ROW_KEY
 from analyzer.requests.usage import read_usage
 
 pytestmark = [pytest.mark.engine, pytest.mark.upstream]
@@ -18,9 +20,9 @@ pytestmark = [pytest.mark.engine, pytest.mark.upstream]
 
 def _run(app: Any, upstream: str, tmp_path: Path, vary: dict[str, Any]) -> Any:
     data = {"name": "t", "question": "q", "app": {"profile": "dsh", "turns": ["Say hello."]}, "vary": vary}
-    exp = parse_app_experiment(data, tmp_path / "t.toml")
-    return run_app_experiment(exp, app, upstream=upstream, out_dir=tmp_path / "obs",
-                              engine_url=upstream.removesuffix("/v1"), say=lambda _line: None)
+    exp = parse_experiment(data, tmp_path / "t.toml")
+    runner = AppRunner(app, upstream, engine_url=upstream.removesuffix("/v1"), say=lambda _line: None)
+    return runner.run(exp, log_path(tmp_path / "obs", exp.name))
 
 
 def _main(rows: list[dict[str, Any]], series: str) -> dict[str, Any]:

@@ -10,11 +10,12 @@ import pytest
 from appfixtures import pi_app  # noqa: F401 (fixture)
 from enginefixtures import SENTINEL_API_KEY
 
-from analyzer.observe.appexperiment import parse_app_experiment
-from analyzer.observe.apprecord import build_app_record
-from analyzer.observe.apprunner import APP_ROW_KEY, run_app_experiment
-from analyzer.observe.appsummary import app_summary, app_summary_lines
-from analyzer.observe.summary import summarise
+from analyzer.observe.appdriver import AppRunner
+from analyzer.observe.experiment import parse_experiment
+from analyzer.observe.jsonl import log_path
+from analyzer.observe.record import build_record
+from analyzer.observe.runner import APP_ROW_KEY
+from analyzer.observe.summary import summarise, summarise_run, summary_lines
 from analyzer.requests.usage import read_usage
 
 pytestmark = pytest.mark.engine
@@ -23,19 +24,21 @@ pytestmark = pytest.mark.engine
 def _experiment(tmp_path: Path, turns: list[str], vary: dict[str, Any], **endpoint: Any) -> Any:
     data = {"name": "t", "question": "q", "endpoint": endpoint, "app": {"profile": "pi", "turns": turns},
             "vary": vary}
-    return parse_app_experiment(data, tmp_path / "t.toml")
+    return parse_experiment(data, tmp_path / "t.toml")
 
 
 def _run(exp: Any, app: Any, upstream: str, out: Path) -> Any:
-    return run_app_experiment(exp, app, upstream=upstream, out_dir=out,
-                              engine_url=upstream.removesuffix("/v1"), say=lambda _line: None)
+    runner = AppRunner(app, upstream, engine_url=upstream.removesuffix("/v1"), say=lambda _line: None)
+    return runner.run(exp, log_path(out, exp.name))
 
 
 def test_a_continued_session_reuses_the_prefix_and_pi_reports_what_the_server_did(
         pi_app, local_engine, tmp_path: Path) -> None:  # noqa: F811
     exp = _experiment(tmp_path, ["Say hello.", "Say it again.", "Once more."], {"factor": "none"})
     result = _run(exp, pi_app, local_engine.base_url, tmp_path / "obs")
-    assert all(t["exit_code"] == 0 and not any(e.get("error") for e in t["reported"]) for t in result.turns)
+    assert len(result.app.turns) == 6 and not any(t.failed for t in result.app.turns)  # 3 turns, 2 series
+    for t in result.app.turns:  # each series' files were set aside under its name, and the turn says where
+        assert t.result.stdout.parent == result.app.run_dir / t.series and t.result.stdout.is_file()
     control = [r for r in result.rows if r["series"] == "control"]
     assert len(control) >= 3 and all(r["outcome"] == "ok" for r in control)
     assert [(r.get("label") or {}).get("turn") for r in control][:1] == [1]
@@ -49,22 +52,23 @@ def test_a_continued_session_reuses_the_prefix_and_pi_reports_what_the_server_di
     assert [m["role"] for m in body["messages"]].count("user") == 3  # the continued session carries its history
     assert result.log.is_file() and len(result.log.read_text().splitlines()) == len(result.rows)
     # the prefix rule (llama.cpp, one slot, the engine's own template and tokenizer) predicts what was reported
-    assert result.prefix is not None and result.prefix.exact and result.prefix.rule == "llama.cpp"
-    assert len(result.prefix.requests) == len(result.rows)
-    first, *rest = result.prefix.requests
+    prefix = result.app.prefix
+    assert prefix is not None and prefix.exact and prefix.rule == "llama.cpp"
+    assert len(prefix.requests) == len(result.rows)
+    first, *rest = prefix.requests
     # the first request may meet a prompt an earlier test left in the slot, which this log cannot show
     assert first.prediction is not None and first.reported is not None and first.reported >= first.prediction.cached
     for rep in rest:
         assert rep.prediction is not None and rep.prediction.cached == rep.reported, (rep.series, rep.index)
-    assert result.prefix_path is not None and json.loads(result.prefix_path.read_text())["requests"]
+    assert result.app.prefix_path is not None and json.loads(result.app.prefix_path.read_text())["requests"]
     # the summary and the record carry raw, app-reported and predicted per request, in both languages
-    summary = app_summary(exp, pi_app, result)
+    summary = summarise_run(exp, result)
     first = summary["app_requests"][1]
     assert first["raw_cached"] == first["app_cached"] == first["predicted_cached"] > 0
-    lines = "\n".join(app_summary_lines(summary))
+    lines = "\n".join(summary_lines(summary))
     assert "predicted" in lines and "appended from messages" in lines
     for lang, word in (("en", "predicted"), ("zh", "预测")):
-        text = build_app_record(exp, pi_app, summary, lang=lang).to_markdown(lang)
+        text = build_record(exp, summary, result.rows, lang=lang).to_markdown(lang)
         assert f"{word} {first['predicted_cached']:,}" in text
 
 
@@ -97,9 +101,9 @@ def test_the_command_runs_an_app_experiment_and_writes_its_record(pi_app, local_
                                                                   capsys) -> None:  # noqa: F811
     """`analyze observe` on an [app] experiment: install (cached), run through the proxy, summary, record."""
     import tomli_w
+    from appfixtures import PI_VERSION
 
     from analyzer.cli import main
-    from appfixtures import PI_VERSION
 
     path = tmp_path / "one.toml"
     path.write_text(tomli_w.dumps({"name": "one-turn", "question": "does a second turn reuse the first?",

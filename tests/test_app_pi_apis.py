@@ -11,9 +11,9 @@ import pytest
 from appfixtures import pi_app  # noqa: F401 (fixture)
 
 from analyzer.engine.settings import server_settings
-from analyzer.observe.appexperiment import parse_app_experiment
-from analyzer.observe.apprunner import run_app_experiment
-from analyzer.observe.jsonl import read_rows
+from analyzer.observe.appdriver import AppRunner
+from analyzer.observe.experiment import parse_experiment
+from analyzer.observe.jsonl import log_path, read_rows
 
 pytestmark = pytest.mark.engine
 
@@ -26,21 +26,23 @@ def test_pi_speaks_the_chosen_api_to_its_endpoint(pi_app: Any, local_engine: Any
                                                   api: str) -> None:
     data = {"name": f"pi-{api}", "question": "q", "app": {"profile": "pi", "turns": ["Say hello.", "Again."],
                                                            "api": api}, "vary": {"factor": "none"}}
-    exp = parse_app_experiment(data, tmp_path / "e.toml")
-    result = run_app_experiment(exp, pi_app, upstream=local_engine.base_url, out_dir=tmp_path / "obs",
-                                say=lambda _line: None)
-    assert [t["exit_code"] for t in result.turns] == [0, 0, 0, 0]
+    exp = parse_experiment(data, tmp_path / "e.toml")
+    assert exp.app.api == api
+    result = AppRunner(pi_app, local_engine.base_url, say=lambda _line: None).run(exp, log_path(tmp_path / "obs",
+                                                                                            exp.name))
+    assert result.app is not None
+    assert [t.result.exit_code for t in result.app.turns] == [0, 0, 0, 0]
     # the proxy's own log: every exchange, whether or not the row model reads this shape yet
-    calls = [r for r in read_rows(result.proxy_log) if r.get("method") == "POST"]
+    calls = [r for r in read_rows(result.app.proxy_log) if r.get("method") == "POST"]
     assert len(calls) >= 4
     assert {r["client_path"] for r in calls} == {ENDPOINT[api]}
     assert all(r["status"] == 200 for r in calls)
     window = server_settings(local_engine.base_url)["ctx_per_slot"]  # type: ignore[index]
-    models = json.loads((result.run_dir / "control" / "home" / "models.json").read_text())
+    models = json.loads((result.app.run_dir / "control" / "home" / "models.json").read_text())
     provider = models["providers"]["analyzer"]
     assert provider["api"] == api and provider["models"][0]["contextWindow"] == window
-    for turn in result.turns:  # what Pi itself reported: a complete answer of the engine's 3 tokens
-        assert [e["output"] for e in turn["reported"]] == [3], turn
+    for turn in result.app.turns:  # what Pi itself reported: a complete answer of the engine's 3 tokens
+        assert [e["output"] for e in turn.result.reported] == [3], turn
 
 
 def test_app_run_takes_the_api_and_the_servers_window(pi_app: Any, local_engine: Any, tmp_path: Path,  # noqa: F811

@@ -12,8 +12,7 @@ from analyzer.apps.install import pinned_version
 from analyzer.apps.profile import fill, load_profile, load_profiles
 from analyzer.apps.reported import dsh_session_log, pi_json_events
 from analyzer.errors import AnalyzerError
-from analyzer.observe.appexperiment import AppExperiment, load_any_experiment, parse_app_experiment
-from analyzer.observe.experiment import load_experiment, read_experiment, shipped_names
+from analyzer.observe.experiment import load_experiment, parse_experiment, shipped_names
 
 
 def test_the_shipped_profiles_load_with_what_a_run_needs() -> None:
@@ -76,13 +75,13 @@ def test_an_api_the_app_cannot_speak_is_refused(tmp_path: Path) -> None:
     data = {"name": "x", "question": "q", "app": {"profile": "pi", "turns": ["t"], "api": "gemini"},
             "vary": {"factor": "none"}}
     with pytest.raises(AnalyzerError, match="cannot speak API 'gemini'.*anthropic-messages"):
-        parse_app_experiment(data, tmp_path / "e.toml")
+        parse_experiment(data, tmp_path / "e.toml")
     data["app"] = {"profile": "dsh", "turns": ["t"], "api": "anthropic-messages"}
     with pytest.raises(AnalyzerError, match="no choice of API"):
-        parse_app_experiment(data, tmp_path / "e.toml")
+        parse_experiment(data, tmp_path / "e.toml")
     data["app"] = {"profile": "pi", "turns": ["t"], "api": "anthropic-messages"}
-    exp = parse_app_experiment(data, tmp_path / "e.toml")
-    assert exp.api == "anthropic-messages" and exp.with_endpoint(model="m").api == "anthropic-messages"
+    exp = parse_experiment(data, tmp_path / "e.toml")
+    assert exp.app.api == "anthropic-messages" and exp.with_endpoint(model="m").app.api == "anthropic-messages"
 
 
 def test_an_unknown_profile_is_one_clear_error() -> None:
@@ -132,13 +131,14 @@ hazard = "h1"
 
 
 def test_an_app_experiment_in_the_agreed_shape_loads(tmp_path: Path) -> None:
-    exp = load_any_experiment(str(_write(tmp_path / "e.toml", GOOD)))
-    assert isinstance(exp, AppExperiment)
-    assert exp.profile == "pi" and exp.turns == ("one", "two") and exp.base_url is None
+    exp = load_experiment(str(_write(tmp_path / "e.toml", GOOD)))
+    assert exp.mode == "app"
+    assert exp.app.profile == "pi" and exp.app.turns == ("one", "two") and exp.endpoint.base_url is None
+    assert exp.endpoint.model == "local" and exp.endpoint.timeout_s == 600.0
     assert exp.vary.series() == [("control", "{app_dir}"), ("treatment", "{run_dir}/p")]
     assert exp.source == {"hazard": "h1"}
     with pytest.raises(AnalyzerError, match=r"names an \[app\]"):
-        load_experiment(str(tmp_path / "e.toml"))
+        exp.request  # noqa: B018 (the property raises)
 
 
 @pytest.mark.parametrize(("edit", "message"), [
@@ -154,26 +154,26 @@ def test_bad_app_experiments_are_refused_with_one_line(tmp_path: Path, edit: tup
     text = GOOD.replace(*edit)
     assert text != GOOD
     with pytest.raises(AnalyzerError, match=message):
-        load_any_experiment(str(_write(tmp_path / "e.toml", text)))
+        load_experiment(str(_write(tmp_path / "e.toml", text)))
 
 
 def test_a_config_file_factor_must_stay_inside_the_private_home(tmp_path: Path) -> None:
     data = {"name": "x", "question": "q", "app": {"profile": "dsh", "turns": ["t"]},
             "vary": {"factor": "config-file", "path": "../outside.yaml", "values": ["", "a: 1"]}}
     with pytest.raises(AnalyzerError, match="inside the app's private home"):
-        parse_app_experiment(data, tmp_path / "e.toml")
+        parse_experiment(data, tmp_path / "e.toml")
     data["vary"]["path"] = "settings.yaml"
-    assert parse_app_experiment(data, tmp_path / "e.toml").vary.path == "settings.yaml"
+    assert parse_experiment(data, tmp_path / "e.toml").vary.path == "settings.yaml"
 
 
 def test_the_shipped_app_experiments_cover_what_the_route_asks_for() -> None:
-    apps = [load_any_experiment(n) for n in shipped_names() if "app" in read_experiment(n)[0]]
-    pi = [e for e in apps if e.profile == "pi"]
-    dsh = [e for e in apps if e.profile == "dsh"]
+    apps = [e for e in map(load_experiment, shipped_names()) if e.mode == "app"]
+    pi = [e for e in apps if e.app.profile == "pi"]
+    dsh = [e for e in apps if e.app.profile == "dsh"]
     assert len(pi) >= 5 and len(dsh) >= 3
     pi_kinds = {(e.vary.factor, e.vary.name) for e in pi}
     assert {("none", None), ("cwd", None), ("env", "PI_PACKAGE_DIR"), ("arg", None)} <= pi_kinds
-    assert any(len(e.turns) >= 3 for e in pi)  # natural hits over several turns
+    assert any(len(e.app.turns) >= 3 for e in pi)  # natural hits over several turns
     assert any(e.vary.values and "--tools" in e.vary.values[-1] for e in pi)
     assert {e.vary.factor for e in dsh} >= {"none", "cwd", "config-file"}
     assert any(e.vary.path == "settings.yaml" for e in dsh)

@@ -103,3 +103,31 @@ def test_member_evidence_names_each_alias_line(ftypes) -> None:
     assert any(":61: type PickerProps = PickerInjected & WithSpeech<'picker'>" in e for e in found.evidence)
     assert any(":14: type WithSpeech<N> = N extends keyof Phrases & string ? { say: SpeakIn<N> }" in e
                for e in found.evidence)
+
+
+def test_released_typing_parts_hold_no_cycle(ftypes) -> None:
+    """`Types.release()` takes back the two upward references, so with the cyclic GC off (as during a
+    build) dropping `Types` frees every part and its memo tables by reference counting alone."""
+    import gc
+    import weakref
+
+    from analyzer.resolve.receivers import Types
+    from analyzer.resolve.symbols import SymbolResolver
+
+    ft, mod = ftypes
+    types = Types(ft.p, SymbolResolver(ft.p))
+    assert types.decls.resolve_text(mod, "PickerProps", "test")  # the parts answer (and fill memo tables)
+    try:
+        parts = [weakref.ref(p) for p in (types.decls, types.hierarchy, types.exprs, types.literals,
+                                          types.contextual)]
+    except TypeError:
+        pytest.skip("compiled parts take no weak references")
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        types.release()
+        del types
+        assert [r() for r in parts] == [None] * 5
+    finally:
+        if enabled:
+            gc.enable()

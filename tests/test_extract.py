@@ -560,3 +560,28 @@ def test_values_leave_the_call_facts_as_they_were(monkeypatch) -> None:
     assert without.values == [] and with_values.values
     with_values.values = []
     assert with_values == without
+
+
+def test_both_dialects_inherit_the_shared_patterns_once() -> None:
+    """`; inherits: ecma`: a pattern JavaScript and TypeScript share is written once and reaches both grammars'
+    queries once (twice would record its facts twice)."""
+    from analyzer.parse.queries_loader import QUERY_DIR, query_source
+
+    for aspect in ("code", "definitions", "members", "modules"):
+        shared = (QUERY_DIR / f"{aspect}.ecma.scm").read_text(encoding="utf-8")
+        for language in ("javascript", "typescript", "tsx"):
+            assert query_source(aspect, language).count(shared) == 1, (aspect, language)
+        own = {d: (QUERY_DIR / f"{aspect}.{d}.scm").read_text(encoding="utf-8") for d in ("js", "ts")}
+        assert all(text.startswith("; inherits: ecma\n") for text in own.values())
+        patterns = [line for line in shared.splitlines() if line.startswith("((")]
+        assert patterns and not [p for p in patterns for text in own.values() if p in text]
+
+
+def test_a_plain_and_a_satisfies_object_are_each_held_once() -> None:
+    """The plain holder comes from the shared patterns, the `satisfies` one from TypeScript's own."""
+    src = "const a = { x: 1 };\nconst b = { y: 2 } satisfies Opts;\nfunction f() { return { z: 3 }; }\n"
+    facts = extract_facts(src.encode(), "src/h.ts")
+    assert sorted((o.holder, o.holder_type) for o in facts.objects) == [
+        ("return", None), ("variable:a", None), ("variable:b", "Opts")]
+    js = extract_facts(b"const a = { x: 1 };\nclass C { f = { y: 2 }; }\n", "src/h.js")
+    assert sorted(o.holder for o in js.objects) == ["field:C.f", "variable:a"]

@@ -94,15 +94,13 @@ def run_cli(world, capsys, *args: str) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
-def test_callers_and_callees_commands(world, capsys) -> None:
-    import json
+def test_callers_and_callees(world, capsys) -> None:
+    from analyzer.api import callers
 
-    code, out, _ = run_cli(world, capsys, "--json", "callers", "parseChunkUsage")
-    assert code == 0
-    data = json.loads(out)
+    (data,) = callers(world.ctx, ["parseChunkUsage"]).results
     assert {e["caller"] for e in data["edges"]} == {"piai:packages/ai/src/api/completions.ts:stream"}
     assert {e["kind"] for e in data["edges"]} == {"direct"}
-    code, out, _ = run_cli(world, capsys, "callees", "AgentLoop.step")
+    code, out, _ = run_cli(world, capsys, "callees", "AgentLoop.step")  # the text the command prints
     assert code == 0 and "dispatch:service-injection" in out and "PromptProjection.project" in out
 
 

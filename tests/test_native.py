@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.native.modules import COMPILED, MANIFEST, NATIVE_DIR_ENV, NATIVE_ENV, native_root, source_key
+from analyzer.native.compiled import COMPILED, MANIFEST, NATIVE_DIR_ENV, NATIVE_ENV, native_root, source_key
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

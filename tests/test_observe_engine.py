@@ -2,7 +2,8 @@
 
 These are the behaviours the issue names: natural hits, a changing system-prompt prefix vs suffix, the tools
 order, a refused two-factor file, Ctrl-C mid-run, and a sentinel API key that never reaches a written file.
-Timings are recorded and summarised, never asserted.
+Timings are recorded and summarised, never asserted. What the engine does is observed through
+`analyzer.api.observe`; the refusal, Ctrl-C and the key through the command line, which owns them.
 """
 
 from __future__ import annotations
@@ -18,24 +19,26 @@ from pathlib import Path
 import pytest
 from observe_fixtures import experiment, write
 
+from analyzer.api import ObserveOptions, observe
 from analyzer.cli import main
+from analyzer.observe.experiment import load_experiment
 from analyzer.observe.jsonl import read_rows
 
 pytestmark = pytest.mark.engine
 
 
-def _observe(name: str, base_url: str, tmp_path: Path, capsys, *extra: str) -> tuple[int, dict, list[dict]]:
-    code = main(["--json", "observe", name, "--base-url", base_url, "--out", str(tmp_path / "obs"), *extra])
-    summary = json.loads(capsys.readouterr().out)
-    return code, summary, read_rows(Path(summary["log"]))
+def _observe(name: str, base_url: str, tmp_path: Path) -> tuple[int, dict, list[dict]]:
+    """A shipped experiment against the engine: exit code, summary, the rows on disk."""
+    done = observe(load_experiment(name).with_endpoint(base_url=base_url), ObserveOptions(out_dir=tmp_path / "obs"))
+    return done.exit_code, done.summary, read_rows(done.log)
 
 
 def _measured(summary: dict, series: str) -> list[dict]:
     return [r for r in summary["requests"] if r["series"] == series and r["measured"]]
 
 
-def test_natural_hits_show_cached_tokens_on_requests_2_and_later(local_engine, tmp_path: Path, capsys) -> None:
-    code, summary, rows = _observe("natural-hits", local_engine.base_url, tmp_path, capsys)
+def test_natural_hits_show_cached_tokens_on_requests_2_and_later(local_engine, tmp_path: Path) -> None:
+    code, summary, rows = _observe("natural-hits", local_engine.base_url, tmp_path)
     assert code == 0 and all(r["outcome"] == "ok" for r in rows)
     assert summary["cached_field"] == "usage.prompt_tokens_details.cached_tokens"
     reqs = _measured(summary, "control")
@@ -46,8 +49,8 @@ def test_natural_hits_show_cached_tokens_on_requests_2_and_later(local_engine, t
         assert row["usage"]["prompt_tokens_details"]["cached_tokens"] == row["timings"]["cache_n"]
 
 
-def test_system_prefix_leaves_almost_nothing_cached(local_engine, tmp_path: Path, capsys) -> None:
-    _, summary, _ = _observe("system-prefix-timestamp", local_engine.base_url, tmp_path, capsys)
+def test_system_prefix_leaves_almost_nothing_cached(local_engine, tmp_path: Path) -> None:
+    _, summary, _ = _observe("system-prefix-timestamp", local_engine.base_url, tmp_path)
     control, treatment = _measured(summary, "control"), _measured(summary, "treatment")
     assert all(r["cached_tokens"] >= 0.95 * r["prompt_tokens"] for r in control[1:])
     for r in treatment[1:]:  # the value changes on every request after the first
@@ -55,8 +58,8 @@ def test_system_prefix_leaves_almost_nothing_cached(local_engine, tmp_path: Path
     assert summary["drop"]["index"] == 2 and summary["drop"]["changed_parts"] == ["system"]
 
 
-def test_system_suffix_keeps_nearly_all_of_the_prefix(local_engine, tmp_path: Path, capsys) -> None:
-    _, summary, rows = _observe("system-suffix-timestamp", local_engine.base_url, tmp_path, capsys)
+def test_system_suffix_keeps_nearly_all_of_the_prefix(local_engine, tmp_path: Path) -> None:
+    _, summary, rows = _observe("system-suffix-timestamp", local_engine.base_url, tmp_path)
     treatment = _measured(summary, "treatment")
     for r in treatment[1:]:
         assert r["cached_tokens"] >= 0.7 * r["prompt_tokens"]
@@ -64,8 +67,8 @@ def test_system_suffix_keeps_nearly_all_of_the_prefix(local_engine, tmp_path: Pa
     assert summary["drop"] is None or summary["drop"]["changed_parts"] == ["system"]
 
 
-def test_tools_order_drop_is_at_the_tools_part(local_engine, tmp_path: Path, capsys) -> None:
-    _, summary, rows = _observe("tools-order", local_engine.base_url, tmp_path, capsys)
+def test_tools_order_drop_is_at_the_tools_part(local_engine, tmp_path: Path) -> None:
+    _, summary, rows = _observe("tools-order", local_engine.base_url, tmp_path)
     drop = summary["drop"]
     assert drop is not None and drop["index"] == 2 and drop["changed_parts"] == ["tools"]
     assert drop["cached_tokens"] < drop["control_cached_tokens"]

@@ -10,7 +10,13 @@ from observe_server import fake_engine
 
 from analyzer.cli import main
 from analyzer.errors import AnalyzerError
-from analyzer.observe.experiment import FACTORS, load_experiment, parse_experiment, read_experiment, shipped_names
+from analyzer.observe.experiment import (
+    REQUEST_FACTORS,
+    load_experiment,
+    parse_experiment,
+    read_experiment,
+    shipped_names,
+)
 from analyzer.observe.plan import plan
 
 
@@ -21,7 +27,7 @@ def test_shipped_examples_load_and_cover_the_required_factors() -> None:
     assert {"none", "system-prefix", "system-suffix", "tools-order"} <= factors
     for name in names:
         exp = load_experiment(name)
-        assert exp.base.system and len(exp.base.system) > 4000  # long enough (~1-2k tokens) for clear effects
+        assert exp.request.system and len(exp.request.system) > 4000  # long enough (~1-2k tokens) for clear effects
         assert plan(exp)
 
 
@@ -57,10 +63,10 @@ def test_system_and_tools_files_are_read_beside_the_experiment(tmp_path: Path) -
     (tmp_path / "tools.json").write_text('[{"type": "function", "function": {"name": "a"}}, '
                                          '{"type": "function", "function": {"name": "b"}}]')
     data = experiment("tools-order", vary={"values": [["a", "b"], ["b", "a"]]})
-    data["base"] = {"system_file": "sys.txt", "tools_file": "tools.json", "messages": data["base"]["messages"]}
+    data["request"] = {"system_file": "sys.txt", "tools_file": "tools.json", "messages": data["request"]["messages"]}
     exp = load_experiment(str(write(tmp_path / "e.toml", data)))
-    assert exp.base.system == "Long system prompt."
-    assert [t["function"]["name"] for t in exp.base.tools] == ["a", "b"]
+    assert exp.request.system == "Long system prompt."
+    assert [t["function"]["name"] for t in exp.request.tools] == ["a", "b"]
 
 
 @pytest.mark.parametrize("change, both", [
@@ -109,7 +115,7 @@ def test_bad_files_fail_with_one_line(tmp_path: Path, mutate, fragment: str) -> 
 
 
 def test_every_factor_name_is_accepted(tmp_path: Path) -> None:
-    for factor in FACTORS:
+    for factor in REQUEST_FACTORS:
         exp = parse_experiment(experiment(factor), tmp_path / f"{factor}.toml")
         assert exp.vary.factor == factor
 
@@ -156,3 +162,34 @@ def test_list_and_dry_run(tmp_path: Path, capsys) -> None:
     import json
     payload = json.loads(capsys.readouterr().out)
     assert payload["url"] == "http://127.0.0.1:1/v1/chat/completions" and len(payload["requests"]) == 6
+
+
+def test_the_old_name_of_the_request_table_still_loads(tmp_path: Path) -> None:
+    data = experiment("tools-order")
+    data["base"] = data.pop("request")
+    exp = parse_experiment(data, tmp_path / "old.toml")
+    assert exp.mode == "request" and [t["function"]["name"] for t in exp.request.tools] == ["alpha", "beta", "gamma"]
+    data["request"] = dict(data["base"])
+    with pytest.raises(AnalyzerError, match=r"\[request\] and \[base\] both given"):
+        parse_experiment(data, tmp_path / "both.toml")
+
+
+def test_a_request_experiment_refuses_app_keys_and_an_app_experiment_request_keys(tmp_path: Path) -> None:
+    data = experiment("system-prefix")
+    data["vary"]["link_to"] = "{app_dir}"
+    with pytest.raises(AnalyzerError, match="unknown key vary.link_to"):
+        parse_experiment(data, tmp_path / "e.toml")
+    app = {"name": "x", "question": "q", "app": {"profile": "pi", "turns": ["t"]}, "vary": {"factor": "none"},
+           "run": {"requests": 5}}
+    with pytest.raises(AnalyzerError, match="unknown key run.requests"):
+        parse_experiment(app, tmp_path / "a.toml")
+
+
+def test_an_app_experiment_without_a_session_is_one_clear_error(tmp_path: Path) -> None:
+    from analyzer.api import ObserveOptions, observe
+
+    app = {"name": "x", "question": "q", "app": {"profile": "pi", "turns": ["t"]}, "vary": {"factor": "none"}}
+    exp = parse_experiment(app, tmp_path / "a.toml")
+    with pytest.raises(AnalyzerError, match="pass a session"):
+        observe(exp, ObserveOptions(out_dir=tmp_path / "obs"))
+    assert not (tmp_path / "obs").exists()

@@ -1,4 +1,7 @@
-"""`analyze observe` against a loopback fake engine: rows, summary, record, faults, Ctrl-C and the API key."""
+"""Observations against a loopback fake engine: rows, summary, record, faults, Ctrl-C and the API key.
+
+What a run does is tested through `analyzer.api.observe`; the command line only for what it adds (the JSON
+and text it prints, exit codes, environment overrides, the progress bar, the error lines)."""
 
 from __future__ import annotations
 
@@ -14,14 +17,24 @@ import pytest
 from observe_fixtures import experiment, write
 from observe_server import fake_engine
 
+from analyzer.api import ObserveOptions, ObserveResult, observe
 from analyzer.cli import main
+from analyzer.observe.experiment import load_experiment
 from analyzer.observe.jsonl import read_rows
 
 ROW_KEYS = {"series", "index", "value", "since_previous_s", "ttft_s", "total_s", "status", "usage", "config",
             "parts", "server", "error", "outcome"}
 
 
+def _observe(tmp_path: Path, data: dict, **options: object) -> tuple[ObserveResult, list[dict]]:
+    """One run through the library; the rows as they are on disk."""
+    exp = load_experiment(str(write(tmp_path / "exp.toml", data)))
+    done = observe(exp, ObserveOptions(out_dir=tmp_path / "obs", **options))  # type: ignore[arg-type]
+    return done, read_rows(done.log)
+
+
 def _run(tmp_path: Path, capsys, data: dict, *extra: str) -> tuple[int, dict, list[dict], str]:
+    """One run through the command line (`--json`): exit code, printed summary, rows, stderr."""
     p = write(tmp_path / "exp.toml", data)
     code = main(["--json", "observe", str(p), "--out", str(tmp_path / "obs"), *extra])
     cap = capsys.readouterr()
@@ -32,9 +45,9 @@ def _run(tmp_path: Path, capsys, data: dict, *extra: str) -> tuple[int, dict, li
 
 def test_rows_keep_raw_usage_verbatim_and_the_config(tmp_path: Path, capsys) -> None:
     with fake_engine() as engine:
-        code, summary, rows, _ = _run(tmp_path, capsys, experiment("system-prefix",
-                                                                   endpoint={"base_url": engine.base_url}))
-        assert code == 0 and len(rows) == 6
+        done, rows = _observe(tmp_path, experiment("system-prefix", endpoint={"base_url": engine.base_url}))
+        summary = done.summary
+        assert done.exit_code == 0 and len(rows) == 6 and done.run.rows == rows
         assert [r["usage"] for r in rows] == engine.sent_usage
         assert rows[0]["timings"]["cache_n"] == 0 and rows[1]["timings"]["cache_n"] > 0
     log = Path(summary["log"])
@@ -52,9 +65,10 @@ def test_rows_keep_raw_usage_verbatim_and_the_config(tmp_path: Path, capsys) -> 
     assert [r["value"] for r in rows[3:]] == ["Time 10:00:01.", "Time 10:00:02.", "Time 10:00:03."]
 
 
-def test_summary_names_the_field_and_the_changed_part(tmp_path: Path, capsys) -> None:
+def test_summary_names_the_field_and_the_changed_part(tmp_path: Path) -> None:
     with fake_engine() as engine:
-        _, summary, rows, _ = _run(tmp_path, capsys, experiment("tools-order", endpoint={"base_url": engine.base_url}))
+        done, rows = _observe(tmp_path, experiment("tools-order", endpoint={"base_url": engine.base_url}))
+    summary = done.summary
     assert summary["cached_field"] == "usage.prompt_tokens_details.cached_tokens"
     control, treatment = summary["series"]
     assert control["name"] == "control" and control["requests"] == 3
@@ -78,22 +92,23 @@ def test_text_summary_lists_series_and_the_drop(tmp_path: Path, capsys) -> None:
 
 @pytest.mark.parametrize("style, field", [("deepseek", "usage.prompt_cache_hit_tokens"),
                                           ("anthropic", "usage.cache_read_input_tokens")])
-def test_other_providers_usage_fields_are_normalised(tmp_path: Path, capsys, style: str, field: str) -> None:
+def test_other_providers_usage_fields_are_normalised(tmp_path: Path, style: str, field: str) -> None:
     with fake_engine(usage_style=style) as engine:
-        _, summary, rows, _ = _run(tmp_path, capsys, experiment("none", endpoint={"base_url": engine.base_url}))
+        done, rows = _observe(tmp_path, experiment("none", endpoint={"base_url": engine.base_url}))
         assert [r["usage"] for r in rows] == engine.sent_usage
+    summary = done.summary
     assert summary["cached_field"] == field
     key = "prompt_cache_hit_tokens" if style == "deepseek" else "cache_read_input_tokens"
     assert [r["cached_tokens"] for r in summary["requests"]] == [r["usage"][key] for r in rows]
     assert summary["requests"][1]["cached_tokens"] > 0
 
 
-def test_non_streaming_requests_work_too(tmp_path: Path, capsys) -> None:
+def test_non_streaming_requests_work_too(tmp_path: Path) -> None:
     with fake_engine() as engine:
-        code, summary, rows, _ = _run(tmp_path, capsys, experiment("none", endpoint={"base_url": engine.base_url},
-                                                                   run={"stream": False}))
+        done, rows = _observe(tmp_path, experiment("none", endpoint={"base_url": engine.base_url},
+                                                   run={"stream": False}))
         assert "stream_options" not in engine.received[0]["body"]
-    assert code == 0 and rows[1]["usage"] == engine.sent_usage[1] and rows[0]["ttft_s"] is None
+    assert done.exit_code == 0 and rows[1]["usage"] == engine.sent_usage[1] and rows[0]["ttft_s"] is None
 
 
 def test_base_url_and_model_overrides_are_recorded(tmp_path: Path, capsys, monkeypatch) -> None:
@@ -107,56 +122,59 @@ def test_base_url_and_model_overrides_are_recorded(tmp_path: Path, capsys, monke
 # ---- faults ------------------------------------------------------------------------------------------------
 
 
-def test_connection_refused_becomes_rows(tmp_path: Path, capsys) -> None:
+def test_connection_refused_becomes_rows(tmp_path: Path) -> None:
     import socket
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nobody listens once closed
-    code, summary, rows, _ = _run(tmp_path, capsys, experiment("none", endpoint={
-        "base_url": f"http://127.0.0.1:{port}/v1"}, run={"requests": 2}))
-    assert code == 1 and [r["outcome"] for r in rows] == ["connection-error"] * 2
+    done, rows = _observe(tmp_path, experiment("none", endpoint={"base_url": f"http://127.0.0.1:{port}/v1"},
+                                               run={"requests": 2}))
+    assert done.exit_code == 1 and [r["outcome"] for r in rows] == ["connection-error"] * 2
     assert all(r["error"] and r["status"] is None and r["usage"] is None for r in rows)
-    assert summary["series"][0]["failed"] == 2
+    assert done.summary["series"][0]["failed"] == 2
 
 
 def test_http_errors_and_stop_on_error(tmp_path: Path, capsys) -> None:
     with fake_engine() as engine:
         engine.script = {2: ("status", 500, "model exploded"), 3: ("status", 400, "bad request")}
         data = experiment("none", endpoint={"base_url": engine.base_url}, run={"requests": 4})
-        code, _, rows, _ = _run(tmp_path, capsys, data)
-        assert code == 1 and [r["status"] for r in rows] == [200, 500, 400, 200]
+        done, rows = _observe(tmp_path, data)
+        assert done.exit_code == 1 and [r["status"] for r in rows] == [200, 500, 400, 200]
         assert rows[1]["outcome"] == "http-error" and "model exploded" in rows[1]["error"]
         engine.script = {len(engine.received) + 2: ("status", 503, "overloaded")}
-        code, summary, rows, err = _run(tmp_path, capsys, data, "--stop-on-error")
-    assert code == 1 and [r["status"] for r in rows] == [200, 503]
-    assert summary["stopped_on_error"] is True and "stopped at the first failed request" in err
+        done, rows = _observe(tmp_path, data, stop_on_error=True)
+        assert done.exit_code == 1 and [r["status"] for r in rows] == [200, 503]
+        assert done.summary["stopped_on_error"] is True and done.summary["planned"] == 4
+        engine.script = {len(engine.received) + 2: ("status", 503, "overloaded")}
+        code, _, _, err = _run(tmp_path, capsys, data, "--stop-on-error")  # what the command line says
+    assert code == 1 and "stopped at the first failed request (2 of 4 written" in err
 
 
-def test_429_honours_retry_after(tmp_path: Path, capsys) -> None:
+def test_429_honours_retry_after(tmp_path: Path) -> None:
     with fake_engine() as engine:
         engine.script = {2: ("429", "0"), 3: ("429", "0")}
-        code, _, rows, _ = _run(tmp_path, capsys, experiment("none", endpoint={"base_url": engine.base_url},
-                                                             run={"requests": 2}))
+        done, rows = _observe(tmp_path, experiment("none", endpoint={"base_url": engine.base_url},
+                                                   run={"requests": 2}))
         assert len(engine.received) == 4
-    assert code == 0 and [r["outcome"] for r in rows] == ["ok", "ok"]
+    assert done.exit_code == 0 and [r["outcome"] for r in rows] == ["ok", "ok"]
     assert rows[1]["retries"] == [{"status": 429, "retry_after": "0", "waited_s": 0.0}] * 2
 
 
-def test_429_retries_are_bounded(tmp_path: Path, capsys) -> None:
+def test_429_retries_are_bounded(tmp_path: Path) -> None:
     with fake_engine() as engine:
         engine.script = {n: ("429", "0") for n in range(1, 10)}
-        code, _, rows, _ = _run(tmp_path, capsys, experiment("none", endpoint={"base_url": engine.base_url},
-                                                             run={"requests": 1, "retries_429": 2}))
+        done, rows = _observe(tmp_path, experiment("none", endpoint={"base_url": engine.base_url},
+                                                   run={"requests": 1, "retries_429": 2}))
         assert len(engine.received) == 3
-    assert code == 1 and rows[0]["status"] == 429 and len(rows[0]["retries"]) == 2
+    assert done.exit_code == 1 and rows[0]["status"] == 429 and len(rows[0]["retries"]) == 2
 
 
-def test_timeout_and_dropped_connection_become_rows(tmp_path: Path, capsys) -> None:
+def test_timeout_and_dropped_connection_become_rows(tmp_path: Path) -> None:
     with fake_engine() as engine:
         engine.script = {1: ("sleep", 2.0), 2: ("close",)}
-        code, _, rows, _ = _run(tmp_path, capsys, experiment("none", endpoint={"base_url": engine.base_url,
-                                                                               "timeout_s": 0.3}))
-    assert code == 1 and [r["outcome"] for r in rows] == ["timeout", "connection-error", "ok"]
+        done, rows = _observe(tmp_path, experiment("none", endpoint={"base_url": engine.base_url,
+                                                                     "timeout_s": 0.3}))
+    assert done.exit_code == 1 and [r["outcome"] for r in rows] == ["timeout", "connection-error", "ok"]
 
 
 def test_ctrl_c_leaves_a_valid_jsonl(tmp_path: Path) -> None:
@@ -234,12 +252,12 @@ def test_record_has_the_template_filled_from_the_run(tmp_path: Path, capsys, lan
         assert "prefix cache" in text and "load balancing" in text and "tokenizer" in text
 
 
-def test_record_for_natural_hits_says_requests_after_the_first_hit(tmp_path: Path, capsys) -> None:
+def test_record_for_natural_hits_says_requests_after_the_first_hit(tmp_path: Path) -> None:
     with fake_engine() as engine:
-        _run(tmp_path, capsys, experiment("none", endpoint={"base_url": engine.base_url}), "--record",
-             str(tmp_path / "rec.md"))
+        done, _ = _observe(tmp_path, experiment("none", endpoint={"base_url": engine.base_url}), record=True,
+                           record_file=tmp_path / "rec.md")
     text = (tmp_path / "rec.md").read_text()
-    assert "Identical requests after the first were served largely from the cache" in text
+    assert done.record == text and "Identical requests after the first were served largely from the cache" in text
 
 
 @pytest.fixture(autouse=True)
@@ -280,6 +298,7 @@ def test_record_to_stdout_with_json_stays_valid_json(tmp_path: Path, capsys) -> 
 
 
 def test_unwritable_record_path_is_one_error_and_the_log_is_kept(tmp_path: Path, capsys) -> None:
+    """The command line's exit code and error line (the library raises the same `AnalyzerError`)."""
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with fake_engine() as engine:
@@ -305,19 +324,15 @@ def test_shipped_deepseek_example_reads_its_key_from_the_environment(tmp_path: P
     assert key not in out and key not in _all_text(list((tmp_path / "obs").iterdir()) + [tmp_path / "rec.md"])
 
 
-def test_record_numbers_are_the_same_in_both_languages(tmp_path: Path, capsys) -> None:
+def test_record_numbers_are_the_same_in_both_languages(tmp_path: Path) -> None:
     import re
 
-    from analyzer.observe.experiment import load_experiment
     from analyzer.observe.record import build_record
-    from analyzer.observe.summary import summarise
 
     with fake_engine() as engine:
-        p = write(tmp_path / "exp.toml", experiment("tools-order", endpoint={"base_url": engine.base_url}))
-        _, summary, rows, _ = _run(tmp_path, capsys, experiment("tools-order", endpoint={"base_url": engine.base_url}))
-    exp = load_experiment(str(p))
-    texts = {lang: build_record(exp, summarise(rows, summary["log"]), rows, lang=lang).to_markdown(lang)
-             for lang in ("en", "zh")}
+        done, rows = _observe(tmp_path, experiment("tools-order", endpoint={"base_url": engine.base_url}))
+    exp = load_experiment(str(tmp_path / "exp.toml"))
+    texts = {lang: build_record(exp, done.summary, rows, lang=lang).to_markdown(lang) for lang in ("en", "zh")}
     numbers = {lang: sorted(re.findall(r"\d+(?:[,.]\d+)*", text)) for lang, text in texts.items()}
     assert numbers["en"] == numbers["zh"] and len(numbers["en"]) > 50
 
@@ -344,9 +359,8 @@ def test_a_server_that_ignores_stream_is_read_as_json(tmp_path: Path, capsys) ->
 
 
 def test_ctrl_c_landing_right_after_a_write_still_counts_that_row(tmp_path: Path) -> None:
-    from analyzer.observe.experiment import load_experiment
+    from analyzer.observe.direct import run_experiment
     from analyzer.observe.jsonl import RowWriter
-    from analyzer.observe.runner import run_experiment
 
     class InterruptedAfterSecondRow(RowWriter):
         def write(self, row: dict) -> None:

@@ -8,7 +8,6 @@ re-check must compare that same definition, say so, and not call the path broken
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import git
@@ -88,14 +87,21 @@ def lock(tmp_path: Path, upstreams: dict[str, str], cache_dir: Path) -> Path:
 
 
 def _run(lock: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """The command line (for what it prints and its exit code)."""
     code = main(["--lock", str(lock), *args])
     return code, capsys.readouterr().out
 
 
+def _recheck(lock: Path, old_commit: str, out: Path, *names: str) -> api.RecheckResult:
+    """The library's recheck against lib at `old_commit`."""
+    options = api.RecheckOptions(*names, old_commits=[f"lib={old_commit}"], out=out)
+    return api.recheck(api.open_session(lock), options)
+
+
 def test_trace_notes_the_two_definitions_and_uses_the_one_on_the_path(lock: Path, capsys) -> None:
-    code, out = _run(lock, capsys, "--json", "trace")
-    doc = json.loads(out)
-    assert code == 0 and doc["found"]
+    traced = api.trace(api.open_session(lock), api.TraceOptions())
+    doc = traced.document
+    assert traced.found and doc["found"]
     assert doc["candidates"]["from"] == [LEGACY, ON_PATH]
     assert [h["node"] for h in doc["hops"] if h["branch"] == "from"] == [ON_PATH]
     code, text = _run(lock, capsys, "trace")
@@ -104,10 +110,9 @@ def test_trace_notes_the_two_definitions_and_uses_the_one_on_the_path(lock: Path
 
 def test_recheck_on_an_ambiguous_name_compares_the_traced_definition(lock: Path, upstreams: dict[str, str],
                                                                     capsys, tmp_path: Path) -> None:
-    code, out = _run(lock, capsys, "--json", "recheck", "--from-commit", f"lib={upstreams['l1']}",
-                     "--out", str(tmp_path / "reports"))
-    result = json.loads(out)
-    assert code == result["exit_code"] == EXIT_CHANGED != EXIT_BROKEN  # TO moved and changed; nothing broke
+    checked = _recheck(lock, upstreams["l1"], tmp_path / "reports")
+    result = checked.document
+    assert checked.exit_code == EXIT_CHANGED != EXIT_BROKEN  # TO moved and changed; nothing broke
     assert not result["broken"]["at_new"] and result["old_path"]["found"] and result["new_path"]["found"]
     frm = result["endpoints"]["from"]
     assert frm["old"]["node"] == frm["new"]["node"] == ON_PATH and frm["changes"] == []
@@ -115,20 +120,19 @@ def test_recheck_on_an_ambiguous_name_compares_the_traced_definition(lock: Path,
     assert result["notes"] == [f"at both pin sets: renderPrompt is ambiguous (2 definitions: src/legacy/prompt.ts:"
                                f"renderPrompt; src/prompt.ts:renderPrompt); the path uses {ON_PATH}"]
     assert result["endpoints"]["to"]["changes"] == ["moved-file", "body-changed"]
-    assert "note: at both pin sets: renderPrompt is ambiguous" in Path(result["report"]).read_text()
+    assert checked.report_path is not None
+    assert "note: at both pin sets: renderPrompt is ambiguous" in checked.report_path.read_text()
     code, text = _run(lock, capsys, "recheck", "--from-commit", f"lib={upstreams['l1']}",
                       "--out", str(tmp_path / "reports"))
     assert code == EXIT_CHANGED and "note: at both pin sets: renderPrompt is ambiguous" in text
 
 
 def test_with_a_path_at_one_pin_set_only_both_sides_compare_the_same_definition(
-        lock: Path, upstreams: dict[str, str], capsys, tmp_path: Path) -> None:
+        lock: Path, upstreams: dict[str, str], tmp_path: Path) -> None:
     """At L4 no path exists; the old side must still compare the definition the new path uses (not the
     first candidate, which would report FROM as moved from src/legacy/prompt.ts with a changed body)."""
-    code, out = _run(lock, capsys, "--json", "recheck", "--from-commit", f"lib={upstreams['l4']}",
-                     "--out", str(tmp_path / "reports"))
-    result = json.loads(out)
-    assert code == result["exit_code"] == EXIT_CHANGED and not result["old_path"]["found"]
+    result = _recheck(lock, upstreams["l4"], tmp_path / "reports").document
+    assert result["exit_code"] == EXIT_CHANGED and not result["old_path"]["found"]
     frm = result["endpoints"]["from"]
     assert frm["old"]["node"] == frm["new"]["node"] == ON_PATH and frm["changes"] == []
     assert result["notes"] == [
@@ -148,12 +152,10 @@ def test_the_library_trace_and_the_recheck_agree_hop_for_hop(lock: Path, upstrea
     assert checked.notes and ON_PATH in checked.notes[0]
 
 
-def test_a_name_that_resolves_nowhere_is_still_a_broken_path(lock: Path, upstreams: dict[str, str], capsys,
+def test_a_name_that_resolves_nowhere_is_still_a_broken_path(lock: Path, upstreams: dict[str, str],
                                                             tmp_path: Path) -> None:
-    code, out = _run(lock, capsys, "--json", "recheck", "renderPrompt", "noSuchUsage", "--from-commit",
-                     f"lib={upstreams['l1']}", "--out", str(tmp_path / "reports"))
-    result = json.loads(out)
-    assert code == EXIT_BROKEN and "unknown symbol 'noSuchUsage'" in result["broken"]["where"]
+    result = _recheck(lock, upstreams["l1"], tmp_path / "reports", "renderPrompt", "noSuchUsage").document
+    assert result["exit_code"] == EXIT_BROKEN and "unknown symbol 'noSuchUsage'" in result["broken"]["where"]
     used = result["endpoints"]["from"]["new"]["node"]
     assert used in (LEGACY, ON_PATH) and result["endpoints"]["from"]["new_error"] is None  # resolved, not an error
     assert result["notes"] == [f"at both pin sets: renderPrompt is ambiguous (2 definitions: src/legacy/prompt.ts:"

@@ -293,7 +293,7 @@ def test_the_same_member_read_off_a_parameters_declared_type() -> None:
 
 
 def test_a_default_is_read_from_a_signature_cut_short() -> None:
-    from analyzer.resolve.values import _parameter_default
+    from analyzer.resolve.functionvalues import _parameter_default
     cut = "constructor( private readonly run: (spec: Spec) => Promise<H> = spec => start(spec), private readonly la"
     assert _parameter_default(cut, "run") == "spec => start(spec)"
     assert _parameter_default(cut, "la") is None

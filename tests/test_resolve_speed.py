@@ -20,7 +20,7 @@ from analyzer.resolve.declarations import Declarations
 from analyzer.resolve.expressions import Expressions
 from analyzer.resolve.functypes import FunctionTypes
 from analyzer.resolve.hierarchy import Hierarchy
-from analyzer.resolve.literals import Literals
+from analyzer.resolve.objectliterals import Literals
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import load_rules
 from analyzer.resolve.symbols import SymbolResolver
@@ -145,11 +145,11 @@ def test_resolve_text_memo_keeps_evidence_apart_and_hands_out_copies(program) ->
     mod, cls = next((m, d) for m, facts in program.files.items() for d in facts.definitions
                     if d.kind == "class" and d.parent is None)
     named = [cls]
-    first = types.resolve_text(mod, named[0].name, "here: one")
+    first = types.decls.resolve_text(mod, named[0].name, "here: one")
     assert first and first[0].evidence[0] == "here: one"
     first.clear()  # a caller that mutates its answer does not change the next one
-    again = types.resolve_text(mod, named[0].name, "here: one")
-    other = types.resolve_text(mod, named[0].name, "there: two")
+    again = types.decls.resolve_text(mod, named[0].name, "here: one")
+    other = types.decls.resolve_text(mod, named[0].name, "there: two")
     assert again and again[0].evidence[0] == "here: one"
     assert other and other[0].evidence[0] == "there: two"
 
@@ -238,12 +238,12 @@ def test_parameter_index_keeps_the_first_parameter_that_binds_a_name() -> None:
     program = _one_file_program(plain_first, pattern_first)
     types = Types(program, SymbolResolver(program))
     mod = ModuleRef("r", "src/a.ts")
-    assert types._params_named(mod, "f")["a"] == (plain_first, 0, None)
-    assert types._params_named(mod, "f")["c"] == (plain_first, 1, "b")
-    assert types._params_named(mod, "g")["a"] == (pattern_first, 0, "x")
-    assert "d" not in types._params_named(mod, "g")
-    assert types._params_named(mod, "nowhere") == {}
-    plain = types.root_types(mod, "f", "a", 2)
+    assert types.exprs._params_named(mod, "f")["a"] == (plain_first, 0, None)
+    assert types.exprs._params_named(mod, "f")["c"] == (plain_first, 1, "b")
+    assert types.exprs._params_named(mod, "g")["a"] == (pattern_first, 0, "x")
+    assert "d" not in types.exprs._params_named(mod, "g")
+    assert types.exprs._params_named(mod, "nowhere") == {}
+    plain = types.exprs.root_types(mod, "f", "a", 2)
     assert [t.text for t in plain] == ["Plain"] and "parameter a: Plain" in plain[0].evidence
 
 
@@ -315,7 +315,7 @@ def test_closure_parameter_index_keeps_the_scan_order() -> None:
     program = _one_file_program(Definition("f", "f", "function", 1, 9))
     program.files[ModuleRef("r", "src/a.ts")].calls.extend([late, early, twice])
     types = Types(program, SymbolResolver(program))
-    index = types._closure_params(ModuleRef("r", "src/a.ts"), "f")
+    index = types.contextual.closure_params(ModuleRef("r", "src/a.ts"), "f")
     assert [(c.line, i) for c, i, _ in index["s"]] == [(8, 0), (5, 2), (3, 0)]  # latest first, first argument
     assert [(c.line, i, ps) for c, i, ps in index["a"]] == [(5, 1, ["a"])]
     assert "go" not in index and "x" not in index

@@ -53,10 +53,10 @@ def test_the_function_value_pass_is_freed_without_the_cyclic_gc(tmp_path) -> Non
     from graphfixtures import fixture_program
 
     from analyzer.resolve.calls import CallResolver
+    from analyzer.resolve.functionvalues import FunctionValues
     from analyzer.resolve.receivers import Types
     from analyzer.resolve.rules import load_rules
     from analyzer.resolve.symbols import SymbolResolver
-    from analyzer.resolve.values import FunctionValues
 
     program = fixture_program(tmp_path)
     rules = load_rules()

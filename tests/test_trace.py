@@ -65,10 +65,17 @@ def test_direct_reach(graph) -> None:
     assert [s.target.rsplit(":", 1)[1] for s in best.to_branch][-2:] == ["stream", "parseChunkUsage"]
 
 
-def test_dispatch_hop_lists_the_other_live_targets(world, capsys) -> None:
-    code, out, _ = trace_cli(world, capsys, "--json", "trace")
-    assert code == 0
-    data = json.loads(out)
+def _traced(world) -> dict:
+    """The library's trace at the fixture lock's `[trace]` (its `analyzer.trace/1` document)."""
+    from analyzer.api import TraceOptions, trace
+
+    result = trace(world.ctx, TraceOptions())
+    assert result.found
+    return result.document
+
+
+def test_dispatch_hop_lists_the_other_live_targets(world) -> None:
+    data = _traced(world)
     assert data["mode"] == "common-caller" and data["anchor"] == STEP
     seams = [e for e in data["edges"] if e["kind"] in ("interface", "dispatch")]
     assert seams, "the fixture path crosses dynamic seams"
@@ -88,9 +95,10 @@ def test_text_output_shows_lines_kinds_and_alternatives(world, capsys) -> None:
 
 
 def test_json_schema_round_trip(world, graph, capsys) -> None:
-    code, out, _ = trace_cli(world, capsys, "--json", "trace")
-    data = json.loads(out)
+    data = _traced(world)
     assert validate_trace_json(data) == []
+    code, out, _ = trace_cli(world, capsys, "--json", "trace")  # the command prints that document
+    assert code == 0 and json.loads(out) == data
     assert json.loads(json.dumps(data)) == data
     assert data["pins"]["harness"]["commit"] == world.commits["harness"]
     hop_nodes = [h["node"] for h in data["hops"]]

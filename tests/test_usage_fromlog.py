@@ -1,4 +1,5 @@
-"""`analyze reconcile --from-log`: observed raw usage replayed through the (fixture or pinned) upstream usage code."""
+"""Reconciling an observation log: observed raw usage replayed through the (fixture or pinned) upstream usage
+code. What the replay finds is tested through `analyzer.api`; the command line only for its refusal."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import pytest
 from conftest import DSH_RC2, PI_V0_82_1, snapshot
 from observe_fixtures import experiment, write
 from observe_server import fake_engine
-from test_usage_cli import args, repos  # noqa: F401  (fixture)
+from test_usage_cli import args, repos, write_lock  # noqa: F401  (fixture)
 
+from analyzer.api import ObserveOptions, ReconcileOptions, observe, open_session, reconcile
 from analyzer.cli import main
 from analyzer.errors import AnalyzerError
 from analyzer.observe.jsonl import read_rows
@@ -59,23 +61,28 @@ def test_a_log_without_usable_rows_is_one_error(tmp_path: Path) -> None:
         scenario_from_log(tmp_path / "torn.jsonl")
 
 
-def _observe_log(tmp_path: Path, capsys) -> Path:
+def _observe_log(tmp_path: Path) -> Path:
+    from analyzer.observe.experiment import load_experiment
+
     with fake_engine() as engine:
         data = experiment("system-prefix", endpoint={"base_url": engine.base_url})
-        assert main(["--json", "observe", str(write(tmp_path / "e.toml", data)), "--out", str(tmp_path / "obs")]) == 0
-    return Path(json.loads(capsys.readouterr().out)["log"])
+        done = observe(load_experiment(str(write(tmp_path / "e.toml", data))), ObserveOptions(out_dir=tmp_path / "obs"))
+    assert done.exit_code == 0
+    return done.log
 
 
 def _cached(row: dict) -> int:
     return row["usage"]["prompt_tokens_details"]["cached_tokens"]
 
 
-def test_cli_replays_an_observe_log_through_fixture_upstreams(tmp_path: Path, capsys, repos) -> None:  # noqa: F811
-    log = _observe_log(tmp_path, capsys)
+def test_an_observe_log_replays_through_fixture_upstreams(tmp_path: Path, repos) -> None:  # noqa: F811
+    log = _observe_log(tmp_path)
     rows = read_rows(log)
-    code = main(["--json", *args(tmp_path, repos, "--from-log", str(log), "--route", "pi-ai")])
-    ledger = json.loads(capsys.readouterr().out)["routes"]["pi-ai"]
-    assert code == 0 and ledger["scenario"]["name"] == f"log:{log.name}"
+    session = open_session(write_lock(tmp_path, repos), cache_dir=tmp_path / "cache", environ={})
+    done = reconcile(session, ReconcileOptions(from_log=log, route="pi-ai",
+                                               repo_dirs={name: d for name, (d, _) in repos.items()}))
+    ledger = done.document["routes"]["pi-ai"]
+    assert done.ok and ledger["scenario"]["name"] == f"log:{log.name}"
     assert len(ledger["requests"]) == len(rows)
     for req, row in zip(ledger["requests"], rows, strict=True):
         provider = {f["name"]: f["value"] for f in req["provider"]}
@@ -92,14 +99,15 @@ def test_cli_refuses_a_scenario_and_a_log_together(tmp_path: Path, capsys, repos
 
 
 @pytest.mark.upstream
-def test_observed_usage_through_the_pinned_upstreams(tmp_path: Path, capsys, cache_dir: Path) -> None:
+def test_observed_usage_through_the_pinned_upstreams(tmp_path: Path, cache_dir: Path) -> None:
     pi, dsh = snapshot("at-inc+pi", PI_V0_82_1), snapshot("deepseek-ai+deepseek-harness", DSH_RC2)
-    log = _observe_log(tmp_path, capsys)
+    log = _observe_log(tmp_path)
     rows = read_rows(log)
-    code = main(["--json", "reconcile", "--from-log", str(log), "--repo-dir", f"pi={pi}", "--repo-dir",
-                 f"dsh={dsh}", "--at", f"pi={PI_V0_82_1}", "--at", f"dsh={DSH_RC2}", "--route", "pi-ai"])
-    ledger = json.loads(capsys.readouterr().out)["routes"]["pi-ai"]
-    assert code == 0 and ledger["ok"] is True
+    done = reconcile(open_session(cache_dir=cache_dir), ReconcileOptions(
+        from_log=log, route="pi-ai", repo_dirs={"pi": str(pi), "dsh": str(dsh)},
+        at={"pi": PI_V0_82_1, "dsh": DSH_RC2}))
+    ledger = done.document["routes"]["pi-ai"]
+    assert done.ok and ledger["ok"] is True
     assert ledger["functions"]["parse"]["site"].startswith("pi:packages/ai/src/api/openai-completions.ts:")
     for req, row in zip(ledger["requests"], rows, strict=True):
         pi_usage = {f["name"]: f["value"] for f in req["pi_usage"]}

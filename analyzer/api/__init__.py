@@ -11,14 +11,7 @@ Importing this package is light (no networkx, GitPython or tree-sitter until a c
 from analyzer.api.analysis import open_analysis, pins_at
 from analyzer.api.hazards import HazardOptions, HazardsResult, hazards
 from analyzer.api.neighbours import NeighbourOptions, NeighbourResult, callees, callers
-from analyzer.api.observe import (
-    AppObserveOptions,
-    AppObserveResult,
-    ObserveOptions,
-    ObserveResult,
-    observe,
-    observe_app,
-)
+from analyzer.api.observe import ObserveOptions, ObserveResult, observe
 from analyzer.api.prefix import PrefixOptions, prefix
 from analyzer.api.recheck import RecheckOptions, RecheckResult, recheck
 from analyzer.api.reconcile import ReconcileOptions, ReconcileResult, reconcile, shipped_scenarios
@@ -28,9 +21,9 @@ from analyzer.api.symbols import SymbolsResult, symbols
 from analyzer.api.trace import TraceOptions, TraceResult, trace
 
 __all__ = [
-    "AppObserveOptions", "AppObserveResult", "HazardOptions", "HazardsResult", "NeighbourOptions",
+    "HazardOptions", "HazardsResult", "NeighbourOptions",
     "NeighbourResult", "ObserveOptions", "ObserveResult", "PrefixOptions", "RecheckOptions", "RecheckResult",
     "ReconcileOptions", "ReconcileResult", "ReportOptions", "ReportResult", "Session", "SymbolsResult", "TraceOptions",
-    "TraceResult", "callees", "callers", "hazards", "observe", "observe_app", "open_analysis", "open_session",
+    "TraceResult", "callees", "callers", "hazards", "observe", "open_analysis", "open_session",
     "pins_at", "prefix", "recheck", "reconcile", "report", "shipped_scenarios", "symbols", "trace",
 ]

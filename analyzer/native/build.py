@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.errors import AnalyzerError
-from analyzer.native.modules import (
+from analyzer.native.compiled import (
     COMPILED,
     MANIFEST,
     NATIVE_ENV,

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from analyzer.native.modules import COMPILED, MANIFEST, NATIVE_ENV, build_dir, source_key
+from analyzer.native.compiled import COMPILED, MANIFEST, NATIVE_ENV, build_dir, source_key
 
 
 class NativeState:

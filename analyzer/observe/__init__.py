@@ -1,6 +1,7 @@
-"""Round 3: controlled observations of a real engine's prompt cache (`analyze observe`).
+"""Controlled observations of a real engine's prompt cache (`analyze observe`).
 
-Data flows one way: `experiment` (TOML → validated `Experiment`, one factor) → `plan` (the exact requests, per
-series) → `runner` + `client` (send, time, keep the raw usage) → `jsonl` (one synced row per request) →
-`summary` (normalised cached tokens, where hits dropped) → `record` (the route's 8-field research record).
+Data flows one way: `experiment` (TOML → validated `Experiment`, one factor; mode `[request]` or `[app]`) →
+a `runner.Runner` — `direct` (`plan`'s exact requests sent by `client`) or `appdriver` (a real app behind the
+recording proxy) → `jsonl` (one synced row per request, schema `runner.SCHEMA`) → `summary` (normalised cached
+tokens, where hits dropped, what the app reported) → `record` (the route's 8-field research record).
 """

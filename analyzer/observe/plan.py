@@ -77,7 +77,7 @@ def _cycle(values: tuple[Any, ...], i: int) -> Any:
 
 def plan(exp: Experiment) -> list[PlannedRequest]:
     """Every request of the run, in the order they are sent."""
-    base, run, vary = exp.base, exp.run, exp.vary
+    base, run, vary = exp.request, exp.run, exp.vary
     n, factor = run.requests, vary.factor
 
     def req(series: str, index: int, value: Any, *, wait: float | None = None, measured: bool = True,

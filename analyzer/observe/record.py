@@ -1,8 +1,9 @@
 """The research record of one observation run, in the route's 8-field template, in English or Chinese.
 
 Every figure comes from the summary and the rows; layout, headings and the tool's own sentences come from the
-shared `analyzer.records` module (sentences in `analyzer/records/sentences/observe.<lang>.toml`), so a
-translation never touches code. The experiment's own question is the user's text and is written as given.
+shared `analyzer.records` module (sentences in `analyzer/records/sentences/observe.<lang>.toml`, and
+`observe_app.<lang>.toml` for a run through a real app), so a translation never touches code. The experiment's
+own question and an app's prompts are the user's text and are written as given.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from analyzer import __version__
 from analyzer.observe.experiment import Experiment
+from analyzer.observe.summary import divergence_text
 from analyzer.records import Record, Sentences, sentences
 from analyzer.records.provenance import analyzer_git
 
@@ -35,9 +37,22 @@ def _median(stats: dict[str, float] | None) -> str:
 
 
 def build_record(exp: Experiment, summary: dict[str, Any], rows: list[dict[str, Any]], *, lang: str = "en",
-                 planned: int | None = None, interrupted: bool = False) -> Record:
-    """The record (title + the 8 fields), every value taken from this run."""
-    s = sentences("observe", lang)
+                 planned: int | None = None, interrupted: bool | None = None) -> Record:
+    """The record (title + the 8 fields), every value taken from this run; `planned` and `interrupted` default
+    to what the summary says."""
+    if exp.mode == "app":
+        s = sentences("observe_app", lang)
+        fields = _app_fields(s, exp, summary, analyzer_git(lang))
+    else:
+        s = sentences("observe", lang)
+        fields = _request_fields(s, exp, summary, rows, summary.get("planned") if planned is None else planned,
+                                 bool(summary.get("interrupted")) if interrupted is None else interrupted,
+                                 analyzer_git(lang))
+    return Record(title=s.format("headings.title", name=exp.name), question=exp.question, **fields)
+
+
+def _request_fields(s: Sentences, exp: Experiment, summary: dict[str, Any], rows: list[dict[str, Any]],
+                    planned: int | None, interrupted: bool, git: str) -> dict[str, Any]:
     srv = summary.get("server") or {}
     nr = s["sources.not_reported"]
     first = rows[0] if rows else {}
@@ -45,7 +60,7 @@ def build_record(exp: Experiment, summary: dict[str, Any], rows: list[dict[str, 
         s.format("sources.endpoint", endpoint=exp.endpoint.base_url, model=exp.endpoint.model,
                  server_model=srv.get("model", nr), fingerprint=srv.get("system_fingerprint", nr),
                  server_version=srv.get("version") or srv.get("header") or nr),
-        s.format("sources.tool", version=__version__, git=analyzer_git(lang), path=exp.path,
+        s.format("sources.tool", version=__version__, git=git, path=exp.path,
                  started=first.get("started_at", "–"), log=summary.get("log") or "–"),
     ]
     parts = first.get("parts") or {}
@@ -66,17 +81,10 @@ def build_record(exp: Experiment, summary: dict[str, Any], rows: list[dict[str, 
                        first=_v(vary.values[0]) if vary.values else "–",
                        values="; ".join(_v(v) for v in vary.values),
                        tool=_v((vary.tool or {}).get("function", {}).get("name")))
-    return Record(
-        title=s.format("headings.title", name=exp.name),
-        question=exp.question,
-        sources=sources,
-        inputs=inputs,
-        changed=changed,
-        observations=_observations(s, summary, planned, interrupted),
-        interpretation=_interpretation(s, summary),
-        not_ruled_out=_open_points(s, exp, summary),
-        next_check=s[f"next_check.{vary.factor}"],
-    )
+    return {"sources": sources, "inputs": inputs, "changed": changed,
+            "observations": _observations(s, summary, planned, interrupted),
+            "interpretation": _interpretation(s, summary), "not_ruled_out": _open_points(s, exp, summary),
+            "next_check": s[f"next_check.{vary.factor}"]}
 
 
 def _observations(s: Sentences, summary: dict[str, Any], planned: int | None, interrupted: bool) -> list[str]:
@@ -137,3 +145,66 @@ def _open_points(s: Sentences, exp: Experiment, summary: dict[str, Any]) -> list
     if failed:
         points.append(s.format("not_ruled_out.failed", failed=failed))
     return points
+
+
+def _app_fields(s: Sentences, exp: Experiment, summary: dict[str, Any], git: str) -> dict[str, Any]:
+    app = summary["app"]
+    srv = summary.get("server") or {}
+    server = ", ".join(f"{k} {srv[k]}" for k in ("model", "version") if srv.get(k)) or s["sources.not_reported"]
+    sources = [
+        s.format("sources.app", app=app["profile"], version=app["version"], version_from=app["version_from"],
+                 commit=(app["commit"] or "")[:12]),
+        s.format("sources.endpoint", endpoint=summary.get("endpoint") or "–", model=exp.endpoint.model,
+                 server=server),
+        s.format("sources.tool", version=__version__, git=git, path=exp.path,
+                 log=summary.get("log") or "–", proxy_log=summary.get("proxy_log") or "–"),
+    ]
+    if exp.source:
+        sources.append(s.format("sources.hazard", source=", ".join(f"{k} {v}" for k, v in exp.source.items())))
+    turns = exp.app.turns
+    inputs = [s.format("inputs.turns", turns=len(turns), prompts="; ".join(_v(t) for t in turns)),
+              s["inputs.private"]]
+    vary = exp.vary
+    changed = (s["changed.none"] if vary.factor == "none" else
+               s.format("changed.factor", what=vary.describe(), first=_v(vary.values[0]),
+                        values="; ".join(_v(v) for v in vary.values[1:])))
+    observations = []
+    if summary.get("cached_field"):
+        observations.append(s.format("observations.field", field=summary["cached_field"]))
+    disagree = 0
+    for r in summary["app_requests"]:
+        observations.append(s.format(
+            "observations.request", series=r["series"], index=r["index"], turn=_v(r["turn"]),
+            prompt=_v(r["raw_prompt"]), cached=_v(r["raw_cached"]), app_prompt=_v(r["app_prompt"]),
+            app_cached=_v(r["app_cached"]), predicted=_v(r["predicted_cached"]),
+            divergence=divergence_text(r["first_divergence"])))
+        if r["app_cached"] is not None and r["raw_cached"] is not None and r["app_cached"] != r["raw_cached"]:
+            disagree += 1
+            observations.append(s.format("observations.disagree", series=r["series"], index=r["index"],
+                                         app_cached=_v(r["app_cached"]), cached=_v(r["raw_cached"])))
+        if (r["predicted_cached"] is not None and r["raw_cached"] is not None
+                and r["predicted_cached"] != r["raw_cached"]):
+            disagree += 1
+        if r.get("other_keys"):
+            observations.append(s.format("observations.other_keys", series=r["series"], index=r["index"],
+                                         keys=", ".join(r["other_keys"])))
+        for finding in r.get("findings") or []:
+            observations.append(s.format("observations.attribution", series=r["series"], index=r["index"],
+                                         attribution=finding))
+        if r.get("attribution"):
+            observations.append(s.format("observations.written_by", series=r["series"], index=r["index"],
+                                         attribution=r["attribution"]))
+    for t in summary["turns"]:
+        errors = [e["error"] for e in t["reported"] if e.get("error")]
+        if t["exit_code"] != 0 or errors:
+            observations.append(s.format("observations.turn_failed", series=t["series"], turn=t["turn"],
+                                         exit_code=t["exit_code"], error="; ".join(errors) or t["stderr_tail"]
+                                         or "–"))
+    if summary.get("prefix_error"):
+        observations.append(s.format("observations.prefix_missing", why=summary["prefix_error"]))
+    interpretation = (s.format("interpretation.disagree", n=disagree) if disagree else s["interpretation.agree"])
+    return {"sources": sources, "inputs": inputs, "changed": changed, "observations": observations,
+            "interpretation": interpretation,
+            "not_ruled_out": [s["not_ruled_out.random_model"], s["not_ruled_out.one_slot"],
+                              s["not_ruled_out.app_calls"]],
+            "next_check": s["next_check"]}

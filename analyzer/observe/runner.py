@@ -1,104 +1,92 @@
-"""Run an experiment: send the planned requests in order, timing the real gaps, and write one row per request.
+"""Running an experiment: one protocol, two strategies, one result and one row schema.
 
-A row is written (and synced) as soon as its request finishes, before the next one starts. Ctrl-C stops the run
-between or during requests; the request in flight is dropped and every finished one is already on disk.
+`Runner.run(experiment, log)` sends or drives every request of one experiment and leaves one row per request
+in `log`. The two strategies are `direct.DirectRunner` (a `[request]` experiment: the tool sends the planned
+requests itself over HTTP) and `appdriver.AppRunner` (an `[app]` experiment: the real app, behind the
+recording proxy). Both write rows of schema `analyzer.observe/1` built by `observation_row` (the proxy
+builds its rows with it too), so one summary and one record read either.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import urlparse
-
-import httpx
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from analyzer import __version__
-from analyzer.observe.client import Outcome, headers_for, send
-from analyzer.observe.experiment import Experiment
-from analyzer.observe.jsonl import RowWriter, read_rows
-from analyzer.observe.plan import PlannedRequest, plan
+
+if TYPE_CHECKING:
+    import httpx
+
+    from analyzer.apps.install import InstalledApp
+    from analyzer.apps.session import TurnResult
+    from analyzer.observe.client import Outcome
+    from analyzer.observe.experiment import Experiment
 
 SCHEMA = "analyzer.observe/1"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+APP_ROW_KEY = "app_reported"  # in a row of an app run: the app's own usage for that model call
+
+
+@dataclass(frozen=True)
+class SeriesTurn:
+    """One turn of one series as the app ran it: the series, the factor's value, and what the turn did."""
+
+    series: str
+    value: Any
+    result: TurnResult
+
+    @property
+    def failed(self) -> bool:
+        return self.result.exit_code != 0 or any(r.get("error") for r in self.result.reported)
+
+    def as_json(self) -> dict[str, Any]:
+        """The turn in the app summary (`analyzer.observe.app-summary/1`)."""
+        return {"series": self.series, "value": self.value, **self.result.as_dict()}
+
+
+@dataclass
+class AppRun:
+    """What only a run through a real app has: the install, its turns, the proxy's log and the prefix analysis."""
+
+    app: InstalledApp
+    proxy_log: Path
+    run_dir: Path
+    turns: list[SeriesTurn] = field(default_factory=list)
+    prefix: Any = None
+    prefix_path: Path | None = None
+    prefix_error: str | None = None
+    lookup_note: str | None = None
+
+    @property
+    def failed_turns(self) -> int:
+        return sum(1 for t in self.turns if t.failed)
 
 
 @dataclass
 class RunResult:
+    """The rows of one run as they are on disk in `log`, and how the run ended."""
+
+    log: Path
     rows: list[dict[str, Any]] = field(default_factory=list)
     planned: int = 0
     interrupted: bool = False
     stopped_on_error: bool = False
     server_version: str | None = None
-    server_settings: dict[str, Any] | None = None
+    server_settings: dict[str, Any] | None = None  # the server's real settings, when it reports them
+    app: AppRun | None = None
 
     @property
     def failed(self) -> int:
-        return sum(1 for r in self.rows if r["outcome"] != "ok")
+        bad_rows = sum(1 for r in self.rows if r.get("outcome") != "ok")
+        return bad_rows + (self.app.failed_turns if self.app is not None else 0)
 
 
-def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = None, stop_on_error: bool = False,
-                   on_row: Callable[[dict[str, Any], int, int], None] | None = None,
-                   sleep: Callable[[float], None] = time.sleep) -> RunResult:
-    """Send every planned request; `on_row(row, done, total)` is called after each row is on disk."""
-    requests = plan(exp)
-    result = RunResult(planned=len(requests))
-    headers = headers_for(api_key)
-    timeout = httpx.Timeout(exp.endpoint.timeout_s, connect=min(10.0, exp.endpoint.timeout_s))
-    previous_start: float | None = None
-    # proxies from the environment apply to remote APIs, never to a local engine (a proxy would answer instead)
-    trust_env = urlparse(exp.endpoint.base_url).hostname not in LOOPBACK
-    try:
-        with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=trust_env) as client:
-            info = server_info(client, exp.endpoint.base_url, headers)
-            result.server_version, result.server_settings = info["version"], info["settings"]
-            for planned in requests:
-                if planned.wait_s > 0:
-                    sleep(planned.wait_s)
-                started_at = _dt.datetime.now(_dt.UTC)
-                start = time.monotonic()
-                outcome = send(client, exp.endpoint.url, headers, planned.body(exp),
-                               retries_429=exp.run.retries_429, max_retry_wait_s=exp.run.max_retry_wait_s,
-                               sleep=sleep)
-                gap = None if previous_start is None else round(start - previous_start, 6)
-                previous_start = start
-                row = build_row(exp, planned, outcome, started_at, gap, result.server_version,
-                                result.server_settings)
-                writer.write(row)
-                result.rows.append(row)
-                if on_row is not None:
-                    on_row(row, len(result.rows), len(requests))
-                if stop_on_error and not outcome.ok:
-                    result.stopped_on_error = True
-                    break
-    except KeyboardInterrupt:
-        # What counts is what is durably on disk: Ctrl-C can land anywhere between a row's fsync and the
-        # bookkeeping here, so the finished rows are read back from the log instead of trusted from memory.
-        result.rows = read_rows(writer.path) if writer.rows else []
-        result.interrupted = True
-    return result
+class Runner(Protocol):
+    """How the requests of one experiment reach the server; every finished request is a row in `log`."""
 
-
-def build_row(exp: Experiment, planned: PlannedRequest, outcome: Outcome, started_at: _dt.datetime,
-              since_previous_s: float | None, server_version: str | None,
-              server_settings: dict[str, Any] | None = None) -> dict[str, Any]:
-    config = {
-        "endpoint": exp.endpoint.base_url,
-        "url": exp.endpoint.url,
-        "model": exp.endpoint.model,
-        "max_tokens": exp.run.max_tokens,
-        "stream": exp.run.stream,
-        "temperature": exp.run.temperature,
-        "api_key_env": exp.endpoint.api_key_env,
-        "overrides": dict(exp.overrides),
-        "experiment_file": exp.path,
-    }
-    return observation_row(experiment=exp.name, factor=exp.vary.factor, series=planned.series, index=planned.index,
-                           measured=planned.measured, value=planned.value, started_at=started_at,
-                           wait_s=planned.wait_s, since_previous_s=since_previous_s, outcome=outcome, config=config,
-                           parts=planned.parts(), server_version=server_version, server_settings=server_settings)
+    def run(self, exp: Experiment, log: Path) -> RunResult: ...
 
 
 def observation_row(*, experiment: str, factor: str | None, series: str, index: int, measured: bool, value: Any,
@@ -156,6 +144,8 @@ def server_info(client: httpx.Client, base_url: str, headers: dict[str, str]) ->
 
 def server_version(client: httpx.Client, base_url: str, headers: dict[str, str]) -> str | None:
     """llama.cpp's `/props` reports its build; other servers have no such endpoint, which is fine."""
+    import httpx
+
     root = base_url.rstrip("/")
     if root.endswith("/v1"):
         root = root[:-3]

@@ -8,9 +8,12 @@ The usage package (`analyzer.usage`) replays the pinned upstream usage code. Whe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer.lock import RepoPin
+
+if TYPE_CHECKING:
+    from analyzer.analysis import Workspace
 
 LEDGER_FUNCTION = "ledger_for_pins"
 
@@ -35,7 +38,7 @@ def diff_ledgers(old: Any, new: Any) -> list[dict[str, Any]]:
     return [{"key": k, "old": a.get(k), "new": b.get(k)} for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 
 
-def reconciliation_deltas(ctx: Any, old_pins: list[RepoPin], new_pins: list[RepoPin]) -> dict[str, Any]:
+def reconciliation_deltas(ctx: Workspace, old_pins: list[RepoPin], new_pins: list[RepoPin]) -> dict[str, Any]:
     """{"available": bool, "deltas": [...], "reason": str|None}."""
     try:
         import analyzer.usage as usage

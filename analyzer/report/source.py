@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import git
 
 from analyzer.lock import RepoPin
+
+if TYPE_CHECKING:
+    from analyzer.analysis import Workspace
 
 GITHUB_RE = re.compile(r"^(?:https?://|git@|ssh://git@)github\.com[/:]([^/]+)/([^/]+?)(?:\.git)?/?$")
 
@@ -74,7 +77,7 @@ class SourceReader:
         return None
 
 
-def reader_for(ctx: Any, pins: list[RepoPin]) -> SourceReader:
+def reader_for(ctx: Workspace, pins: list[RepoPin]) -> SourceReader:
     """A reader over the cache of `ctx` (a CliContext); repos are opened lazily, without fetching."""
     from analyzer.sources.workspace import open_repo
 

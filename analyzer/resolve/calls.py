@@ -75,7 +75,7 @@ class CallResolver:
         return out
 
     def receiver_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int) -> list[Typed]:
-        """`types.chain_types`, memoised for the passes that ask it about call sites (this one, the dispatch
+        """`types.exprs.chain_types`, memoised for the passes that ask it about call sites (this one, the dispatch
         rules' context check, the function-value pass: 300,000 questions, 1 in 3 repeated). Exact because
         they ask only from outside the typing code: no typing step is in progress (its cycle guards are
         all released), so a repeated question gets the answer the first one got. Do not mutate the list.
@@ -84,7 +84,7 @@ class CallResolver:
         key = (mod, scope, tuple(chain), -1 if chain and chain[0] == "this" else line)
         found = self._receivers.get(key)
         if found is None:
-            found = self._receivers[key] = self.types.chain_types(mod, scope, chain, line)
+            found = self._receivers[key] = self.types.exprs.chain_types(mod, scope, chain, line)
         return found
 
     # --- one call ------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ class CallResolver:
                 return [self.make_edge(mod, call, ref, "direct", [why])], None, None
             sym = self.symbols.resolve_name(mod, chain[0])
         else:
-            targets = self.types.chain_types(mod, call.scope, chain[:-1], call.line)
+            targets = self.types.exprs.chain_types(mod, call.scope, chain[:-1], call.line)
             sym = None
             for t in targets:
                 if isinstance(t, NamespaceType):
@@ -142,7 +142,7 @@ class CallResolver:
             if ctor is not None:
                 target = DefRef(target.repo, target.path, ctor.qualname)
             else:  # `new WebError(…)` without a constructor of its own runs the inherited one
-                inherited = self.types.constructor_of(target)
+                inherited = self.types.decls.constructor_of(target)
                 if inherited != target:
                     extra.append(self.make_edge(mod, call, inherited, "direct", (
                         *sym.evidence, f"{target.path}:{d.line}: {d.name} has no constructor; it inherits "
@@ -160,7 +160,7 @@ class CallResolver:
         d = self.p.defs[cls]
         edges = []
         for text in d.extends:
-            for sup in self.types.resolve_text(cls.module, text, f"{mod.path}:{d.line}: extends {text}"):
+            for sup in self.types.decls.resolve_text(cls.module, text, f"{mod.path}:{d.line}: extends {text}"):
                 if len(call.callee) == 1:
                     members = [c for c in self.p.children(sup.ref) if c.kind == "constructor"]
                     owner = sup.ref
@@ -171,7 +171,7 @@ class CallResolver:
                                                     (*sup.evidence, f"{sup.ref.path}:{self.p.defs[sup.ref].line}: "
                                                      f"{sup.ref.qualname} has no explicit constructor")))
                 else:
-                    found = self.types.find_member(sup.ref, call.callee[-1])
+                    found = self.types.decls.find_member(sup.ref, call.callee[-1])
                     members = [m.definition for m in found if m.definition is not None]
                     owner = found[0].owner if found else sup.ref
                 for m in members:
@@ -202,9 +202,9 @@ class CallResolver:
                     return [], None, sym.external
                 continue
             if isinstance(recv, TypeExpr):
-                known, having = self.types.types_having(recv.mod, recv.text, recv.evidence, method)
+                known, having = self.types.decls.types_having(recv.mod, recv.text, recv.evidence, method)
             else:
-                known, having = True, [recv] if self.types.find_member(recv.ref, method) else []
+                known, having = True, [recv] if self.types.decls.find_member(recv.ref, method) else []
             typed_known = typed_known or known
             for nt in having:
                 edges.extend(self._method_edges(mod, call, nt, method))
@@ -216,7 +216,7 @@ class CallResolver:
 
     def _method_edges(self, mod: ModuleRef, call: Call, nt: NamedType, method: str) -> list[Edge]:
         edges: list[Edge] = []
-        members = self.types.find_member(nt.ref, method)
+        members = self.types.decls.find_member(nt.ref, method)
         if not members:  # most receiver types (augmentations of a shared interface) lack the member
             return edges
         seam = f"{mod.repo}:{mod.path}:{call.line}:{call.column}"
@@ -233,7 +233,7 @@ class CallResolver:
                                                     possible=True, seam=seam))
                         continue
                     edges.append(self.make_edge(mod, call, target, "method", nt.evidence))
-            elif m.field is not None and (indexed := self.types.indexed_member(m.owner, m.field)) is not None:
+            elif m.field is not None and (indexed := self.types.decls.indexed_member(m.owner, m.field)) is not None:
                 # `declare readonly register: SlotCore['register']`: calling it calls SlotCore's member
                 # — only the type is declared, so the target is possible, not proven (`interface`, not `method`)
                 owners, name = indexed
@@ -263,11 +263,11 @@ class CallResolver:
         if found is not None:
             return found
         out: list[tuple[DefRef, tuple[str, ...]]] = []
-        for impl, why in self.types.implementations(owner):
+        for impl, why in self.types.hierarchy.implementations(owner):
             for child in self.p.children(impl):
                 if child.name == method and child.kind in CALLABLE_KINDS and "abstract" not in child.modifiers:
                     out.append((DefRef(impl.repo, impl.path, child.qualname), (why,)))
-        for omod, object_id, why in self.types.object_implementations(owner):
+        for omod, object_id, why in self.types.literals.object_implementations(owner):
             obj = self.p.object_literal(omod, object_id)
             if obj is None:
                 continue

@@ -23,7 +23,7 @@ def implicit_constructor_edges(program: Program, types: Types) -> list[Edge]:
             continue
         text = d.extends[0]
         where = f"{ref.path}:{d.line}"
-        for sup in types.resolve_text(ref.module, text, f"{where}: class {d.name} extends {text}"):
+        for sup in types.decls.resolve_text(ref.module, text, f"{where}: class {d.name} extends {text}"):
             if program.defs[sup.ref].kind != "class":
                 continue
             ctor = next((c for c in program.children(sup.ref) if c.kind == "constructor"), None)

@@ -13,10 +13,11 @@ import re
 
 from analyzer.index.model import CALL_SIGNATURE_FIELD, Binding, Call, Definition
 from analyzer.index.types import base_name
-from analyzer.resolve.literals import Literals
+from analyzer.resolve.declarations import Declarations
+from analyzer.resolve.expressions import Expressions
 from analyzer.resolve.modules import ModuleRef
+from analyzer.resolve.objectliterals import Literals
 from analyzer.resolve.program import DefRef, Program
-from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typed import (
     KEYED_RE,
     Typed,
@@ -41,23 +42,26 @@ CALLBACK_ELEMENTS = typescript().callback_elements
 SPREAD_ITERABLES = typescript().spread_iterables
 
 
-class Contextual(Literals):
+class Contextual:
     """Callback and option-property parameters typed by their context."""
 
-    def __init__(self, program: Program, symbols: SymbolResolver, identity_wrappers: set[str] | None = None) -> None:
-        super().__init__(program, symbols, identity_wrappers)
+    def __init__(self, program: Program, decls: Declarations, exprs: Expressions, literals: Literals) -> None:
+        self.p = program
+        self.decls = decls
+        self.exprs = exprs
+        self.literals = literals
         self._closure_index: dict[tuple[ModuleRef, str | None], dict[str, list[tuple[Call, int, list[str]]]]] = {}
         self._param_cache: dict[tuple[ModuleRef, str, int], list[Typed]] = {}
 
-    def _contextual_param_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
+    def contextual_param_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
         """An untyped closure parameter takes its type from the callee's parameter annotation:
         `dispatch(m, (streams) => streams.run())` with `dispatch(m, run: (streams: S) => R)` types `streams`
         as S (TypeScript's contextual typing, for the direct-call case)."""
-        for call, i, params in self._closure_params(mod, b.scope).get(b.name, ()):
+        for call, i, params in self.closure_params(mod, b.scope).get(b.name, ()):
             if call.line <= b.line:  # the nearest call at or before the binding's line decides
                 j = params.index(b.name)
                 out: list[Typed] = []
-                targets = self.callee_targets(mod, call.scope, call.callee, call.line)
+                targets = self.exprs.callee_targets(mod, call.scope, call.callee, call.line)
                 if not targets:
                     held = self._function_value_param_types(mod, call, i, j, b.name)
                     if held or len(call.callee) < 2:
@@ -82,7 +86,7 @@ class Contextual(Literals):
                         if j < len(ptypes) and ptypes[j]:
                             why = (f"{mod.path}:{call.line}: {b.name} is parameter {j + 1} of a callback "
                                    f"passed to {d.qualname}, declared {declared}{called_as}")
-                            scoped = self._scoped_return_types(target, ptypes[j], why)
+                            scoped = self.exprs.scoped_return_types(target, ptypes[j], why)
                             if scoped:
                                 out.extend(scoped)
                                 continue
@@ -94,7 +98,7 @@ class Contextual(Literals):
                 return out
         return []
 
-    def _closure_params(self, mod: ModuleRef, scope: str | None) -> dict[str, list[tuple[Call, int, list[str]]]]:
+    def closure_params(self, mod: ModuleRef, scope: str | None) -> dict[str, list[tuple[Call, int, list[str]]]]:
         """Per scope: parameter name → (call, argument index, that closure's parameters) for each call with a
         closure argument that declares the name — the first such argument of each call, the calls latest line
         first (stable, as the scan it replaces sorted them). Built once per scope from fixed facts: every
@@ -103,7 +107,7 @@ class Contextual(Literals):
         index = self._closure_index.get(key)
         if index is None:
             index = {}
-            calls = self._calls_by_scope(mod).get(scope, [])
+            calls = self.exprs.calls_by_scope(mod).get(scope, [])
             for call in sorted(calls, key=lambda c: -c.line):
                 for i, arg in enumerate(call.args):
                     if arg.kind != "function":
@@ -122,7 +126,7 @@ class Contextual(Literals):
         the props declare `useSession: <T>(select: (s: SessionSnapshot) => T) => T` — `snapshot` is a
         SessionSnapshot (the value's declared function type, as the compiler reads it)."""
         out: list[Typed] = []
-        for t in self.chain_types(mod, call.scope, call.callee, call.line):
+        for t in self.exprs.chain_types(mod, call.scope, call.callee, call.line):
             if not isinstance(t, TypeExpr):
                 continue
             text = strip_generic(strip_optional(t.text))
@@ -152,8 +156,8 @@ class Contextual(Literals):
                     or call.args[i].kind != "function":
                 continue
             key = call.args[k].text
-            for nt in self.resolve_text(target.module, m.group(1), ""):
-                for member in self.find_member(nt.ref, key):
+            for nt in self.decls.resolve_text(target.module, m.group(1), ""):
+                for member in self.decls.find_member(nt.ref, key):
                     if member.definition is not None:
                         types = [q.type or "" for q in member.definition.params if q.name != "this"]
                         where = f"{member.owner.path}:{member.definition.line}"
@@ -173,8 +177,8 @@ class Contextual(Literals):
         text = strip_optional(text).strip()
         if not re.fullmatch(r"[A-Za-z_$][\w$.]*(<.*>)?", text):  # a type reference, not `Events[K]` or a union
             return mod, [], ""
-        for nt in self.resolve_text(mod, text.split("<", 1)[0].strip(), ""):
-            for m in self.find_member(nt.ref, CALL_SIGNATURE_FIELD):
+        for nt in self.decls.resolve_text(mod, text.split("<", 1)[0].strip(), ""):
+            for m in self.decls.find_member(nt.ref, CALL_SIGNATURE_FIELD):
                 if m.field is not None and m.field.type:
                     return m.owner.module, function_type_parameters(m.field.type), \
                         f" ({m.owner.path}:{m.field.line}: {m.owner.qualname} is called as {m.field.type})"
@@ -183,7 +187,7 @@ class Contextual(Literals):
     def _function_alias(self, mod: ModuleRef, text: str) -> str | None:
         """`handler: ExtensionHandler<E>` with `type ExtensionHandler<E, R = undefined> = (event: E, ctx: Ctx) => …`:
         the alias's function type, its type parameters replaced by the arguments written at the use."""
-        for nt in self.resolve_text(mod, text.split("<", 1)[0].strip(), ""):
+        for nt in self.decls.resolve_text(mod, text.split("<", 1)[0].strip(), ""):
             d = self.p.defs[nt.ref]
             rhs = alias_target(d.signature) if d.kind == "type_alias" else None
             if not rhs or not function_type_parameters(strip_generic(rhs)):
@@ -210,9 +214,9 @@ class Contextual(Literals):
             if element is None or k >= len(call.args) or call.args[k].kind not in ("identifier", "member"):
                 continue
             arg = call.args[k]
-            found = self.chain_types(mod, call.scope, arg.text.split("."), call.line)
+            found = self.exprs.chain_types(mod, call.scope, arg.text.split("."), call.line)
             if element:
-                found = [t for typed in found for t in self._element_types(typed)]
+                found = [t for typed in found for t in self.exprs.element_types(typed)]
             return [TypeExpr(t.mod, t.text, f"{why}; {name} is inferred from {arg.text} ({t.evidence})")
                     if isinstance(t, TypeExpr) else t for t in found]
         return []
@@ -226,13 +230,13 @@ class Contextual(Literals):
             return None
         cls = self.p.enclosing_class(target)
         cd = self.p.defs.get(cls) if cls is not None else None
-        names = self._class_type_params(cls) if cls is not None else []
+        names = self.decls.class_type_params(cls) if cls is not None else []
         if name not in names:
             return None
         k = names.index(name)
         assert cd is not None and cls is not None
         out: list[Typed] = []
-        for recv in self.chain_types(mod, call.scope, call.callee[:-1], call.line):
+        for recv in self.exprs.chain_types(mod, call.scope, call.callee[:-1], call.line):
             if not isinstance(recv, TypeExpr):
                 continue
             text = strip_optional(recv.text).strip()
@@ -248,7 +252,7 @@ class Contextual(Literals):
         """`layers.map((layer) => …)` on a `Layer[]` receiver: `layer` is a Layer."""
         out: list[Typed] = []
         receivers = self._spread_array_types(mod, call) if call.callee[0] == "<literal>" else \
-            self.chain_types(mod, call.scope, call.callee[:-1], call.line)
+            self.exprs.chain_types(mod, call.scope, call.callee[:-1], call.line)
         for recv in receivers:
             if not isinstance(recv, TypeExpr):
                 continue
@@ -273,12 +277,12 @@ class Contextual(Literals):
             return []
         chain = m.group(1).split(".")
         if m.group(2):
-            found = [t for callee in self.callee_targets(mod, call.scope, chain, call.line)
-                     for t in self._call_types(mod, call.scope, chain, call.line, callee)]
+            found = [t for callee in self.exprs.callee_targets(mod, call.scope, chain, call.line)
+                     for t in self.exprs.call_types(mod, call.scope, chain, call.line, callee)]
             if not found and len(chain) >= 2:
-                found = self._builtin_call_types(mod, call.scope, chain, call.line, f"{mod.path}:{call.line}")
+                found = self.exprs.builtin_call_types(mod, call.scope, chain, call.line, f"{mod.path}:{call.line}")
         else:
-            found = self.chain_types(mod, call.scope, chain, call.line)
+            found = self.exprs.chain_types(mod, call.scope, chain, call.line)
         out: list[Typed] = []
         for t in found:
             if not isinstance(t, TypeExpr):
@@ -291,7 +295,7 @@ class Contextual(Literals):
                 out.append(TypeExpr(t.mod, f"{args[0]}[]", f"{t.evidence}; spread into an array of {args[0]}"))
         return out
 
-    def _property_param_types(self, mod: ModuleRef, d: Definition, j: int) -> list[Typed]:
+    def property_param_types(self, mod: ModuleRef, d: Definition, j: int) -> list[Typed]:
         """An untyped parameter of a function property takes its type from the literal's declared type:
         `pi.registerCommand("x", { handler: async (args, ctx) => … })` where the options type declares
         `handler: (args: string, ctx: CommandContext) => Promise<void>` (or `handler(args, ctx): …`)."""
@@ -305,17 +309,17 @@ class Contextual(Literals):
         obj = self.p.object_literal(mod, d.object_id)
         out: list[Typed] = []
         if obj is not None:
-            for nt in self._literal_types(mod, obj):
+            for nt in self.literals.literal_types(mod, obj):
                 why = f"{mod.path}:{d.line}: {d.params[j].name} is parameter {j + 1} of {d.name} in a literal typed " \
                       f"{nt.ref.qualname}"
-                for m in self.find_member(nt.ref, d.name):
+                for m in self.decls.find_member(nt.ref, d.name):
                     if m.definition is not None and j < len(m.definition.params) and m.definition.params[j].type:
                         out.append(TypeExpr(m.owner.module, m.definition.params[j].type or "", why))
                     elif m.field is not None and m.field.type:
                         ptypes = function_type_parameters(strip_optional(m.field.type))
                         if j < len(ptypes) and ptypes[j]:
                             out.append(TypeExpr(m.owner.module, ptypes[j], f"{why} ({m.field.type})"))
-            for inline in self._literal_inline(mod, obj, 0):
+            for inline in self.literals.literal_inline(mod, obj, 0):
                 # `{ invoke: (api, r) => … }` as a value of `{ [K in keyof M]: { invoke(api: Api, …): … } }`
                 declared = object_type_members(inline.text).get(d.name)
                 ptypes = function_type_parameters(strip_optional(declared)) if declared else []

@@ -1,4 +1,4 @@
-"""Names → declarations: the first part of receiver typing (see `analyzer.resolve.receivers`).
+"""Names → declarations: the part of receiver typing every other part asks (see `analyzer.resolve.receivers`).
 
 A type written in a module (`Foo`, `ns.Foo`, `import('./x').Foo`, `typeof f`) becomes the class,
 interface or alias it names — through imports, namespaces and module augmentations — and a member name on
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from typing import Protocol
 
 from analyzer.index.model import Field
 from analyzer.resolve.modules import ModuleRef
@@ -36,13 +37,27 @@ _IMPORT_TYPE_RE = re.compile(r"import\(\s*['\"]([^'\"]+)['\"]\s*\)\.([A-Za-z_$][
 _INDEXED_RE = re.compile(r"^\s*([A-Za-z_$][\w$.]*(?:<[^\[\]]*>)?)\[\s*['\"]([A-Za-z_$][\w$]*)['\"]\s*\]\s*$")
 
 
-class Declarations:
-    """Declarations a type text names, their supertypes and members. `_return_type_of` (`ReturnType<typeof
-    f>`) needs expression typing and is answered by a part above."""
+class ReturnTypes(Protocol):
+    """What declarations need from expression typing: `ReturnType<typeof f>` is what `f` returns."""
 
-    def __init__(self, program: Program, symbols: SymbolResolver, identity_wrappers: set[str] | None = None) -> None:
+    def return_type_of(self, mod: ModuleRef, text: str) -> list[NamedType]: ...
+
+
+class _NoExpressions:
+    """The stand-in until `Types` hands the expression part in, and after it lets go (see `Types.release`)."""
+
+    def return_type_of(self, mod: ModuleRef, text: str) -> list[NamedType]:
+        raise RuntimeError("Declarations asked for a ReturnType<…> before Types handed it the expression part")
+
+
+class Declarations:
+    """Declarations a type text names, their supertypes and members. `ReturnType<typeof f>` needs expression
+    typing: the expression part is handed in as `exprs` once it exists (it is built on this one)."""
+
+    def __init__(self, program: Program, symbols: SymbolResolver) -> None:
         self.p = program
         self.symbols = symbols
+        self.exprs: ReturnTypes = _NoExpressions()
         self._resolved: dict[tuple[ModuleRef, str], list[NamedType]] = {}
         self._text_cache: dict[tuple[ModuleRef, str], list[NamedType]] = {}
         # (module, text, evidence) → the NamedTypes resolve_text made: a pure function of the cached base
@@ -56,10 +71,6 @@ class Declarations:
         for (spec, name), refs in program.augmentations.items():
             self._aug_by_name[name].append((spec, refs))
         self._namespaces: dict[tuple[ModuleRef, str], bool] = {}  # does the module declare namespace name?
-
-    def _return_type_of(self, mod: ModuleRef, text: str) -> list[NamedType]:
-        """Answered by `Expressions` (`analyzer.resolve.expressions`), a part above this one."""
-        raise NotImplementedError
 
     # --- named types --------------------------------------------------------------------------
     def resolve_text(self, mod: ModuleRef, text: str | None, evidence: str) -> list[NamedType]:
@@ -85,7 +96,7 @@ class Declarations:
                 base = []
             if "ReturnType<typeof " in text:  # `kb: ReturnType<typeof getKeybindings>`: what that function returns
                 self._text_cache[key] = []  # a function returning its own ReturnType<…> must not recurse
-                base += self._return_type_of(mod, text)
+                base += self.exprs.return_type_of(mod, text)
                 text = RETURN_TYPE_RE.sub("unknown", text)
             base += [nt for name in named_types(text) for nt in self.resolve_name(mod, name)]
             self._text_cache[key] = base
@@ -165,7 +176,7 @@ class Declarations:
             if res.module is None or imp.imported == "*":
                 return None
             declaring, head = res.module, imp.imported
-        if not self._has_namespace(declaring, head):
+        if not self.has_namespace(declaring, head):
             return None
         d = self.p.top_level(declaring).get(tail)
         if d is None:
@@ -282,7 +293,7 @@ class Declarations:
                 return found
         return []
 
-    def _has_namespace(self, mod: ModuleRef, name: str) -> bool:
+    def has_namespace(self, mod: ModuleRef, name: str) -> bool:
         """Does `mod` declare `export namespace name { … }`? Extraction keeps no namespace declaration, only
         its `export`: an exported name with more local exports than declarations of it (definitions and
         module variables) has one export left over, the namespace's."""
@@ -301,7 +312,7 @@ class Declarations:
             len(self.p.bindings_named(mod, None, name))
         return exports > declared
 
-    def _class_type_params(self, cls: DefRef) -> list[str]:
+    def class_type_params(self, cls: DefRef) -> list[str]:
         """`class ScopedLayers<L extends ScopeLayer, M = string>` → ["L", "M"] (the class's own `<…>`)."""
         cd = self.p.defs.get(cls)
         head = re.match(r"^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:class|interface)\s+"
@@ -315,7 +326,7 @@ class Declarations:
                 break
         return [re.split(r"[\s=]", a.strip(), maxsplit=1)[0] for a in type_arguments("C" + head.group(1)[:end + 1])]
 
-    def _named(self, t: Typed, why: str) -> list[NamedType]:
+    def as_named(self, t: Typed, why: str) -> list[NamedType]:
         if isinstance(t, TypeExpr):
             return self.resolve_text(t.mod, t.text, f"{why} ({t.evidence})")
         if isinstance(t, NamedType) and not t.static:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from typing import Protocol
 
 from analyzer.index.model import Binding, Call, Definition, Field
 from analyzer.index.types import base_name
-from analyzer.resolve.hierarchy import Hierarchy
+from analyzer.resolve.declarations import Declarations
 from analyzer.resolve.modules import ModuleRef
 from analyzer.resolve.program import DefRef, Program
 from analyzer.resolve.symbols import SymbolResolver
@@ -51,30 +52,48 @@ _SCOPED_RETURN_TYPE_RE = re.compile(r"\s*(?:(?:NonNullable|Awaited)<\s*)*ReturnT
                                     r"\s*>(?:\s*>)*\s*")
 
 
-class Expressions(Hierarchy):
-    """Types of expressions; contextual typing of callback parameters and option properties is answered by
-    `Contextual` (declared here as the hooks it fills)."""
+class ParameterContext(Protocol):
+    """What expression typing needs from contextual typing: parameters typed by where they are passed."""
 
-    def __init__(self, program: Program, symbols: SymbolResolver, identity_wrappers: set[str] | None = None) -> None:
-        super().__init__(program, symbols, identity_wrappers)
+    def closure_params(self, mod: ModuleRef, scope: str | None) -> dict[str, list[tuple[Call, int, list[str]]]]: ...
+
+    def contextual_param_types(self, mod: ModuleRef, b: Binding) -> list[Typed]: ...
+
+    def property_param_types(self, mod: ModuleRef, d: Definition, j: int) -> list[Typed]: ...
+
+
+class _NoContext:
+    """The stand-in until `Types` hands the contextual part in, and after it lets go (see `Types.release`)."""
+
+    def closure_params(self, mod: ModuleRef, scope: str | None) -> dict[str, list[tuple[Call, int, list[str]]]]:
+        raise RuntimeError(_UNWIRED)
+
+    def contextual_param_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
+        raise RuntimeError(_UNWIRED)
+
+    def property_param_types(self, mod: ModuleRef, d: Definition, j: int) -> list[Typed]:
+        raise RuntimeError(_UNWIRED)
+
+
+_UNWIRED = "Expressions asked for a contextual type before Types handed it the contextual part"
+
+
+class Expressions:
+    """Types of expressions, asking `Declarations` what a type text names. Contextual typing of callback
+    parameters and option properties recurses back into expression typing, so the contextual part (built on
+    this one) is handed in as `contextual` once it exists."""
+
+    def __init__(self, program: Program, symbols: SymbolResolver, decls: Declarations) -> None:
+        self.p = program
+        self.symbols = symbols
+        self.decls = decls
+        self.contextual: ParameterContext = _NoContext()
         self._returning: set[DefRef] = set()
         self._binding_cache: dict[tuple[ModuleRef, str | None, str, int, int], list[Typed]] = {}
         self._scope_params: dict[tuple[ModuleRef, str], dict[str, tuple[Definition, int, str | None]]] = {}
         self._scope_calls: dict[ModuleRef, dict[str | None, list]] = {}
 
-    def _closure_params(self, mod: ModuleRef, scope: str | None) -> dict[str, list[tuple[Call, int, list[str]]]]:
-        """Answered by `Contextual` (`analyzer.resolve.contextual`), a part above this one."""
-        raise NotImplementedError
-
-    def _contextual_param_types(self, mod: ModuleRef, b: Binding) -> list[Typed]:
-        """Answered by `Contextual` (`analyzer.resolve.contextual`), a part above this one."""
-        raise NotImplementedError
-
-    def _property_param_types(self, mod: ModuleRef, d: Definition, j: int) -> list[Typed]:
-        """Answered by `Contextual` (`analyzer.resolve.contextual`), a part above this one."""
-        raise NotImplementedError
-
-    def _return_type_of(self, mod: ModuleRef, text: str) -> list[NamedType]:
+    def return_type_of(self, mod: ModuleRef, text: str) -> list[NamedType]:
         """`ReturnType<typeof f>` / `ReturnType<typeof ns.f>`: the named types `f`'s declared or inferred return
         type resolves to (a `Promise<X>` gives X, as everywhere in receiver typing)."""
         out: list[NamedType] = []
@@ -84,7 +103,7 @@ class Expressions(Hierarchy):
                 why = f"{mod.path}: ReturnType<typeof {m.group(1)}> is what {ref.qualname} returns"
                 for t in self.return_types(ref):
                     if isinstance(t, TypeExpr):
-                        out.extend(self.resolve_text(t.mod, t.text, f"{why} ({t.evidence})"))
+                        out.extend(self.decls.resolve_text(t.mod, t.text, f"{why} ({t.evidence})"))
                     elif isinstance(t, NamedType):
                         out.append(NamedType(t.ref, (why, *t.evidence), t.static, t.mixin))
         return out
@@ -103,11 +122,11 @@ class Expressions(Hierarchy):
     def member_types(self, nt: NamedType, name: str) -> list[Typed]:
         out: list[Typed] = []
         if nt.static:
-            for m in self.find_member(nt.ref, name):
+            for m in self.decls.find_member(nt.ref, name):
                 if m.definition is not None and "static" in m.definition.modifiers:
                     out.extend(self.return_types(DefRef(m.owner.repo, m.owner.path, m.definition.qualname)))
             return out
-        for m in self.find_member(nt.ref, name):
+        for m in self.decls.find_member(nt.ref, name):
             if m.field is not None:
                 out.extend(self.field_types(m.owner, m.field))
             elif m.definition is not None and m.definition.kind == "getter":
@@ -200,7 +219,7 @@ class Expressions(Hierarchy):
         for seg in chain[1:]:
             if seg.startswith("["):  # `a[K]`: a member declared with that computed key, else an element
                 keyed = [t for c in current for t in self.members_of(c, seg)] if seg != "[]" else []
-                current = keyed or [t for c in current for t in (*self._element_types(c),
+                current = keyed or [t for c in current for t in (*self.element_types(c),
                                                                  *self._dictionary_element(c))]
                 continue
             current = [t for c in current for t in self.members_of(c, seg)]
@@ -227,7 +246,7 @@ class Expressions(Hierarchy):
             if name in inline:
                 return [TypeExpr(typed.mod, inline[name], typed.evidence)]
             # only the types that have the member can give it a type (member_types of the others is empty)
-            having = self.types_having(typed.mod, typed.text, typed.evidence, name)[1]
+            having = self.decls.types_having(typed.mod, typed.text, typed.evidence, name)[1]
             if "<" not in typed.text:
                 return [t for nt in having for t in self.member_types(nt, name)]
             return [self._instantiated(nt.ref, t, typed) for nt in having for t in self.member_types(nt, name)]
@@ -249,9 +268,9 @@ class Expressions(Hierarchy):
         if root.endswith("()"):
             chain = root[:-2].replace("?.", ".").split(".")  # `provider?.getModels()`: the call's own chain
             found = [t for callee in self.callee_targets(mod, scope, chain, line)
-                     for t in self._call_types(mod, scope, chain, line, callee)]
+                     for t in self.call_types(mod, scope, chain, line, callee)]
             if not found and len(chain) >= 2:  # `this.sessions.get(id)?.handle()`: a V of the `Map<K, V>`
-                found = self._builtin_call_types(mod, scope, chain, line, f"{mod.path}:{line}")
+                found = self.builtin_call_types(mod, scope, chain, line, f"{mod.path}:{line}")
             return found or self._value_call_types(mod, scope, chain, line)
         if root in ("<expr>", "super"):
             return []
@@ -269,12 +288,12 @@ class Expressions(Hierarchy):
                     if key is None:
                         if prm.type:
                             return [TypeExpr(mod, prm.type, f"{mod.path}:{d.line}: parameter {root}: {prm.type}")]
-                        return self._property_param_types(mod, d, j)
+                        return self.contextual.property_param_types(mod, d, j)
                     why = f"{mod.path}:{d.line}: {root} is {key!r} of parameter {prm.name}: {prm.type}"
                     return self.members_of(TypeExpr(mod, prm.type or "", why), key)
         # a parameter of an anonymous callback (`(streams) => streams.run()`); most roots get here (imports,
-        # module names), and a name no closure of the scope declares types as nothing (`_contextual_param_types`)
-        if scope is not None and root in self._closure_params(mod, scope):
+        # module names), and a name no closure of the scope declares types as nothing (`contextual_param_types`)
+        if scope is not None and root in self.contextual.closure_params(mod, scope):
             closure = self._binding_cache.get((mod, scope, root, line, 0))  # binding_types' own key, asked first
             if closure is None:
                 closure = self.binding_types(mod, Binding(scope=scope, name=root, line=line, kind="param"))
@@ -298,8 +317,8 @@ class Expressions(Hierarchy):
     def _namespace_value(self, ref: DefRef, d: Definition, evidence: tuple[str, ...]) -> list[Typed]:
         """`Inject.resolve(…)` where `Inject` is a type or function merged with `export namespace Inject { export
         function resolve … }`: the member is the namespace's. Extraction flattens namespaces into their module,
-        so the module stands for it — only when the module declares such a namespace (`_has_namespace`)."""
-        if not self._has_namespace(ref.module, d.name):
+        so the module stands for it — only when the module declares such a namespace (`has_namespace`)."""
+        if not self.decls.has_namespace(ref.module, d.name):
             return []
         return [NamespaceType(ref.module, (*evidence, f"{ref.path}:{d.line}: {d.kind} {d.name} merges with namespace "
                                                       f"{d.name} (flattened into {ref.path})"))]
@@ -337,7 +356,7 @@ class Expressions(Hierarchy):
         where = f"{mod.path}:{b.line}"
         out: list[Typed] = []
         if b.kind == "param" and not b.type:
-            return self._contextual_param_types(mod, b)
+            return self.contextual.contextual_param_types(mod, b)
         if b.type:
             out.append(TypeExpr(mod, b.type, f"{where}: {b.name}: {b.type}"))
         elif b.new_class:
@@ -345,15 +364,15 @@ class Expressions(Hierarchy):
                                 f"{where}: {b.name} = new {b.new_class}(…)"))
         elif b.init_callee:
             for callee in self.callee_targets(mod, b.scope, b.init_callee, b.line):
-                out.extend(self._call_types(mod, b.scope, b.init_callee, b.line, callee))
+                out.extend(self.call_types(mod, b.scope, b.init_callee, b.line, callee))
             if not out and len(b.init_callee) >= 2:
-                out.extend(self._builtin_call_types(mod, b.scope, b.init_callee, b.line, where))
+                out.extend(self.builtin_call_types(mod, b.scope, b.init_callee, b.line, where))
             if not out:
                 out.extend(self._value_call_types(mod, b.scope, b.init_callee, b.line))
         elif b.init_chain:
             out.extend(self.chain_types(mod, b.scope, b.init_chain, b.line))
         if b.kind == "for_of":  # `for (const x of xs)`: x is an element of xs
-            out = [t for typed in out for t in self._element_types(typed)]
+            out = [t for typed in out for t in self.element_types(typed)]
         if b.destructure_key:
             return [t for typed in out for t in self.members_of(typed, b.destructure_key)]
         return out
@@ -372,7 +391,7 @@ class Expressions(Hierarchy):
                     out.append(TypeExpr(t.mod, ret, f"{t.evidence}; calling it returns {ret}"))
         return out
 
-    def _call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
+    def call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
                     callee: DefRef) -> list[Typed]:
         """What the call `chain(…)` returns: `ctx.get('jobs')`'s keyed member, else the callee's return types
         with its class's type parameters replaced by the receiver's type arguments (`layers.peek()` with
@@ -383,7 +402,7 @@ class Expressions(Hierarchy):
         if len(chain) < 2 or not any(isinstance(t, TypeExpr) for t in found):
             return found
         cls = self.p.enclosing_class(callee)
-        if cls is None or not self._class_type_params(cls):
+        if cls is None or not self.decls.class_type_params(cls):
             return found
         receivers = [r for r in self.chain_types(mod, scope, chain[:-1], line)
                      if isinstance(r, TypeExpr) and "<" in r.text]
@@ -405,7 +424,7 @@ class Expressions(Hierarchy):
         d = self.p.defs.get(owner)
         if d is None or base_name(text) not in (d.name, owner.qualname):
             return t
-        names, args = self._class_type_params(owner), type_arguments(text)
+        names, args = self.decls.class_type_params(owner), type_arguments(text)
         mentioned = set(named_types(t.text))
         if not names or not args or not mentioned or not mentioned <= set(names[:len(args)]):
             return t
@@ -419,14 +438,14 @@ class Expressions(Hierarchy):
         """`new ScopedLayers(scope => new ToolLayer(scope), …)` with `constructor(make: (s) => L, …)`: the
         type `ScopedLayers<ToolLayer>` — a class type parameter inferred from a closure argument that
         returns `new X(…)`, as TypeScript infers it. The bare class name when nothing is inferred."""
-        call = next((c for c in self._calls_by_scope(mod).get(scope, [])
+        call = next((c for c in self.calls_by_scope(mod).get(scope, [])
                      if c.kind == "new" and c.line == line and ".".join(c.callee) == cls_text), None)
         if call is None:
             return cls_text
         targets = [t for t in self.callee_targets(mod, scope, call.callee, line) if self.p.defs[t].kind == "class"]
         if len(targets) != 1:
             return cls_text
-        names = self._class_type_params(targets[0])
+        names = self.decls.class_type_params(targets[0])
         ctor_def = next((c for c in self.p.children(targets[0]) if c.kind == "constructor"), None)
         if not names or ctor_def is None:  # an inherited constructor's parameters speak of the base's own
             return cls_text
@@ -468,7 +487,7 @@ class Expressions(Hierarchy):
                     out.append(TypeExpr(t.mod, t.text, f"{why}; {t.evidence}") if isinstance(t, TypeExpr) else t)
         return out
 
-    def _scoped_return_types(self, target: DefRef, text: str, why: str) -> list[Typed]:
+    def scoped_return_types(self, target: DefRef, text: str, why: str) -> list[Typed]:
         """`mutation: (goals: NonNullable<ReturnType<typeof ctx.get<'goals'>>>) => …` declared in a function
         nested where `ctx` is a parameter: the `typeof` chain read in the declaring function's scope (type
         texts are otherwise resolved per module, where a local `ctx` is unknown)."""
@@ -480,7 +499,7 @@ class Expressions(Hierarchy):
             return []
         chain, key, mod, scope = m.group(1).split("."), m.group(3), target.module, target.qualname
         if key is None and self.symbols.resolve_name(mod, chain[0]) is not None:
-            return []  # a module-level name without a type argument: `_return_type_of` reads it
+            return []  # a module-level name without a type argument: `return_type_of` reads it
         out: list[Typed] = []
         for callee in self.callee_targets(mod, scope, chain, d.line):
             found = self._keyed_call_types(mod, scope, chain, d.line, callee, key) if key is not None else \
@@ -489,7 +508,7 @@ class Expressions(Hierarchy):
                        if isinstance(t, TypeExpr) else t for t in found)
         return out
 
-    def _calls_by_scope(self, mod: ModuleRef) -> dict[str | None, list]:
+    def calls_by_scope(self, mod: ModuleRef) -> dict[str | None, list]:
         cached = self._scope_calls.get(mod)
         if cached is None:
             cached = defaultdict(list)
@@ -499,13 +518,13 @@ class Expressions(Hierarchy):
             self._scope_calls[mod] = cached
         return cached
 
-    def _builtin_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
+    def builtin_call_types(self, mod: ModuleRef, scope: str | None, chain: list[str], line: int,
                             where: str) -> list[Typed]:
         """`map.get(k)` on a `Map<K, V>` receiver is a V (likewise `array.find`)."""
         out: list[Typed] = []
         for recv in self.chain_types(mod, scope, chain[:-1], line):
             if isinstance(recv, TypeExpr):
-                out.extend(self._element_types(recv, chain[-1], where))
+                out.extend(self.element_types(recv, chain[-1], where))
                 if chain[-1] in SAME_ARRAY_METHODS and _is_array_text(recv.text):  # `xs.filter(…)` is still an X[]
                     out.append(TypeExpr(recv.mod, recv.text, f"{recv.evidence}; .{chain[-1]}(…) keeps the array type"))
                 out.extend(self._iterator_types(recv, chain[-1]))
@@ -523,7 +542,7 @@ class Expressions(Hierarchy):
             return [TypeExpr(typed.mod, value, f"{typed.evidence}; an element of {text[:60]} is {value}")]
         args = type_arguments(text) if "<" in text else []
         out: list[Typed] = []
-        for nt in self.resolve_text(typed.mod, text.split("<", 1)[0].strip(), ""):
+        for nt in self.decls.resolve_text(typed.mod, text.split("<", 1)[0].strip(), ""):
             d = self.p.defs[nt.ref]
             cut = _top_level_equals(d.signature) if d.kind == "type_alias" else -1
             if cut < 0:
@@ -553,7 +572,7 @@ class Expressions(Hierarchy):
             return []
         return [TypeExpr(typed.mod, f"{args[index]}[]", f"{typed.evidence}; {base}.{method}() iterates {args[index]}")]
 
-    def _element_types(self, typed: Typed, method: str = "at", where: str = "") -> list[Typed]:
+    def element_types(self, typed: Typed, method: str = "at", where: str = "") -> list[Typed]:
         if not isinstance(typed, TypeExpr):
             return []
         text = typed.text.strip()
@@ -585,9 +604,10 @@ class Expressions(Hierarchy):
                 if sym is not None and sym.definition is not None:
                     out.append(sym.definition)
                 continue
-            named = self.resolve_text(recv.mod, recv.text, recv.evidence) if isinstance(recv, TypeExpr) else [recv]
+            named = (self.decls.resolve_text(recv.mod, recv.text, recv.evidence) if isinstance(recv, TypeExpr)
+                     else [recv])
             for nt in named:
-                for m in self.find_member(nt.ref, chain[-1]):
+                for m in self.decls.find_member(nt.ref, chain[-1]):
                     if m.definition is not None:
                         out.append(DefRef(m.owner.repo, m.owner.path, m.definition.qualname))
         return out

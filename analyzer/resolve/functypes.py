@@ -217,7 +217,7 @@ class FunctionTypes:
     def text_types(self, mod, text: str, why: str) -> list[NamedType]:
         """Named types of a type text, an indexed access `Props['t']` read through to the member's type."""
         if _INDEXED.match(text) is None:
-            return self.types.resolve_text(mod, text, why)
+            return self.types.decls.resolve_text(mod, text, why)
         return self.value_types(TypeText(mod, text, (), (why,)))
 
     def member_types(self, mod: ModuleRef, text: str, key: str, why: str) -> list[NamedType]:
@@ -250,7 +250,7 @@ class FunctionTypes:
                     for nt in self.value_types(inner, depth + 1)]
         why = tt.evidence[-1] if tt.evidence else f"{tt.mod.path}: {text[:60]}"
         return [NamedType(nt.ref, (*tt.evidence[:-1], *nt.evidence), nt.static)
-                for nt in self.types.resolve_text(tt.mod, text, why)]
+                for nt in self.types.decls.resolve_text(tt.mod, text, why)]
 
     def _indexed(self, tt: TypeText, text: str) -> tuple[TypeText, str] | None:
         """`Props['t']` → (Props, "t"); `HS[N]` with `N` bound to `'session'` → (HS, "session")."""
@@ -318,7 +318,7 @@ class FunctionTypes:
 
     def _named_member(self, tt: TypeText, name: str, args: list[str], key: str, depth: int) -> list[TypeText]:
         out: list[TypeText] = []
-        for nt in self.types.resolve_name(tt.mod, name):
+        for nt in self.types.decls.resolve_name(tt.mod, name):
             d = self.p.defs.get(nt.ref)
             if d is None:
                 continue
@@ -333,7 +333,7 @@ class FunctionTypes:
                 why = f"{nt.ref.path}:{d.line}: {written[:100]}"
                 out.extend(self.member_texts(TypeText(nt.ref.module, rhs, env, (*tt.evidence, why)), key, depth + 1))
             elif d.kind in CLASS_LIKE:
-                found = [m for m in self.types.find_member(nt.ref, key) if m.field is not None and m.field.type]
+                found = [m for m in self.types.decls.find_member(nt.ref, key) if m.field is not None and m.field.type]
                 for m in found:
                     f = m.field
                     assert f is not None and f.type is not None
@@ -354,7 +354,7 @@ class FunctionTypes:
             return self._literal_keys(bound[0], depth + 1)
         keys = literal_keys(text)
         if keys is None and depth < 3 and _NAME_RE.fullmatch(text):  # `type Level = 'error' | 'warn'`
-            for nt in self.types.resolve_name(tt.mod, text):
+            for nt in self.types.decls.resolve_name(tt.mod, text):
                 d = self.p.defs.get(nt.ref)
                 rhs = alias_rhs(d.signature) if d is not None and d.kind == "type_alias" else None
                 if rhs:
@@ -407,7 +407,7 @@ class FunctionTypes:
                     continue  # `Speak[]`, `Promise<Speak>`: no function of that type is handed out
                 how = f"returns {text} (a function type): the function it returns" if returned else f"is a {text}"
                 why = f"{ref.path}:{d.line}: {d.qualname} {how}"
-                for nt in self.function_aliases(self.types.resolve_text(ref.module, text, why)):
+                for nt in self.function_aliases(self.types.decls.resolve_text(ref.module, text, why)):
                     out[nt.ref].append((ref, nt.evidence, returned))
         passed: dict[DefRef, list[Producer]] = defaultdict(list)
         self._passed_producers(names, passed)
@@ -439,14 +439,14 @@ class FunctionTypes:
                         continue
                     here = (f"{mod.path}:{call.line}: {'.'.join(call.callee)}(…) passes a closure as argument {i + 1} "
                             f"({why}): the closure is {writer.qualname}'s")
-                    for nt in self.function_aliases(self.types.resolve_text(pmod, ptype, here)):
+                    for nt in self.function_aliases(self.types.decls.resolve_text(pmod, ptype, here)):
                         out[nt.ref].append((writer, nt.evidence, True))
 
     def _parameter_types(self, mod: ModuleRef, call) -> list[tuple[int, ModuleRef, str, str]]:
         """(index, module, declared type, evidence) of the parameters of what `call` calls: a function's own
         parameters, else the parameters of the called value's named function type."""
         out: list[tuple[int, ModuleRef, str, str]] = []
-        for target in self.types.callee_targets(mod, call.scope, call.callee, call.line):
+        for target in self.types.exprs.callee_targets(mod, call.scope, call.callee, call.line):
             d = self.p.defs.get(target)
             if d is None or d.kind not in PRODUCER_KINDS:
                 continue
@@ -455,7 +455,7 @@ class FunctionTypes:
         if out:
             return out
         named = []
-        for t in self.types.chain_types(mod, call.scope, call.callee, call.line):
+        for t in self.types.exprs.chain_types(mod, call.scope, call.callee, call.line):
             named += self.text_types(t.mod, t.text, t.evidence) if isinstance(t, TypeExpr) else \
                 [t] if isinstance(t, NamedType) else []
         for alias in self.function_aliases(named):

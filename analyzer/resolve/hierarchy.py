@@ -8,15 +8,15 @@ from collections import defaultdict
 
 from analyzer.resolve.declarations import Declarations
 from analyzer.resolve.program import DefRef, Program
-from analyzer.resolve.symbols import SymbolResolver
 from analyzer.resolve.typetext import named_types
 
 
-class Hierarchy(Declarations):
+class Hierarchy:
     """Subtypes and implementations, from the supertypes `Declarations` finds."""
 
-    def __init__(self, program: Program, symbols: SymbolResolver, identity_wrappers: set[str] | None = None) -> None:
-        super().__init__(program, symbols, identity_wrappers)
+    def __init__(self, program: Program, decls: Declarations) -> None:
+        self.p = program
+        self.decls = decls
         self._impl_index: dict[DefRef, list[tuple[DefRef, str]]] | None = None
         self._subtypes: dict[DefRef, list[tuple[DefRef, str]]] = {}
         self._implementations: dict[DefRef, list[tuple[DefRef, str]]] = {}
@@ -30,7 +30,7 @@ class Hierarchy(Declarations):
                     continue
                 # `type ModelsOptions = SimpleOptions & Transforms`: a literal typed by the alias is each part
                 # (only object literals are found through an alias: `implementations` keeps classes)
-                for sup in self.supertypes(cref):
+                for sup in self.decls.supertypes(cref):
                     verb = "is" if d.kind == "type_alias" else \
                         "extends" if sup.ref.qualname in _names(d.extends) else "implements"
                     kind = "type" if d.kind == "type_alias" else d.kind

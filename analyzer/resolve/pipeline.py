@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from analyzer.resolve.calls import CallResolver
 from analyzer.resolve.construct import implicit_constructor_edges
 from analyzer.resolve.edges import Edge
+from analyzer.resolve.functionvalues import FunctionValues
 from analyzer.resolve.parallel import Unresolved, resolve_all
 from analyzer.resolve.program import Program
 from analyzer.resolve.receivers import Types
 from analyzer.resolve.rules import DispatchEngine, RuleSet
 from analyzer.resolve.symbols import SymbolResolver
-from analyzer.resolve.values import FunctionValues
 
 
 @dataclass
@@ -42,19 +42,23 @@ def resolve_program(program: Program, rules: RuleSet, workers: int) -> Resolved:
     caller builds the graph (the build runs with the cyclic GC paused, so nothing here may form a cycle)."""
     symbols = SymbolResolver(program)
     types = Types(program, symbols, rules.identity_wrappers)
-    calls = CallResolver(program, symbols, types, no_guess=rules.no_guess, global_receivers=rules.global_receivers)
-    engine = DispatchEngine(program, symbols, types, calls, rules)
-    edges, unresolved, external_calls = resolve_all(calls, engine, list(program.files), workers)
-    edges.extend(engine.global_edges())
-    edges.extend(implicit_constructor_edges(program, types))
-    edges.extend(_function_value_edges(program, symbols, types, calls, rules, edges, engine.matches))
+    try:
+        calls = CallResolver(program, symbols, types, no_guess=rules.no_guess,
+                             global_receivers=rules.global_receivers)
+        engine = DispatchEngine(program, symbols, types, calls, rules)
+        edges, unresolved, external_calls = resolve_all(calls, engine, list(program.files), workers)
+        edges.extend(engine.global_edges())
+        edges.extend(implicit_constructor_edges(program, types))
+        edges.extend(_function_value_edges(program, symbols, types, calls, rules, edges, engine.matches))
+    finally:
+        types.release()  # the typing parts refer to each other; this breaks the cycle (see receivers.py)
     return Resolved(edges, unresolved, external_calls, engine.matches)
 
 
 def _function_value_edges(program: Program, symbols: SymbolResolver, types: Types, calls: CallResolver,
                           rules: RuleSet, edges: list[Edge], matches: dict[str, int]) -> list[Edge]:
     """Calls of function-typed values (parameters, option properties, assigned fields), one pass per
-    `function_values` rule (see `analyzer.resolve.values`); counts each rule's matches into `matches`."""
+    `function_values` rule (see `analyzer.resolve.functionvalues`); counts each rule's matches into `matches`."""
     out: list[Edge] = []
     for rule in rules.function_values:
         found, count = FunctionValues(program, symbols, types, calls, rule, rules.events,

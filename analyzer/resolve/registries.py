@@ -8,7 +8,7 @@ A slot registry assembles a registered component's props itself, so no JSX eleme
 Which call registers, which argument is the spec and which the component, which spec keys matter and which
 renderer functions make the seats are framework conventions: they live in the `registry` tables of the
 `function_value` rule (`analyzer/rules/structural.toml`); this module only indexes the calls they describe.
-The values pass (`analyzer.resolve.values`) follows what each prop holds from here.
+The values pass (`analyzer.resolve.functionvalues`) follows what each prop holds from here.
 """
 
 from __future__ import annotations

@@ -158,7 +158,7 @@ class DispatchEngine:
             rule = self._service_rules[info.rule]
             if not self._is_context(mod, call, rule, typed_only):
                 continue
-            for m in self.types.find_member(info.cls, method):
+            for m in self.types.decls.find_member(info.cls, method):
                 if m.definition is None:
                     continue
                 targets = [(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), info.evidence)]
@@ -175,7 +175,7 @@ class DispatchEngine:
 
     def _subclass_members(self, owner: DefRef, method: str, evidence: str) -> list[tuple[DefRef, str]]:
         out = []
-        for impl, why in self.types.implementations(owner):
+        for impl, why in self.types.hierarchy.implementations(owner):
             for child in self.p.children(impl):
                 if child.name == method and child.has_body and "abstract" not in child.modifiers:
                     out.append((DefRef(impl.repo, impl.path, child.qualname), f"{evidence}; {why}"))
@@ -222,7 +222,7 @@ class DispatchEngine:
                 elif handler.kind == "member" and handler.text.startswith("this.") and call.scope:
                     cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, call.scope))
                     if cls is not None:
-                        found = self.types.find_member(cls, handler.text.split(".")[-1])
+                        found = self.types.decls.find_member(cls, handler.text.split(".")[-1])
                         if found and found[0].definition is not None:
                             target = DefRef(found[0].owner.repo, found[0].owner.path, found[0].definition.qualname)
                 if target is None and call.scope is not None:

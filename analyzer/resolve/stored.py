@@ -155,5 +155,5 @@ class StoredValues:
         if len(chain) == 1:
             return fv.identifier_values(mod, call.scope, fn, why, 1)
         # only a function or method is bound: `ctx.locale.bind('ns')` of a getter or field is another `bind`
-        return [Value(t, why) for t in fv.types.callee_targets(mod, call.scope, chain, call.line)
+        return [Value(t, why) for t in fv.types.exprs.callee_targets(mod, call.scope, chain, call.line)
                 if (d := fv.p.defs.get(t)) is not None and d.kind in BINDABLE]

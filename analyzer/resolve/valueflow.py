@@ -1,6 +1,6 @@
 """What the function-value passes hand each other: a `Value` that may arrive, and the interface through
 which the stored-values helper (`analyzer.resolve.stored`) asks the pass that owns it
-(`analyzer.resolve.values.FunctionValues`) to follow a value further.
+(`analyzer.resolve.functionvalues.FunctionValues`) to follow a value further.
 
 Kept apart from both so that neither imports the other's module: the pass owns the helper, the helper
 only knows this interface.

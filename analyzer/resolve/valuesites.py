@@ -1,5 +1,5 @@
 """Where function values are written, passed and held: the indexes of the program that the function-value
-pass (`analyzer.resolve.values`) builds once, and the lookups over them that follow no value themselves —
+pass (`analyzer.resolve.functionvalues`) builds once, and the lookups over them that follow no value themselves —
 the enclosing function that owns a parameter, the object literal held by a name, the closures a scope
 passes, JSX props, event listeners, store actions and injected faces, the types declaring a field.
 
@@ -270,7 +270,7 @@ class ValueSites:
         if root != "this" and owner is None:
             return []
         out: list[NamedType] = []
-        for t in self.types.chain_types(mod, call.scope, chain, call.line):
+        for t in self.types.exprs.chain_types(mod, call.scope, chain, call.line):
             if isinstance(t, TypeExpr):
                 out.extend(self.ftypes.text_types(t.mod, t.text, t.evidence))
             elif isinstance(t, NamedType):
@@ -286,7 +286,7 @@ class ValueSites:
         `interface Log extends Record<Level, LogMethod>` (one member per literal of `Level`) and the other
         forms `FunctionTypes.member_types` reads."""
         out: list[NamedType] = []
-        for recv in self.types.chain_types(mod, call.scope, call.callee[:-1], call.line):
+        for recv in self.types.exprs.chain_types(mod, call.scope, call.callee[:-1], call.line):
             if isinstance(recv, TypeExpr):
                 out.extend(self.ftypes.member_types(recv.mod, recv.text, call.callee[-1], recv.evidence))
         return out
@@ -568,10 +568,10 @@ class ValueSites:
             return found
         owners: set[DefRef] = set()
         for recv in self.calls.receiver_types(mod, scope, chain, line):
-            named = (self.types.resolve_text(recv.mod, recv.text, recv.evidence)
+            named = (self.types.decls.resolve_text(recv.mod, recv.text, recv.evidence)
                      if isinstance(recv, TypeExpr) else [recv] if isinstance(recv, NamedType) else [])
             for nt in named:
-                for m in self.types.find_member(nt.ref, key):
+                for m in self.types.decls.find_member(nt.ref, key):
                     if m.field is not None:
                         owners.add(m.owner)
         self._owners[memo_key] = owners

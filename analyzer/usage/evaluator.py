@@ -22,7 +22,7 @@ from typing import Any
 
 from analyzer.usage import builtins
 from analyzer.usage.errors import JSThrow, UnresolvedName, UnsupportedSyntax
-from analyzer.usage.literals import decode_string, parse_number
+from analyzer.usage.jsliterals import decode_string, parse_number
 from analyzer.usage.locate import FunctionLocator, LocatedFunction, SourceModule, unwrap
 from analyzer.usage.operators import Operators
 from analyzer.usage.scope import (
@@ -89,10 +89,16 @@ class ModuleScope(Scope):
         return value
 
 
-class Interpreter(Statements, Operators):
-    """Runs located upstream functions on JS values; one instance per (repo, commit)."""
+class Interpreter:
+    """Runs located upstream functions on JS values; one instance per (repo, commit). Evaluates expressions
+    itself and owns the statement and operator parts, each handed what it asks (see docs/design.md,
+    "Splitting a recursive walker"); the analysis does not pause the cyclic GC around a replay, so the
+    parts' references back to it need no release."""
 
     def __init__(self, locator: FunctionLocator) -> None:
+        self.operators = Operators(self)
+        self.statements = Statements(self, self.operators)
+        self.operators.statements = self.statements
         self.locator = locator
         self.globals = builtins.make_globals()
         self._module_scopes: dict[str, ModuleScope] = {}
@@ -219,19 +225,19 @@ class Interpreter(Statements, Operators):
         if t == "call_expression":
             return self._call_expr(node, scope, mod)
         if t == "binary_expression":
-            return self._binary(node, scope, mod)
+            return self.operators.binary(node, scope, mod)
         if t == "unary_expression":
-            return self._unary(node, scope, mod)
+            return self.operators.unary(node, scope, mod)
         if t == "update_expression":
-            return self._update(node, scope, mod)
+            return self.operators.update(node, scope, mod)
         if t == "ternary_expression":
             branch = "consequence" if truthy(self.eval(node.child_by_field_name("condition"), scope, mod)) \
                 else "alternative"
             return self.eval(node.child_by_field_name(branch), scope, mod)
         if t == "assignment_expression":
-            return self._assignment(node, scope, mod)
+            return self.operators.assignment(node, scope, mod)
         if t == "augmented_assignment_expression":
-            return self._augmented(node, scope, mod)
+            return self.operators.augmented(node, scope, mod)
         if t == "object":
             return self._object(node, scope, mod)
         if t == "array":
@@ -268,11 +274,11 @@ class Interpreter(Statements, Operators):
 
     def _template(self, node: Any, scope: Scope, mod: SourceModule) -> str:
         def substitute(c: Any) -> str:
-            return to_string(self._to_primitive(self.eval(c.named_children[0], scope, mod), mod, c))
+            return to_string(self.operators.to_primitive(self.eval(c.named_children[0], scope, mod), mod, c))
 
         return decode_string(node, mod, substitute, "a template literal")
 
-    def _property_key(self, key: Any, scope: Scope, mod: SourceModule) -> str:
+    def property_key(self, key: Any, scope: Scope, mod: SourceModule) -> str:
         if key.type in ("property_identifier", "identifier", "shorthand_property_identifier",
                         "shorthand_property_identifier_pattern"):
             return mod.text(key)
@@ -281,10 +287,10 @@ class Interpreter(Statements, Operators):
         if key.type == "number":
             return to_string(parse_number(mod.text(key), mod.where(key)))
         if key.type == "computed_property_name":
-            return self._key_of(self.eval(key.named_children[0], scope, mod), mod, key)
+            return self.key_of(self.eval(key.named_children[0], scope, mod), mod, key)
         raise UnsupportedSyntax(f"{key.type} as a property key", mod.where(key))
 
-    def _key_of(self, value: Any, mod: SourceModule, node: Any) -> str:
+    def key_of(self, value: Any, mod: SourceModule, node: Any) -> str:
         if isinstance(value, JSObject | JSArray | JSFunction | NativeFunction):
             raise UnsupportedSyntax("object used as a property key", mod.where(node))
         return to_string(value)
@@ -294,7 +300,7 @@ class Interpreter(Statements, Operators):
         for p in node.named_children:
             site = mod.site(p)
             if p.type == "pair":
-                key = self._property_key(p.child_by_field_name("key"), scope, mod)
+                key = self.property_key(p.child_by_field_name("key"), scope, mod)
                 value = self.eval(p.child_by_field_name("value"), scope, mod)
                 if isinstance(value, JSFunction) and not value.name:
                     value.name = key
@@ -350,7 +356,7 @@ class Interpreter(Statements, Operators):
             return SHORT
         if is_optional(node) and is_nullish(obj):
             return SHORT
-        key = self._member_key(node, scope, mod)
+        key = self.member_key(node, scope, mod)
         return self.get_member(obj, key, mod, node)
 
     def _chain_object(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
@@ -360,13 +366,13 @@ class Interpreter(Statements, Operators):
             return self._eval(obj_node, scope, mod)  # keep SHORT so the whole chain short-circuits
         return self.eval(obj_node, scope, mod)
 
-    def _member_key(self, node: Any, scope: Scope, mod: SourceModule) -> str:
+    def member_key(self, node: Any, scope: Scope, mod: SourceModule) -> str:
         if node.type == "member_expression":
             prop = node.child_by_field_name("property")
             if prop.type == "private_property_identifier":
                 raise UnsupportedSyntax("private field", mod.where(prop))
             return mod.text(prop)
-        return self._key_of(self.eval(node.child_by_field_name("index"), scope, mod), mod, node)
+        return self.key_of(self.eval(node.child_by_field_name("index"), scope, mod), mod, node)
 
     def get_member(self, obj: Any, key: str, mod: SourceModule, node: Any) -> Any:
         where = mod.where(node)
@@ -408,7 +414,7 @@ class Interpreter(Statements, Operators):
                 return SHORT
             if is_optional(inner) and is_nullish(this):
                 return SHORT
-            fn = self.get_member(this, self._member_key(inner, scope, mod), mod, inner)
+            fn = self.get_member(this, self.member_key(inner, scope, mod), mod, inner)
         elif inner.type == "call_expression":
             fn = self._eval(inner, scope, mod)
             if fn is SHORT:
@@ -456,7 +462,7 @@ class Interpreter(Statements, Operators):
             body = node.child_by_field_name("body")
             if body.type == "statement_block":
                 try:
-                    self.exec_block(statements(body), scope, mod)
+                    self.statements.exec_block(statements(body), scope, mod)
                 except Return as r:
                     self.last_return_site = r.site
                     return r.value
@@ -490,13 +496,13 @@ class Interpreter(Statements, Operators):
             if pattern.type == "this":
                 continue  # `this: T` parameter is type-only
             if pattern.type == "rest_pattern":
-                self.bind_pattern(pattern.named_children[0], JSArray(args[i:]), scope, mod, declare=True)
+                self.statements.bind_pattern(pattern.named_children[0], JSArray(args[i:]), scope, mod, declare=True)
                 i = len(args)
                 continue
             value = args[i] if i < len(args) else UNDEFINED
             if value is UNDEFINED and default is not None:
                 value = self.eval(default, scope, mod)
-            self.bind_pattern(pattern, value, scope, mod, declare=True)
+            self.statements.bind_pattern(pattern, value, scope, mod, declare=True)
             i += 1
 
     def _new(self, node: Any, scope: Scope, mod: SourceModule) -> Any:

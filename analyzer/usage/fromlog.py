@@ -1,4 +1,4 @@
-"""Round 3 → Round 2: turn an `analyze observe` log into a usage scenario, one request per observed row.
+"""Observation → reconciliation: turn an `analyze observe` log into a usage scenario, one request per observed row.
 
 The provider's raw usage from each row is replayed verbatim through the pinned upstream usage code, so the ledger
 shows what Pi and dsh would report for what the server really returned. Rows that failed, warm-ups and usage

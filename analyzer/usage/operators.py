@@ -1,13 +1,15 @@
 """Operators of the usage evaluator with JavaScript semantics: coercion, binary and unary operators,
 updates and assignments (IEEE arithmetic as JS has it: `%` truncates, `x / 0` is ±∞ or NaN).
 
-A mixin of `analyzer.usage.evaluator.Interpreter`, split off so each file holds one concern.
+A part of `analyzer.usage.evaluator.Interpreter`, which owns it: handed the interpreter (operands, member
+keys) it asks; the statement part (binding patterns, names) is handed in once it exists, since each asks the
+other.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from analyzer.usage import builtins
 from analyzer.usage.errors import JSThrow, UnresolvedName, UnsupportedSyntax
@@ -30,18 +32,35 @@ from analyzer.usage.values import (
 )
 
 
+class Operands(Protocol):
+    """What operators ask the interpreter: operands, member keys, values as property keys."""
+
+    def eval(self, node: Any, scope: Scope, mod: SourceModule) -> Any: ...
+
+    def member_key(self, node: Any, scope: Scope, mod: SourceModule) -> str: ...
+
+    def key_of(self, value: Any, mod: SourceModule, node: Any) -> str: ...
+
+
+class Binds(Protocol):
+    """What operators ask the statement part: destructuring assignments and assignments to names."""
+
+    def bind_pattern(self, pattern: Any, value: Any, scope: Scope, mod: SourceModule, declare: bool,
+                     const: bool = False) -> None: ...
+
+    def assign_name(self, name: str, value: Any, scope: Scope, mod: SourceModule, node: Any) -> None: ...
+
+
 class Operators:
     """Operator evaluation; operands are evaluated by the interpreter (`eval`)."""
 
-    if TYPE_CHECKING:
-        def eval(self, node: Any, scope: Scope, mod: SourceModule) -> Any: ...
-        def _member_key(self, node: Any, scope: Scope, mod: SourceModule) -> str: ...
-        def _key_of(self, value: Any, mod: SourceModule, node: Any) -> str: ...
-        def bind_pattern(self, pattern: Any, value: Any, scope: Scope, mod: SourceModule, declare: bool,
-                         const: bool = False) -> None: ...
-        def _assign_name(self, name: str, value: Any, scope: Scope, mod: SourceModule, node: Any) -> None: ...
+    statements: Binds  # handed in by the interpreter right after both parts are built (each asks the other)
 
-    def _to_primitive(self, v: Any, mod: SourceModule, node: Any) -> Any:
+    def __init__(self, interp: Operands) -> None:
+        self.interp = interp
+
+
+    def to_primitive(self, v: Any, mod: SourceModule, node: Any) -> Any:
         if isinstance(v, JSArray):
             return to_string(v)
         if isinstance(v, JSObject):
@@ -53,18 +72,18 @@ class Operators:
         return v
 
     def _num(self, v: Any, mod: SourceModule, node: Any) -> float:
-        return to_number(self._to_primitive(v, mod, node))
+        return to_number(self.to_primitive(v, mod, node))
 
-    def _binary(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
+    def binary(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
         op = mod.text(node.child_by_field_name("operator"))
-        left = self.eval(node.child_by_field_name("left"), scope, mod)
+        left = self.interp.eval(node.child_by_field_name("left"), scope, mod)
         if op == "&&":
-            return self.eval(node.child_by_field_name("right"), scope, mod) if truthy(left) else left
+            return self.interp.eval(node.child_by_field_name("right"), scope, mod) if truthy(left) else left
         if op == "||":
-            return left if truthy(left) else self.eval(node.child_by_field_name("right"), scope, mod)
+            return left if truthy(left) else self.interp.eval(node.child_by_field_name("right"), scope, mod)
         if op == "??":
-            return self.eval(node.child_by_field_name("right"), scope, mod) if is_nullish(left) else left
-        right = self.eval(node.child_by_field_name("right"), scope, mod)
+            return self.interp.eval(node.child_by_field_name("right"), scope, mod) if is_nullish(left) else left
+        right = self.interp.eval(node.child_by_field_name("right"), scope, mod)
         return self.binary_op(op, left, right, mod, node)
 
     def binary_op(self, op: str, left: Any, right: Any, mod: SourceModule, node: Any) -> Any:
@@ -77,12 +96,12 @@ class Operators:
         if op == "!=":
             return not self._loose_equals(left, right, mod, node)
         if op == "+":
-            lp, rp = self._to_primitive(left, mod, node), self._to_primitive(right, mod, node)
+            lp, rp = self.to_primitive(left, mod, node), self.to_primitive(right, mod, node)
             if type(lp) is str or type(rp) is str:
                 return to_string(lp) + to_string(rp)
             return to_number(lp) + to_number(rp)
         if op in ("<", ">", "<=", ">="):
-            lp, rp = self._to_primitive(left, mod, node), self._to_primitive(right, mod, node)
+            lp, rp = self.to_primitive(left, mod, node), self.to_primitive(right, mod, node)
             a: Any
             b: Any  # UTF-16 code units for two strings, numbers otherwise
             if type(lp) is str and type(rp) is str:
@@ -95,7 +114,7 @@ class Operators:
         if op == "in":
             if not isinstance(right, JSObject):
                 raise UnsupportedSyntax("'in' on a non-plain object", mod.where(node))
-            return self._key_of(left, mod, node) in right.props
+            return self.interp.key_of(left, mod, node) in right.props
         if op == "instanceof":
             raise UnsupportedSyntax("instanceof", mod.where(node))
         a, b = self._num(left, mod, node), self._num(right, mod, node)
@@ -127,28 +146,28 @@ class Operators:
             return to_number(a) == to_number(b)
         raise UnsupportedSyntax("loose equality (==) between an object and another type", mod.where(node))
 
-    def _unary(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
+    def unary(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
         op = mod.text(node.child_by_field_name("operator"))
         arg = node.child_by_field_name("argument")
         if op == "typeof":
             if arg.type == "identifier" and scope.find(mod.text(arg)) is None and scope.module_scope is not None:
                 try:
-                    return typeof(self.eval(arg, scope, mod))
+                    return typeof(self.interp.eval(arg, scope, mod))
                 except UnresolvedName:
                     raise UnsupportedSyntax("typeof of an unresolvable name", mod.where(node)) from None
-            return typeof(self.eval(arg, scope, mod))
+            return typeof(self.interp.eval(arg, scope, mod))
         if op == "delete":
             target = unwrap(arg)
             if target.type not in ("member_expression", "subscript_expression"):
                 raise UnsupportedSyntax("delete of a non-property", mod.where(node))
-            obj = self.eval(target.child_by_field_name("object"), scope, mod)
+            obj = self.interp.eval(target.child_by_field_name("object"), scope, mod)
             if not isinstance(obj, JSObject):
                 raise UnsupportedSyntax("delete on a non-plain object", mod.where(node))
-            key = self._member_key(target, scope, mod)
+            key = self.interp.member_key(target, scope, mod)
             obj.props.pop(key, None)
             obj.origins.pop(key, None)
             return True
-        v = self.eval(arg, scope, mod)
+        v = self.interp.eval(arg, scope, mod)
         if op == "!":
             return not truthy(v)
         if op == "-":
@@ -161,50 +180,50 @@ class Operators:
             return UNDEFINED
         raise UnsupportedSyntax(f"unary operator {op}", mod.where(node))
 
-    def _update(self, node: Any, scope: Scope, mod: SourceModule) -> float:
+    def update(self, node: Any, scope: Scope, mod: SourceModule) -> float:
         arg = node.child_by_field_name("argument")
         op = "++" if "++" in mod.text(node) else "--"
         prefix = node.children[0].type in ("++", "--")
-        old = self._num(self.eval(arg, scope, mod), mod, node)
+        old = self._num(self.interp.eval(arg, scope, mod), mod, node)
         new = old + 1 if op == "++" else old - 1
-        self._assign_target(arg, new, scope, mod, node)
+        self.assign_target(arg, new, scope, mod, node)
         return new if prefix else old
 
-    def _assignment(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
+    def assignment(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
         left = node.child_by_field_name("left")
-        value = self.eval(node.child_by_field_name("right"), scope, mod)
+        value = self.interp.eval(node.child_by_field_name("right"), scope, mod)
         if left.type in ("object_pattern", "array_pattern"):
-            self.bind_pattern(left, value, scope, mod, declare=False)
+            self.statements.bind_pattern(left, value, scope, mod, declare=False)
         else:
-            self._assign_target(left, value, scope, mod, node)
+            self.assign_target(left, value, scope, mod, node)
         return value
 
-    def _augmented(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
+    def augmented(self, node: Any, scope: Scope, mod: SourceModule) -> Any:
         left = node.child_by_field_name("left")
         op = mod.text(node.child_by_field_name("operator"))[:-1]
-        current = self.eval(left, scope, mod)
+        current = self.interp.eval(left, scope, mod)
         right_node = node.child_by_field_name("right")
         if op in ("&&", "||", "??"):
             keep = {"&&": not truthy(current), "||": truthy(current), "??": not is_nullish(current)}[op]
             if keep:
                 return current
-            value = self.eval(right_node, scope, mod)
+            value = self.interp.eval(right_node, scope, mod)
         else:
-            value = self.binary_op(op, current, self.eval(right_node, scope, mod), mod, node)
-        self._assign_target(left, value, scope, mod, node)
+            value = self.binary_op(op, current, self.interp.eval(right_node, scope, mod), mod, node)
+        self.assign_target(left, value, scope, mod, node)
         return value
 
-    def _assign_target(self, target: Any, value: Any, scope: Scope, mod: SourceModule, node: Any) -> None:
+    def assign_target(self, target: Any, value: Any, scope: Scope, mod: SourceModule, node: Any) -> None:
         target = unwrap(target)
         if target.type == "identifier":
-            self._assign_name(mod.text(target), value, scope, mod, node)
+            self.statements.assign_name(mod.text(target), value, scope, mod, node)
             return
         if target.type not in ("member_expression", "subscript_expression"):
             raise UnsupportedSyntax(f"assignment to {target.type}", mod.where(target))
         if is_optional(target):
             raise UnsupportedSyntax("assignment through optional chaining", mod.where(target))
-        obj = self.eval(target.child_by_field_name("object"), scope, mod)
-        key = self._member_key(target, scope, mod)
+        obj = self.interp.eval(target.child_by_field_name("object"), scope, mod)
+        key = self.interp.member_key(target, scope, mod)
         if isinstance(obj, JSObject):
             obj.set(key, value, mod.site(node))
         elif isinstance(obj, JSArray) and key.isdigit():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer.lock import RepoPin
 from analyzer.usage.indexed import IndexedFunctionLocator
@@ -10,10 +10,14 @@ from analyzer.usage.ledger import HOPS, reconcile
 from analyzer.usage.repos import open_git_dir, resolve_commit
 from analyzer.usage.scenarios import Scenario, load_scenario
 
+if TYPE_CHECKING:
+    from analyzer.analysis import Workspace
+
 REPLAYED_REPOS = sorted({h.repo for h in HOPS})
 
 
-def locator_for(ctx: Any, pin: RepoPin, rev: str | None = None, git_dir: str | None = None) -> IndexedFunctionLocator:
+def locator_for(ctx: Workspace, pin: RepoPin, rev: str | None = None,
+                git_dir: str | None = None) -> IndexedFunctionLocator:
     """The pinned repo (synced cache, or `git_dir`) at `rev` (default: the pin's commit), located through the
     index kept in `ctx.cache_dir`."""
     if git_dir is not None:
@@ -26,7 +30,7 @@ def locator_for(ctx: Any, pin: RepoPin, rev: str | None = None, git_dir: str | N
     return IndexedFunctionLocator(repo, resolve_commit(repo, pin.name, rev or pin.commit), pin.name, ctx.cache_dir)
 
 
-def ledger_for_pins(ctx: Any, pins: list[RepoPin], scenario: Scenario | None = None) -> dict[str, Any]:
+def ledger_for_pins(ctx: Workspace, pins: list[RepoPin], scenario: Scenario | None = None) -> dict[str, Any]:
     """The reconciliation ledger (default scenario) replayed at these pins; used by `analyze recheck`."""
     by_name = {p.name: p for p in pins}
     missing = [name for name in REPLAYED_REPOS if name not in by_name]

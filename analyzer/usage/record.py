@@ -1,4 +1,5 @@
-"""The Round 2 research record: the reconcile document (both routes, the comparison) in the route's template.
+"""The research record of a reconciliation: the reconcile document (both routes, the comparison) in the
+route's template.
 
 Every number comes from the replay document; the request-path summary from the trace at the same commits.
 Wording is in `analyzer/records/sentences/reconcile.<lang>.toml`.
@@ -7,12 +8,15 @@ Wording is in `analyzer/records/sentences/reconcile.<lang>.toml`.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer import __version__
 from analyzer.records import Record, render_markdown, sentences
 from analyzer.records.provenance import analyzer_git
 from analyzer.usage.wording import FEATURE, comparison_lines, comparison_summary, missing_line, value_text, why
+
+if TYPE_CHECKING:
+    from analyzer.analysis import Workspace
 
 
 def _node_name(node: str) -> str:
@@ -90,7 +94,7 @@ def _fields_text(fields: list[dict[str, Any]] | None, lang: str) -> str:
     return ", ".join(f"{f['name']} {value_text(f['value'])}" for f in fields)
 
 
-def _sources(doc: dict[str, Any], locators: dict[str, Any], ctx: Any, lang: str, command: str) -> list[str]:
+def _sources(doc: dict[str, Any], locators: dict[str, Any], ctx: Workspace, lang: str, command: str) -> list[str]:
     s = sentences(FEATURE, lang)
     out = []
     for name, loc in locators.items():
@@ -183,7 +187,7 @@ def _interpretation(doc: dict[str, Any], lang: str) -> str:
                     reasons=s["sep"].join(dict.fromkeys(why(r, lang) for r in counted)))
 
 
-def reconcile_record(doc: dict[str, Any], locators: dict[str, Any], ctx: Any, trace: dict[str, Any], lang: str,
+def reconcile_record(doc: dict[str, Any], locators: dict[str, Any], ctx: Workspace, trace: dict[str, Any], lang: str,
                      command: str) -> str:
     """The Markdown record for one `analyze reconcile` run."""
     s = sentences(FEATURE, lang)

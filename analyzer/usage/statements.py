@@ -1,13 +1,13 @@
 """Statements of the usage evaluator: blocks and hoisting, control flow, loops, switch, destructuring.
 
-A mixin of `analyzer.usage.evaluator.Interpreter`, split off so each file holds one concern; the methods it
-calls on the interpreter (expression evaluation, member access) are declared for the type checker below.
+A part of `analyzer.usage.evaluator.Interpreter`, which owns it: handed the interpreter (expression
+evaluation, member access, the step budget) and the operator part (assignment targets) it asks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from analyzer.usage.errors import EvaluationError, JSThrow, UnsupportedSyntax
 from analyzer.usage.locate import SourceModule, unwrap
@@ -35,19 +35,35 @@ from analyzer.usage.values import (
 )
 
 
+class Expressions(Protocol):
+    """What statements ask the interpreter: expressions, member reads, property keys, the step budget."""
+
+    steps: int
+
+    def eval(self, node: Any, scope: Scope, mod: SourceModule) -> Any: ...
+
+    def get_member(self, obj: Any, key: str, mod: SourceModule, node: Any) -> Any: ...
+
+    def property_key(self, key: Any, scope: Scope, mod: SourceModule) -> str: ...
+
+
+class AssignsTargets(Protocol):
+    """What statements ask the operator part: an assignment to a member or a pattern target."""
+
+    def assign_target(self, target: Any, value: Any, scope: Scope, mod: SourceModule, node: Any) -> None: ...
+
+
 class Statements:
     """Executes statements; expressions are the interpreter's (`eval`)."""
 
-    steps: int
-    if TYPE_CHECKING:
-        def eval(self, node: Any, scope: Scope, mod: SourceModule) -> Any: ...
-        def get_member(self, obj: Any, key: str, mod: SourceModule, node: Any) -> Any: ...
-        def _property_key(self, key: Any, scope: Scope, mod: SourceModule) -> str: ...
-        def _assign_target(self, target: Any, value: Any, scope: Scope, mod: SourceModule, node: Any) -> None: ...
+    def __init__(self, interp: Expressions, operators: AssignsTargets) -> None:
+        self.interp = interp
+        self.operators = operators
+
 
     def _tick(self, node: Any, mod: SourceModule) -> None:
-        self.steps += 1
-        if self.steps > MAX_STEPS:
+        self.interp.steps += 1
+        if self.interp.steps > MAX_STEPS:
             raise EvaluationError(f"step budget of {MAX_STEPS} exceeded at {mod.where(node)}; a loop may not end")
 
     def exec_block(self, stmts: Sequence[Any], scope: Scope, mod: SourceModule) -> None:
@@ -70,23 +86,23 @@ class Statements:
         self._tick(node, mod)
         t = node.type
         if t == "expression_statement":
-            self.eval(node.named_children[0], scope, mod)
+            self.interp.eval(node.named_children[0], scope, mod)
         elif t == "lexical_declaration":
             const = node.child(0).type == "const"
             for d in node.named_children:
                 if d.type != "variable_declarator":
                     continue
                 value_node = d.child_by_field_name("value")
-                value = self.eval(value_node, scope, mod) if value_node is not None else UNDEFINED
+                value = self.interp.eval(value_node, scope, mod) if value_node is not None else UNDEFINED
                 if value_node is not None and isinstance(value, JSFunction) and not value.name:
                     value.name = mod.text(d.child_by_field_name("name"))
                 self.bind_pattern(d.child_by_field_name("name"), value, scope, mod, declare=True, const=const)
         elif t == "return_statement":
             arg = node.named_children[0] if node.named_children else None
-            raise Return(self.eval(arg, scope, mod) if arg is not None else UNDEFINED, mod.site(node))
+            raise Return(self.interp.eval(arg, scope, mod) if arg is not None else UNDEFINED, mod.site(node))
         elif t == "if_statement":
             cond = node.child_by_field_name("condition")
-            if truthy(self.eval(cond, scope, mod)):
+            if truthy(self.interp.eval(cond, scope, mod)):
                 self._exec_body(node.child_by_field_name("consequence"), scope, mod)
             else:
                 alt = node.child_by_field_name("alternative")
@@ -96,7 +112,7 @@ class Statements:
             self.exec_block(statements(node), Scope(scope), mod)
         elif t == "while_statement":
             cond = node.child_by_field_name("condition")
-            while truthy(self.eval(cond, scope, mod)):
+            while truthy(self.interp.eval(cond, scope, mod)):
                 self._tick(node, mod)
                 try:
                     self._exec_body(node.child_by_field_name("body"), scope, mod)
@@ -113,7 +129,7 @@ class Statements:
                     break
                 except Continue:
                     pass
-                if not truthy(self.eval(node.child_by_field_name("condition"), scope, mod)):
+                if not truthy(self.interp.eval(node.child_by_field_name("condition"), scope, mod)):
                     break
         elif t == "for_statement":
             self._exec_for(node, scope, mod)
@@ -130,7 +146,7 @@ class Statements:
         elif t == "switch_statement":
             self._exec_switch(node, scope, mod)
         elif t == "throw_statement":
-            value = self.eval(node.named_children[0], scope, mod)
+            value = self.interp.eval(node.named_children[0], scope, mod)
             message = to_string(value.props.get("message", "")) if isinstance(value, JSObject) else to_string(value)
             kind = to_string(value.props.get("name", "Error")) if isinstance(value, JSObject) else "Error"
             raise JSThrow(kind, message, mod.where(node))
@@ -164,14 +180,15 @@ class Statements:
             elif init.type == "variable_declaration":
                 raise UnsupportedSyntax("var declaration (function-scoped hoisting)", mod.where(init))
             elif init.type not in ("empty_statement", ";"):
-                self.eval(init.named_children[0] if init.type == "expression_statement" else init, loop_scope, mod)
+                self.interp.eval(init.named_children[0] if init.type == "expression_statement" else init, loop_scope,
+                                 mod)
         cond = node.child_by_field_name("condition")
         incr = node.child_by_field_name("increment")
         while True:
             self._tick(node, mod)
             if cond is not None and cond.type != ";":
                 c = cond.named_children[0] if cond.type == "expression_statement" else cond
-                if c.type != "empty_statement" and not truthy(self.eval(c, loop_scope, mod)):
+                if c.type != "empty_statement" and not truthy(self.interp.eval(c, loop_scope, mod)):
                     break
             # each iteration gets its own copy of `let` bindings (closures capture per-iteration values)
             iter_scope = Scope(loop_scope)
@@ -187,14 +204,14 @@ class Statements:
                 for name in per_iteration:
                     loop_scope.vars[name] = iter_scope.vars[name]
             if incr is not None:
-                self.eval(incr, loop_scope, mod)
+                self.interp.eval(incr, loop_scope, mod)
 
     def _exec_for_of(self, node: Any, scope: Scope, mod: SourceModule) -> None:
         op = node.child_by_field_name("operator")
         kind = node.child_by_field_name("kind")
         if op is None or mod.text(op) != "of" or any(c.type == "await" for c in node.children):
             raise UnsupportedSyntax("for…in / for await (only for…of is supported)", mod.where(node))
-        iterable = self.eval(node.child_by_field_name("right"), scope, mod)
+        iterable = self.interp.eval(node.child_by_field_name("right"), scope, mod)
         if isinstance(iterable, JSArray):
             items = iterable.items
         elif type(iterable) is str:
@@ -220,14 +237,14 @@ class Statements:
                 continue
 
     def _exec_switch(self, node: Any, scope: Scope, mod: SourceModule) -> None:
-        value = self.eval(node.child_by_field_name("value"), scope, mod)
+        value = self.interp.eval(node.child_by_field_name("value"), scope, mod)
         body = node.child_by_field_name("body")
         cases = [c for c in body.named_children if c.type in ("switch_case", "switch_default")]
         block_scope = Scope(scope)
         start = None
         for i, case in enumerate(cases):
             if case.type == "switch_case" and strict_equals(
-                    value, self.eval(case.child_by_field_name("value"), block_scope, mod)):
+                    value, self.interp.eval(case.child_by_field_name("value"), block_scope, mod)):
                 start = i
                 break
         if start is None:
@@ -252,7 +269,7 @@ class Statements:
             if declare:
                 scope.declare(name, value, const)
             else:
-                self._assign_name(name, value, scope, mod, pattern)
+                self.assign_name(name, value, scope, mod, pattern)
         elif t == "object_pattern":
             if is_nullish(value):
                 raise JSThrow("TypeError", f"Cannot destructure '{to_string(value)}' as it is {to_string(value)}.",
@@ -262,19 +279,19 @@ class Statements:
                 if p.type == "shorthand_property_identifier_pattern":
                     key = mod.text(p)
                     used.append(key)
-                    self.bind_pattern(p, self.get_member(value, key, mod, p), scope, mod, declare, const)
+                    self.bind_pattern(p, self.interp.get_member(value, key, mod, p), scope, mod, declare, const)
                 elif p.type == "pair_pattern":
-                    key = self._property_key(p.child_by_field_name("key"), scope, mod)
+                    key = self.interp.property_key(p.child_by_field_name("key"), scope, mod)
                     used.append(key)
-                    self.bind_pattern(p.child_by_field_name("value"), self.get_member(value, key, mod, p),
+                    self.bind_pattern(p.child_by_field_name("value"), self.interp.get_member(value, key, mod, p),
                                       scope, mod, declare, const)
                 elif p.type == "object_assignment_pattern":
                     left = p.child_by_field_name("left")
                     key = mod.text(left)
                     used.append(key)
-                    v = self.get_member(value, key, mod, p)
+                    v = self.interp.get_member(value, key, mod, p)
                     if v is UNDEFINED:
-                        v = self.eval(p.child_by_field_name("right"), scope, mod)
+                        v = self.interp.eval(p.child_by_field_name("right"), scope, mod)
                     self.bind_pattern(left, v, scope, mod, declare, const)
                 elif p.type == "rest_pattern":
                     if not isinstance(value, JSObject):
@@ -299,16 +316,16 @@ class Statements:
                 i += 1
         elif t == "assignment_pattern":
             if value is UNDEFINED:
-                value = self.eval(pattern.child_by_field_name("right"), scope, mod)
+                value = self.interp.eval(pattern.child_by_field_name("right"), scope, mod)
             self.bind_pattern(pattern.child_by_field_name("left"), value, scope, mod, declare, const)
         elif t in ("member_expression", "subscript_expression") and not declare:
-            self._assign_target(pattern, value, scope, mod, pattern)
+            self.operators.assign_target(pattern, value, scope, mod, pattern)
         elif t in ("parenthesized_expression", "non_null_expression", "as_expression", "satisfies_expression"):
             self.bind_pattern(unwrap(pattern), value, scope, mod, declare, const)
         else:
             raise UnsupportedSyntax(f"{t} as a binding pattern", mod.where(pattern))
 
-    def _assign_name(self, name: str, value: Any, scope: Scope, mod: SourceModule, node: Any) -> None:
+    def assign_name(self, name: str, value: Any, scope: Scope, mod: SourceModule, node: Any) -> None:
         s = scope.find(name)
         if s is None or s is s.module_scope:
             raise UnsupportedSyntax(f"assignment to module-level or undeclared name {name}", mod.where(node))

@@ -1,6 +1,6 @@
 """Reconcile's words in either language (from `analyzer/records/sentences/reconcile.<lang>.toml`).
 
-Shared by the terminal ledger and the Round 2 record, so a comparison reads the same in both places.
+Shared by the terminal ledger and the research record, so a comparison reads the same in both places.
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ def _build(ctx: CliContext, *, force: bool) -> int:
 
 
 def _status(ctx: CliContext) -> int:
+    from analyzer.native.compiled import COMPILED, native_root, source_key
     from analyzer.native.loader import native_state
-    from analyzer.native.modules import COMPILED, native_root, source_key
 
     state = native_state()
     info = {"loaded": state.loaded, "reason": state.reason, "root": str(native_root()), "key": source_key(),

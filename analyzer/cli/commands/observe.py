@@ -5,19 +5,23 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer.cli.context import CliContext
 from analyzer.cli.options import add_record_option, record_file
 from analyzer.errors import AnalyzerError
 
+if TYPE_CHECKING:
+    from analyzer.observe.experiment import Experiment
+
 NAME = "observe"
 ORDER = 45
-HELP = "Round 3: send a controlled comparison to a real engine and record its raw cache usage"
+HELP = "send a controlled comparison to a real engine and record its raw cache usage"
 DESCRIPTION = (
     "Reads an experiment file (a shipped name or a TOML path; --list shows the shipped ones), sends a control "
     "series and a treatment series that differ in exactly one factor to an OpenAI-compatible /chat/completions "
-    "endpoint (streaming, stream_options.include_usage), appends one JSON row per request to "
+    "endpoint (streaming, stream_options.include_usage) — built by the tool from the file's [request], or by a "
+    "real app (the file's [app]) behind the recording proxy — appends one JSON row per request to "
     "DIR/<name>-<UTC time>.jsonl with the provider's raw usage verbatim, and prints a summary: prompt and cached "
     "tokens, hit %, TTFT and total time per series, and where hits dropped. The API key is read from the "
     "environment variable the experiment names and is never written anywhere. Exit 0 when every request "
@@ -53,8 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
-    from analyzer.observe.appexperiment import AppExperiment, load_any_experiment
-    from analyzer.observe.experiment import shipped_names
+    from analyzer.observe.experiment import load_experiment, shipped_names
 
     if args.list:
         names = shipped_names()
@@ -72,14 +75,14 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     if args.api_key_env is not None and not args.api_key_env.isidentifier():
         raise AnalyzerError("--api-key-env takes the NAME of an environment variable (e.g. DEEPSEEK_API_KEY), "
                             "never the key itself")
-    exp = load_any_experiment(args.experiment).with_endpoint(
+    exp = load_experiment(args.experiment).with_endpoint(
         base_url=args.base_url or os.environ.get(BASE_URL_ENV) or None,
         model=args.model or os.environ.get(MODEL_ENV) or None, api_key_env=args.api_key_env)
-    if isinstance(exp, AppExperiment):  # requests built by a real app, recorded through the proxy
-        return _observe_app(exp, args, ctx)
     if args.dry_run:
         return _dry_run(exp, ctx)
-    return _observe(exp, _api_key(exp.endpoint.api_key_env), args, ctx)
+    # an app run's key is read by the recording proxy, which sends it upstream in the app's place
+    api_key = _api_key(exp.endpoint.api_key_env) if exp.mode == "request" else None
+    return _observe(exp, api_key, args, ctx)
 
 
 def _summarize(path: Path, ctx: CliContext) -> int:
@@ -98,35 +101,6 @@ def _summarize(path: Path, ctx: CliContext) -> int:
     return 0
 
 
-def _observe_app(exp: Any, args: argparse.Namespace, ctx: CliContext) -> int:
-    from analyzer.api.observe import AppObserveOptions, observe_app
-    from analyzer.observe.appsummary import app_summary_lines
-
-    if args.dry_run:
-        ctx.out.print(f"{exp.name}: app {exp.profile}, {len(exp.turns)} turns per series, series "
-                      f"{', '.join(f'{s} ({v!r})' for s, v in exp.vary.series())}, factor {exp.vary.describe()}; "
-                      "nothing run", markup=False)
-        return 0
-    to_file = record_file(args.record)
-
-    def say(line: str) -> None:
-        ctx.err.print(line, markup=False)
-
-    options = AppObserveOptions(args.out, tuple(args.at or ()), args.app_version, record=bool(args.record),
-                                record_file=Path(to_file) if to_file else None, lang=args.lang)
-    done = observe_app(ctx.session(), exp, options, say=say)
-    if done.record is not None and to_file is None:
-        ctx.out.print(done.record, markup=False)
-    if ctx.json:
-        ctx.emit_json(done.summary)
-    else:
-        for line in app_summary_lines(done.summary):
-            ctx.out.print(line, markup=False)
-        if to_file:
-            ctx.out.print(f"record: {to_file}", markup=False)
-    return done.exit_code
-
-
 def _api_key(name: str | None) -> str | None:
     if not name:
         return None
@@ -137,7 +111,12 @@ def _api_key(name: str | None) -> str | None:
     return value
 
 
-def _dry_run(exp: Any, ctx: CliContext) -> int:
+def _dry_run(exp: Experiment, ctx: CliContext) -> int:
+    if exp.mode == "app":
+        ctx.out.print(f"{exp.name}: app {exp.app.profile}, {len(exp.app.turns)} turns per series, series "
+                      f"{', '.join(f'{s} ({v!r})' for s, v in exp.vary.series())}, factor {exp.vary.describe()}; "
+                      "nothing run", markup=False)
+        return 0
     from analyzer.observe.plan import plan
 
     planned = plan(exp)
@@ -156,17 +135,22 @@ def _dry_run(exp: Any, ctx: CliContext) -> int:
     return 0
 
 
-def _observe(exp: Any, api_key: str | None, args: argparse.Namespace, ctx: CliContext) -> int:
+def _observe(exp: Experiment, api_key: str | None, args: argparse.Namespace, ctx: CliContext) -> int:
     from analyzer.api.observe import ObserveOptions, observe
     from analyzer.observe.jsonl import scrub
     from analyzer.observe.summary import summary_lines
 
     secrets = [api_key] if api_key else []
     to_file = args.record not in (None, "-")
+
+    def say(line: str) -> None:
+        ctx.err.print(line, markup=False)
+
     with _progress(ctx) as progress:
-        done = observe(exp, ObserveOptions(args.out, api_key, args.stop_on_error, record=bool(args.record),
-                                           record_file=Path(args.record) if to_file else None, lang=args.lang,
-                                           on_row=progress))
+        options = ObserveOptions(args.out, api_key, args.stop_on_error, record=bool(args.record),
+                                 record_file=Path(args.record) if to_file else None, lang=args.lang,
+                                 on_row=progress, at=tuple(args.at or ()), version=args.app_version, say=say)
+        done = observe(exp, options, ctx.session() if exp.mode == "app" else None)
     summary, result, path = done.summary, done.run, done.log
     if args.record:
         if record_file(args.record) is None:

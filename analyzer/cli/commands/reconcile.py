@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="replay NAME at another commit (or tag) without editing the lock (repeatable)")
     parser.add_argument("--repo-dir", action="append", default=[], metavar="NAME=GITDIR",
                         help="read NAME from this git dir or clone instead of the synced cache (repeatable)")
-    add_record_option(parser, "the Round 2 research record")
+    add_record_option(parser, "the research record of the reconciliation")
     parser.add_argument("--lang", choices=LANGS, default=DEFAULT_LANG,
                         help="language of the record's headings and sentences; numbers and names stay as they are")
 

@@ -1,6 +1,6 @@
-; Class fields, interface / object-type members, and parameter lists.
-; Optional parts (type annotation, initialiser) are read from the node's fields in Python: optional
-; captures make the query engine carry alternative states through every sibling, which is slow.
+; inherits: ecma
+; Class fields, interface / object-type members, signature parameters and parameter properties: what only
+; TypeScript / TSX have (parameter lists of functions with bodies: members.ecma.scm).
 
 ; class fields: @body is the class body (the class definition that owns it is known by the body)
 ((class_body (public_field_definition name: (_) @name) @field) @body (#set! role "field.class"))
@@ -17,15 +17,7 @@
 ((type_alias_declaration value: (object_type (method_signature name: (_) @name) @field) @body)
  (#set! role "field.method_signature"))
 
-; parameter lists of functions with bodies (their names are bound in the function) …
-((function_declaration parameters: (formal_parameters) @params) @function (#set! role "param.body"))
-((generator_function_declaration parameters: (formal_parameters) @params) @function (#set! role "param.body"))
-((function_expression parameters: (formal_parameters) @params) @function (#set! role "param.body"))
-((generator_function parameters: (formal_parameters) @params) @function (#set! role "param.body"))
-((arrow_function parameters: (formal_parameters) @params) @function (#set! role "param.body"))
-((arrow_function parameter: (identifier) @params) @function (#set! role "param.body"))
-((method_definition parameters: (formal_parameters) @params) @function (#set! role "param.body"))
-; … and of signatures without bodies (names only; function *types* are not listed on purpose)
+; parameter lists of signatures without bodies (names only; function *types* are not listed on purpose)
 ((function_signature parameters: (formal_parameters) @params) @function (#set! role "param.signature"))
 ((method_signature parameters: (formal_parameters) @params) @function (#set! role "param.signature"))
 ((abstract_method_signature parameters: (formal_parameters) @params) @function (#set! role "param.signature"))

@@ -4,14 +4,18 @@ installed from, so the prefix analysis can say which line of code wrote the text
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer.errors import AnalyzerError
+
+if TYPE_CHECKING:
+    from analyzer.analysis import Workspace
+    from analyzer.apps.install import InstalledApp
 
 Lookup = Callable[[str], list[Any]]
 
 
-def app_literal_lookup(workspace: Any, app: Any) -> tuple[Lookup | None, str]:
+def app_literal_lookup(workspace: Workspace, app: InstalledApp) -> tuple[Lookup | None, str]:
     """(lookup, note): the lookup over the indexed repo (test files left out: a test that repeats the app's
     prompt text is not what wrote the request), or None with the reason when the install has no commit or
     its repo cannot be indexed."""

@@ -1,4 +1,5 @@
-"""Run an app experiment: the real app, behind the recording proxy, control session then treatment session(s).
+"""The app strategy: an `[app]` experiment's requests built by the real app, behind the recording proxy, control
+session then treatment session(s).
 
 Why one set of paths for every series: the app writes its private home, session directory and working directory
 into what it sends (Pi names its config and working directories in the system prompt), so a control and a
@@ -9,97 +10,74 @@ the experiment's one factor differs.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
-import re
 import shlex
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from analyzer.apps.install import InstalledApp
 from analyzer.apps.profile import fill
 from analyzer.apps.session import AppSession
-from analyzer.observe.appexperiment import AppExperiment
+from analyzer.observe.experiment import Experiment
+from analyzer.observe.jsonl import RowWriter, read_rows
+from analyzer.observe.runner import APP_ROW_KEY, AppRun, RunResult, SeriesTurn
 from analyzer.requests.usage import read_usage
 
 Say = Callable[[str], None]
-APP_ROW_KEY = "app_reported"
 
 
-@dataclass
-class AppRunResult:
-    rows: list[dict[str, Any]]
-    log: Path
-    proxy_log: Path
-    run_dir: Path
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    prefix: Any = None
-    prefix_path: Path | None = None
-    prefix_error: str | None = None
+@dataclass(frozen=True)
+class AppRunner:
+    """Drives the installed app through one recording proxy in front of `upstream`; `engine_url` (a local
+    engine's root) lets the prefix analysis count tokens, `lookup` finds the literal that wrote a text."""
+
+    app: InstalledApp
+    upstream: str
+    engine_url: str | None = None
+    say: Say = print
+    lookup: Any = None
     lookup_note: str | None = None
 
-    @property
-    def failed(self) -> int:
-        bad_rows = sum(1 for r in self.rows if r.get("outcome") != "ok")
-        bad_turns = sum(1 for t in self.turns if t["exit_code"] != 0 or any(r.get("error") for r in t["reported"]))
-        return bad_rows + bad_turns
+    def run(self, exp: Experiment, log: Path) -> RunResult:
+        """Control then treatment; rows (with the app's own usage) in `log`, the prefix analysis beside it."""
+        from analyzer.engine.settings import server_settings
+        from analyzer.proxy import start_proxy
+
+        app, spec = self.app, exp.app
+        run_dir = log.with_suffix(".run")  # beside its log: the app's outputs and private homes
+        run_dir.mkdir(parents=True)
+        turns: list[SeriesTurn] = []
+        # the app's context window follows the slot's (asked of the server itself, never through the proxy)
+        window = (server_settings(self.upstream) or {}).get("ctx_per_slot") if app.profile.uses_context_window \
+            else None
+        with start_proxy(self.upstream, run_dir, api_key_env=exp.endpoint.api_key_env, log_name="proxy") as proxy:
+            for series, value in exp.vary.series():
+                session = _session(exp, app, proxy.base_url, run_dir, value, window)
+                for n, prompt in enumerate(spec.turns, 1):
+                    proxy.label(series, factor=exp.vary.factor, value=value, turn=n)
+                    self.say(f"observe: {exp.name}: {series} turn {n} of {len(spec.turns)} ({app.profile.name})")
+                    turn = session.run_turn(prompt)
+                    turns.append(SeriesTurn(series, value, turn))
+                _set_aside(session, run_dir / series)  # the turns' stdout paths move with the files
+            proxy_log = proxy.log_path
+        rows = [_with_experiment(r, exp, app) for r in read_rows(proxy_log) if r.get("measured", True)]
+        attach_reported(rows, turns)
+        with RowWriter(log) as writer:
+            for row in rows:
+                writer.write(row)
+        app_run = AppRun(app=app, proxy_log=proxy_log, run_dir=run_dir, turns=turns, lookup_note=self.lookup_note)
+        result = RunResult(log=log, rows=rows, planned=len(rows), app=app_run)
+        _analyse_prefix(result, app_run, self.engine_url, self.lookup)
+        return result
 
 
-def run_dir_for(out_dir: Path, name: str) -> Path:
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "app"
-    path = Path(out_dir) / f"{safe}-{stamp}.run"
-    n = 2
-    while path.exists():
-        path = Path(out_dir) / f"{safe}-{stamp}-{n}.run"
-        n += 1
-    return path
-
-
-def run_app_experiment(exp: AppExperiment, app: InstalledApp, *, upstream: str, out_dir: Path,
-                       engine_url: str | None = None, say: Say = print, lookup: Any = None) -> AppRunResult:
-    """Control then treatment through one proxy; rows (with the app's own usage) and the prefix analysis on disk."""
-    from analyzer.engine.settings import server_settings
-    from analyzer.proxy import start_proxy
-
-    run_dir = run_dir_for(out_dir, exp.name)
-    run_dir.mkdir(parents=True)
-    turns: list[dict[str, Any]] = []
-    # the app's context window follows the slot's (asked of the server itself, never through the proxy)
-    window = (server_settings(upstream) or {}).get("ctx_per_slot") if app.profile.uses_context_window else None
-    with start_proxy(upstream, run_dir, api_key_env=exp.api_key_env, log_name="proxy") as proxy:
-        for series, value in exp.vary.series():
-            session = _session(exp, app, proxy.base_url, run_dir, value, window)
-            for n, prompt in enumerate(exp.turns, 1):
-                proxy.label(series, factor=exp.vary.factor, value=value, turn=n)
-                say(f"observe: {exp.name}: {series} turn {n} of {len(exp.turns)} ({app.profile.name})")
-                turn = session.run_turn(prompt)
-                turns.append({"series": series, "value": value, **turn.as_dict()})
-            _set_aside(session, run_dir / series)
-            for t in turns:
-                if t["series"] == series:
-                    t["stdout"] = str(run_dir / series / Path(t["stdout"]).name)
-        proxy_log = proxy.log_path
-    from analyzer.observe.jsonl import RowWriter, log_path, read_rows
-
-    rows = [_with_experiment(r, exp, app) for r in read_rows(proxy_log) if r.get("measured", True)]
-    attach_reported(rows, turns)
-    log = log_path(Path(out_dir), exp.name)
-    with RowWriter(log) as writer:
-        for row in rows:
-            writer.write(row)
-    result = AppRunResult(rows=rows, log=log, proxy_log=proxy_log, run_dir=run_dir, turns=turns)
-    _analyse_prefix(result, engine_url, lookup)
-    return result
-
-
-def _session(exp: AppExperiment, app: InstalledApp, base_url: str, run_dir: Path, value: str | None,
+def _session(exp: Experiment, app: InstalledApp, base_url: str, run_dir: Path, value: str | None,
              context_window: int | None = None) -> AppSession:
-    session = AppSession(app, base_url, exp.model, run_dir, max_tokens=exp.max_tokens, api=exp.api,
-                         context_window=context_window)
+    session = AppSession(app, base_url, exp.endpoint.model, run_dir, max_tokens=exp.run.max_tokens,
+                         api=exp.app.api, context_window=context_window)
     if value is None:
         return session
     filled = fill(value, {**session.placeholders(), "run_dir": str(run_dir)})
@@ -146,7 +124,7 @@ def _set_aside(session: AppSession, dest: Path) -> None:
         turn.stdout = dest / turn.stdout.name
 
 
-def _with_experiment(row: dict[str, Any], exp: AppExperiment, app: InstalledApp) -> dict[str, Any]:
+def _with_experiment(row: dict[str, Any], exp: Experiment, app: InstalledApp) -> dict[str, Any]:
     row = dict(row)
     row["experiment"] = exp.name
     row["factor"] = exp.vary.factor
@@ -156,21 +134,22 @@ def _with_experiment(row: dict[str, Any], exp: AppExperiment, app: InstalledApp)
     row["config"] = config
     row["app"] = {"profile": app.profile.name, "version": app.version, "version_from": app.version_source,
                   "commit": app.commit, "turn": (row.get("label") or {}).get("turn"),
-                  "api": app.profile.api_base_url(exp.api)[0] or None}
+                  "api": app.profile.api_base_url(exp.app.api)[0] or None}
     if exp.source:
         row["hazard_source"] = dict(exp.source)
     return row
 
 
-def attach_reported(rows: list[dict[str, Any]], turns: list[dict[str, Any]]) -> None:
+def attach_reported(rows: list[dict[str, Any]], turns: list[SeriesTurn]) -> None:
     """Put the app's own usage for each model call beside the server's raw usage in that call's row.
 
     Pairing is by response id when the app reports one (Pi does), else by order within the turn; a call the app
     reported without a matching row, or a row without a report, is left unpaired, never guessed.
     """
     for t in turns:
-        mine = [r for r in rows if r.get("series") == t["series"] and (r.get("label") or {}).get("turn") == t["turn"]]
-        reported = [e for e in t["reported"] if not e.get("error")]
+        mine = [r for r in rows
+                if r.get("series") == t.series and (r.get("label") or {}).get("turn") == t.result.index]
+        reported = [e for e in t.result.reported if not e.get("error")]
         by_id = {e["response_id"]: e for e in reported if e.get("response_id")}
         used: set[int] = set()
         for row in mine:
@@ -194,7 +173,7 @@ def attach_reported(rows: list[dict[str, Any]], turns: list[dict[str, Any]]) -> 
                 unpaired.remove(same[0])
 
 
-def _analyse_prefix(result: AppRunResult, engine_url: str | None, lookup: Any = None) -> None:
+def _analyse_prefix(result: RunResult, app_run: AppRun, engine_url: str | None, lookup: Any = None) -> None:
     """The prefix analysis of the rows, written beside the log; a missing or failing analysis is said, not hidden."""
     import json
 
@@ -203,29 +182,17 @@ def _analyse_prefix(result: AppRunResult, engine_url: str | None, lookup: Any = 
     try:
         from analyzer.prefix import analyse
     except ImportError:
-        result.prefix_error = "the prefix analysis (analyzer.prefix) is not available in this build"
+        app_run.prefix_error = "the prefix analysis (analyzer.prefix) is not available in this build"
         return
     try:
         # control requests against the one before them in the session; each treatment request against the
         # control request at the same index (the one-factor comparison)
         report = analyse(result.rows, against="control", engine_url=engine_url, lookup=lookup, log=str(result.log))
     except Exception as exc:  # the rows are on disk either way; say why the analysis is missing
-        result.prefix_error = f"prefix analysis failed: {exc}"
+        app_run.prefix_error = f"prefix analysis failed: {exc}"
         return
-    result.prefix = report
+    app_run.prefix = report
     path = result.log.with_suffix(".prefix.json")
     payload = report.as_json() if hasattr(report, "as_json") else report
     write_text_atomic(path, json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
-    result.prefix_path = path
-
-
-def turn_lines(turns: list[dict[str, Any]]) -> list[str]:
-    """One line per app turn: exit code, time and what the app reported."""
-    lines = []
-    for t in turns:
-        calls = "; ".join(
-            (f"error: {e['error']}" if e.get("error") else f"prompt {e['prompt']:,} cached {e['cached']:,}")
-            for e in t["reported"]) or "no usage reported"
-        lines.append(f"{t['series']:<10} turn {t['turn']}: exit {t['exit_code']} in {t['seconds']:.1f} s — app "
-                     f"reported {calls}")
-    return lines
+    app_run.prefix_path = path

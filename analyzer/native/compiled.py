@@ -30,7 +30,7 @@ COMPILED: tuple[str, ...] = (
     "analyzer.resolve.expressions",
     "analyzer.resolve.functypes",
     "analyzer.resolve.hierarchy",
-    "analyzer.resolve.literals",
+    "analyzer.resolve.objectliterals",
     "analyzer.resolve.modules",
     "analyzer.resolve.program",
     "analyzer.resolve.receivers",
@@ -41,7 +41,7 @@ COMPILED: tuple[str, ...] = (
     "analyzer.resolve.typed",
     "analyzer.resolve.typetext",
     "analyzer.resolve.valueflow",
-    "analyzer.resolve.values",
+    "analyzer.resolve.functionvalues",
     "analyzer.resolve.valuesites",
 )
 NATIVE_ENV = "ANALYZER_NATIVE"  # "0": never load compiled modules (pure Python)

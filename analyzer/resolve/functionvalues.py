@@ -163,7 +163,7 @@ class FunctionValues(ValueSites):
                       what: str = "the closure") -> list[Value]:
         """What the callees of `outer` pass at `position` when they call their parameter `index`."""
         out: list[Value] = []
-        targets = self.types.callee_targets(mod, outer.scope, outer.callee, outer.line)
+        targets = self.types.exprs.callee_targets(mod, outer.scope, outer.callee, outer.line)
         for node in self._out_at.get((mod.repo, mod.path, outer.line, outer.column), []):  # a service's method
             repo, path, qual = node.split(":", 2)
             if (ref := DefRef(repo, path, qual)) not in targets:
@@ -360,7 +360,7 @@ class FunctionValues(ValueSites):
         if arg.kind == "member" and arg.text.startswith("this.") and arg.text.count(".") == 1 and call.scope:
             cls = self.p.enclosing_class(DefRef(mod.repo, mod.path, call.scope))
             if cls is not None:
-                for m in self.types.find_member(cls, arg.text[5:]):
+                for m in self.types.decls.find_member(cls, arg.text[5:]):
                     if m.definition is not None and m.definition.kind in CALLABLE_KINDS:
                         return [Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), where)]
         return []
@@ -446,7 +446,7 @@ class FunctionValues(ValueSites):
             if cls is None:
                 return []
             return [Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), where)
-                    for m in self.types.find_member(cls, key)
+                    for m in self.types.decls.find_member(cls, key)
                     if m.definition is not None and m.definition.kind in CALLABLE_KINDS]
         owner = self._param_owner(mod, scope, head)
         if owner is None:
@@ -470,7 +470,7 @@ class FunctionValues(ValueSites):
         if cls is None:
             return []
         out: list[Value] = []
-        for m in self.types.find_member(cls, chain[1]):
+        for m in self.types.decls.find_member(cls, chain[1]):
             if m.field is None or not m.field.from_parameter:
                 continue
             ctor = DefRef(m.owner.repo, m.owner.path, f"{m.owner.qualname}.constructor")
@@ -535,7 +535,7 @@ class FunctionValues(ValueSites):
             elif a.value_text.startswith("this.") and a.value_text.count(".") == 1 and a.scope:
                 cls = self.p.enclosing_class(DefRef(amod.repo, amod.path, a.scope))
                 if cls is not None:
-                    for m in self.types.find_member(cls, a.value_text[5:]):
+                    for m in self.types.decls.find_member(cls, a.value_text[5:]):
                         if m.definition is not None and m.definition.kind in CALLABLE_KINDS:
                             out.append(Value(DefRef(m.owner.repo, m.owner.path, m.definition.qualname), why))
         return out
