@@ -157,11 +157,37 @@ def chosen(w: FunctionFlow, test: Test, alternatives: list[tuple[Node | None, Ta
         return {}
     line = w._line(test.node)
     o = Origin("source", test.rule.name, -1, w.pf.repo, w.pf.path, line, test.text, w.info.node,
-               "control", tested=test.tested, branches=tuple(sorted(dict.fromkeys(texts), key=lambda b: b[0])))
+               "control", tested=test.tested, branches=tuple(sorted(dict.fromkeys(texts), key=lambda b: b[0])),
+               condition=optional_condition(w, test))
     what = " or ".join(f"line {n}" for n, _ in o.branches)
     steps = (Step(w.pf.repo, w.pf.path, line, f"volatile test ({test.rule.name}): {test.text}"),
              w._step(at, f"selects {what}"))
     return {o: Flow(o, steps)}
+
+
+def optional_condition(w: FunctionFlow, test: Test) -> str:
+    """The condition under which the choice differs, when the probing function names a file the user writes
+    (a string literal matching the rule's `optional_files`): `only when the user has written SYSTEM.md`."""
+    if not test.rule.optional_files:
+        return ""
+    names = []
+    for n in _walk(w.fn):
+        if n.type == "string":
+            text = w.pf.text(n)[1:-1]
+            if text and glob_match(text, test.rule.optional_files) and text not in names:
+                names.append(text)
+    return f"only when the user has written {' or '.join(names)}" if names else ""
+
+
+def settled_by_fallback(w: FunctionFlow, op: str, left: Taints, right: Taints) -> Taints:
+    """`chosen ?? process.cwd()`: what a volatile test chose for the left side only decides whether the
+    volatile fallback is used ([[fallback]] rules); the fallback is its own finding, so the choice's flows
+    are left out of the result."""
+    if not any(op in f.operators for f in w.rules.fallbacks):
+        return left
+    if not any(o.kind == "source" and not o.branches for o in right):
+        return left
+    return {o: f for o, f in left.items() if not o.branches}
 
 
 def _norm(text: str) -> str:

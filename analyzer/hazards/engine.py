@@ -249,7 +249,7 @@ class Engine:
                    rf"|this\.{re.escape(name)}\s*=\s*new\s+(?:{containers})\b)")
         # filled by registration (`this.f.set(…)` somewhere in the class), not only built whole from an
         # ordered input (`this.f = new Map(entries)` takes the input's order, which flows on its own)
-        filled = rf"this\.{re.escape(name)}\s*\.\s*(?:set|add)\s*\("
+        filled = rf"this\.{re.escape(name)}\s*\.\s*(?:{self.rules.fill_pattern})\s*\("
         return bool(re.search(pattern, text)) and bool(re.search(filled, text))
 
     # ---- driving -----------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from analyzer.hazards.taints import (
     Step,
     Summary,
     Taints,
+    as_order,
     compose_through,
     mapped,
     norm,
@@ -103,6 +104,7 @@ class FunctionFlow:
         self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
         self._guards: list[control.Guard] = []  # volatile tests with a return under them (this body)
         self._returned_at: dict[int, Taints] = {}
+        self._entries: dict[str, str] = {}  # local names holding an entry that is no message → its segment
         self.returns_sink = self._returns_sink()
         self.property_sinks = [s for s in self.rules.sinks if s.kind == "property"
                                and (glob_match(info.name, s.functions) or glob_match(info.qualname, s.functions))]
@@ -270,7 +272,7 @@ class FunctionFlow:
             items = self._iterate(right) if right is not None else {}
             self._bind(node.child_by_field_name("left"), items, self._step(node, "iterated into {name}"))
             # what the body accumulates (push, +=) comes in this iteration order
-            order = {o: replace(f, path=()) for o, f in items.items() if self._kind(o) == "ordering"}
+            order = {o: g for o, f in items.items() if (g := as_order(f)) is not None}
             params = {o: f for o, f in items.items() if o.kind == "param"}
             order = union(order, order_apart(mapped(params, ("order", ""))))
             self._loop_order.append(stepped(order, self._step(node, "accumulated in this iteration order")))
@@ -341,8 +343,11 @@ class FunctionFlow:
         if value is not None:
             inner = unwrap(value)
             if name.type == "identifier" and self._is_container_expr(inner, d) \
-                    and re.search(rf"\b{re.escape(self.pf.text(name))}\s*\.\s*(?:set|add)\s*\(", self.pf.text(self.fn)):
+                    and re.search(rf"\b{re.escape(self.pf.text(name))}\s*\.\s*(?:{self.rules.fill_pattern})\s*\(",
+                                  self.pf.text(self.fn)):
                 self.containers.add(self.pf.text(name))  # a Map/Set filled here by registration
+            if name.type == "identifier" and inner.type == "object" and self._not_a_message(inner):
+                self._entries[self.pf.text(name)] = self._not_a_message(inner) or ""
             t = self._eval(value)
         else:
             t = {}
@@ -454,7 +459,7 @@ class FunctionFlow:
             return stepped(union(own, self.ctx.field_flows(self.info.class_node, pname, self.depth)),
                            self._step(node, f"read from this.{pname}"))
         value = self._eval(obj)
-        if pname in ("length", "size"):  # counts do not depend on order
+        if pname in self.rules.count_members:  # counts do not depend on order
             value = {o: f for o, f in value.items() if self._kind(o) != "ordering"}
         stored = records.read_member(self, self.ctx.records, obj, pname, node) if obj is not None and pname else {}
         return union(mapped(value, ("read", pname)), stored) if pname else value
@@ -485,7 +490,7 @@ class FunctionFlow:
             if op in n.operators:
                 return self._neutralise(both, n, node)
         if op in ("&&", "||", "??"):
-            return both
+            return union(control.settled_by_fallback(self, op, left, right), right)
         return stepped(mapped(both, ("flat", "")),
                        self._step(node, "string concatenation" if op == "+" else f"arithmetic ({op})"))
 
@@ -578,7 +583,30 @@ class FunctionFlow:
             elif c.type == "method_definition":
                 self._closure(c)
         records.write_object(self, self.ctx.records, node, written)
+        kept = self._not_a_message(node)
+        if kept is not None:  # an entry that never becomes a message (a label): what it holds is no history
+            return stepped(mapped(union(*parts), ("wrap", kept)), self._step(node, f"inside a {kept}"))
         return union(*parts)
+
+    def _entry_segment(self, value: Node) -> str | None:
+        """The no-message segment of a value pushed in a loop (an entry literal, or a local holding one)."""
+        inner = unwrap(value)
+        if inner.type == "object":
+            return self._not_a_message(inner)
+        return self._entries.get(self.pf.text(inner)) if inner.type == "identifier" else None
+
+    def _not_a_message(self, node: Node) -> str | None:
+        """`{ type: "label", … }` with `label` among the history rule's `not_messages`: the entry's segment
+        name (`label entry`), else None."""
+        if not self.rules.non_message_types:
+            return None
+        for c in node.named_children:
+            if c.type == "pair" and key_text(self.pf, c.child_by_field_name("key")) in self.rules.entry_type_keys:
+                value = c.child_by_field_name("value")
+                literal = self.pf.text(value)[1:-1] if value is not None and value.type == "string" else ""
+                if literal in self.rules.non_message_types:
+                    return f"{literal} entry"
+        return None
 
     def _property_sink(self, key: str, value: Taints, node: Node) -> None:
         if not value:
@@ -657,7 +685,7 @@ class FunctionFlow:
         for n in self.rules.neutralisers:
             if receiver is not None and method in n.methods and self._args_ok(n, args_node):
                 neutral = self._neutralise(recv_t, n, node)
-                if receiver.type == "identifier" and method in ("sort",):
+                if receiver.type == "identifier" and method in n.in_place:
                     self.env[self.pf.text(receiver)] = neutral
                 return union(result, neutral)
             if callee in n.calls and self._args_ok(n, args_node):
@@ -682,8 +710,10 @@ class FunctionFlow:
         if receiver is not None and method in self.rules.mutators:
             base = base_identifier(receiver) if receiver.type != "identifier" else receiver
             added = stepped(union(*arg_t), self._step(node, f"added by {self._text(fn, 40)}()"))
-            if self._loop_order and method in ("push", "unshift", "set", "add"):
-                added = union(added, self._loop_order[-1])
+            if self._loop_order and method in self.rules.ordered_mutators:
+                order = self._loop_order[-1]
+                entry = self._entry_segment(args[0]) if args else None
+                added = union(added, mapped(order, ("wrap", entry)) if entry else order)
             holder = receiver.child_by_field_name("object") if receiver.type == "member_expression" else None
             field_node = receiver.child_by_field_name("property") if holder is not None else None
             if holder is not None and holder.type == "this" and field_node is not None:
@@ -695,10 +725,7 @@ class FunctionFlow:
                 self._mutated(name, added)
             return union(result, recv_t)
         if receiver is not None and method in self.rules.carry_methods:
-            carried = union(recv_t, *arg_t) if method in self.rules.carry_with_args or method in (
-                "map", "flatMap", "filter", "then", "find", "replace", "replaceAll", "join") else recv_t
-            if method == "join":
-                carried = union(recv_t, *arg_t)
+            carried = union(recv_t, *arg_t) if method in self.rules.carry_with_args else recv_t
             if method in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
             return union(result, stepped(carried, self._step(node, f".{method}()")))

@@ -22,7 +22,9 @@ finding   = {"id": str,                                  # stable across line sh
              "granularity": "request"|"session"|"day"|"machine"|"install", "granularity_rule": str,
              "effect": "breaks-prefix"|"cross-session"|"frozen-in-history"|"tail-append"|"out-of-band",
              "effect_rule": str, "effect_reason": str,                 # the [[effect]] rule that decided it
-             "possible": bool,                           # the chain passes a one-of-several edge
+             "possible": bool,                           # the chain passes a one-of-several edge, or
+                                                         # the value differs only under `condition`
+             "condition": str|null,                      # e.g. "only when the user has written SYSTEM.md"
              "source": place + {"rule": str},
              "steps": [{"repo", "path", "line", "why"}, …],            # in order, source first
              "sink": place + {"rule": str, "part": str},
@@ -51,7 +53,7 @@ import networkx as nx
 
 from analyzer.hazards.engine import EngineResult, effective_neutraliser
 from analyzer.hazards.grouping import group_findings
-from analyzer.hazards.rules import EFFECTS, GRANULARITIES, Effect, HazardRules, glob_match
+from analyzer.hazards.rules import EFFECTS, GRANULARITIES, Effect, HazardRules, UnchangedChoice, glob_match
 from analyzer.hazards.taints import Hit
 
 SCHEMA = "analyzer.hazards/1"
@@ -104,7 +106,8 @@ def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, 
         "category": "value", "kind": src.kind, "neutralised_by": src.neutralised,
         "granularity": granularity, "granularity_rule": granularity_rule,
         **_effect_fields(effect),
-        "possible": hit.flow.possible,
+        "possible": hit.flow.possible or bool(o.condition),
+        "condition": o.condition or None,
         "source": {**_place(g, o.repo, o.path, o.line, o.text, o.function), "rule": o.rule},
         "steps": [{"repo": s.repo, "path": s.path, "line": s.line, "why": s.why} for s in hit.flow.steps],
         "sink": {**_place(g, site.repo, site.path, site.line, site.text, site.function), "rule": site.rule,
@@ -143,7 +146,12 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
         entry = _value_entry(g, rules, hit)
         neutral = effective_neutraliser(rules, hit.flow)
         off_wire = _off_wire(rules, hit)
-        if off_wire is not None and neutral is None:
+        unchanged = _unchanged_choice(rules, entry)
+        if unchanged is not None and neutral is None:
+            entry.update(reason=unchanged.reason, dismissed_by=unchanged.name)
+            entry["id"] = finding_id(entry["id"], unchanged.name)
+            _keep(misses, entry)
+        elif off_wire is not None and neutral is None:
             entry.update(reason=off_wire, dismissed_by="wire-fields")
             entry["id"] = finding_id(entry["id"], "wire")
             _keep(misses, entry)
@@ -222,6 +230,15 @@ def _off_wire(rules: HazardRules, hit: Hit) -> str | None:
         return None
     return (f"only inside field {'.'.join(path)} of the value; {off[0]!r} is not among the fields sent for "
             f"{hit.site.part} (rule [[wire]])")
+
+
+def _unchanged_choice(rules: HazardRules, entry: dict[str, Any]) -> UnchangedChoice | None:
+    """The [[unchanged_choice]] rule a control finding matches (its alternatives send the same text)."""
+    if "control" not in entry:
+        return None
+    sink = entry["sink"]
+    return next((u for u in rules.unchanged_choices
+                 if sink["part"] in u.parts and (not u.message or sink.get("message") == u.message)), None)
 
 
 def _keep(into: dict[str, dict[str, Any]], entry: dict[str, Any]) -> None:

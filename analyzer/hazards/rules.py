@@ -44,6 +44,7 @@ class Source:
     containers: list[str] = field(default_factory=list)
     updates: bool = False
     identifiers: list[str] = field(default_factory=list)
+    fills: list[str] = field(default_factory=list)  # methods that register into a container (`set`, `add`)
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Neutraliser:
     calls: tuple[str, ...] = ()
     operators: tuple[str, ...] = ()
     args: re.Pattern[str] | None = None
+    in_place: tuple[str, ...] = ()  # methods that change their receiver (`xs.sort()`): the name is neutralised
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,29 @@ class Control:
     source_kinds: tuple[str, ...] = ()
     catch_calls: tuple[str, ...] = ()
     probe_calls: tuple[str, ...] = ()
+    # string literals of the probing function that name a file the user writes (globs): a choice made by
+    # whether such a file exists is a `possible` finding, its condition named
+    optional_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A choice settled by a volatile fallback (control.toml `[[fallback]]`): `a ?? process.cwd()`. What a
+    volatile test chose for `a` only decides whether the fallback is used; the fallback is its own finding."""
+    name: str
+    operators: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class UnchangedChoice:
+    """A control finding whose alternatives send the same text (control.toml `[[unchanged_choice]]`): a test
+    choosing whether stored history is replayed chooses between resuming and starting anew; what is replayed
+    is what was already sent."""
+    name: str
+    parts: tuple[str, ...]
+    message: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -155,10 +180,18 @@ class HazardRules:
     carry_calls: set[str] = field(default_factory=set)
     carry_new: set[str] = field(default_factory=set)
     mutators: set[str] = field(default_factory=set)
+    ordered_mutators: set[str] = field(default_factory=set)  # mutators that add in the order they are called
+    count_members: set[str] = field(default_factory=set)  # members that count a value (`length`): no order
     flattening: set[str] = field(default_factory=set)  # carriers whose result is a plain value
     wire_fields: dict[str, set[str]] = field(default_factory=dict)  # request part → serialised fields
     history_reads: tuple[str, ...] = ()  # names whose read means a message of the stored history is replayed
     handoff_edges: set[str] = field(default_factory=set)  # edge rules whose target runs later, with other args
+    fallbacks: list[Fallback] = field(default_factory=list)
+    unchanged_choices: list[UnchangedChoice] = field(default_factory=list)
+    # `type` values of entries that never become a message (a label, UI state): what they hold is no history
+    non_message_types: dict[str, str] = field(default_factory=dict)  # type literal → the rule naming it
+    entry_type_keys: tuple[str, ...] = ()  # the object keys that hold an entry's type (`type`)
+    explanations: dict[str, dict[str, str]] = field(default_factory=dict)  # rule name → what/why/example/fix
     files: list[str] = field(default_factory=list)
     text_hash: str = ""
     _heads: frozenset[str] | None = None
@@ -172,6 +205,12 @@ class HazardRules:
         if self._heads is None:
             self._heads = frozenset(c.call.rsplit(".", 1)[-1] for s in self.sources for c in s.calls)
         return self._heads
+
+    @property
+    def fill_pattern(self) -> str:
+        """A regex alternation of the container sources' filling methods (`set|add`); never matches when none."""
+        fills = sorted({re.escape(m) for s in self.sources for m in s.fills})
+        return "|".join(fills) or "(?!)"
 
     def scoped(self, scope: str) -> Fixed | None:
         return next((n for n in self.fixed if n.scope == scope), None)
@@ -246,7 +285,7 @@ def _source(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.sources.append(Source(e["name"], e["kind"], str(e["granularity"]), str(e["neutralised"]), calls,
                                 list(e.get("new", [])), list(e.get("members", [])), list(e.get("iterators", [])),
                                 list(e.get("containers", [])), bool(e.get("updates", False)),
-                                list(e.get("identifiers", []))))
+                                list(e.get("identifiers", [])), list(e.get("fills", []))))
 
 
 def _neutraliser(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -255,7 +294,8 @@ def _neutraliser(rules: HazardRules, e: dict[str, Any]) -> None:
         raise ValueError(f"applies_to names unknown kinds {bad}")
     rules.neutralisers.append(Neutraliser(e["name"], kinds, str(e["reason"]), tuple(e.get("methods", ())),
                                           tuple(e.get("calls", ())), tuple(e.get("operators", ())),
-                                          re.compile(e["args"]) if e.get("args") else None))
+                                          re.compile(e["args"]) if e.get("args") else None,
+                                          tuple(e.get("in_place", ()))))
 
 
 def _fixed(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -321,7 +361,8 @@ def _control(rules: HazardRules, e: dict[str, Any]) -> None:
         raise ValueError(f"source_kinds names unknown kinds {bad}")
     control = Control(e["name"], str(e["neutralised"]),
                       _granularity(str(e["granularity"])) if "granularity" in e else None, kinds,
-                      tuple(e.get("catch_calls", ())), tuple(e.get("probe_calls", ())))
+                      tuple(e.get("catch_calls", ())), tuple(e.get("probe_calls", ())),
+                      tuple(str(x) for x in e.get("optional_files", ())))
     if not (control.source_kinds or control.catch_calls or control.probe_calls):
         raise ValueError("needs source_kinds, catch_calls or probe_calls")
     if control.granularity is None and not control.source_kinds:
@@ -346,10 +387,13 @@ def _carrier(rules: HazardRules, e: dict[str, Any]) -> None:
         rules.carry_with_args |= methods
     rules.carry_calls |= set(e.get("calls", ()))
     rules.carry_new |= set(e.get("new", ()))
+    rules.count_members |= set(e.get("counts", ()))
 
 
 def _mutator(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.mutators |= set(e["methods"])
+    if e.get("keeps_order"):
+        rules.ordered_mutators |= set(e["methods"])
 
 
 def _wire(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -361,7 +405,18 @@ def _handoff(rules: HazardRules, e: dict[str, Any]) -> None:
 
 
 def _history(rules: HazardRules, e: dict[str, Any]) -> None:
-    rules.history_reads = (*rules.history_reads, *(str(x) for x in e["reads"]))
+    rules.history_reads = (*rules.history_reads, *(str(x) for x in e.get("reads", ())))
+    rules.non_message_types.update({str(x): e["name"] for x in e.get("not_messages", ())})
+    rules.entry_type_keys = (*rules.entry_type_keys, *(str(x) for x in e.get("type_keys", ())))
+
+
+def _fallback(rules: HazardRules, e: dict[str, Any]) -> None:
+    rules.fallbacks.append(Fallback(e["name"], tuple(str(x) for x in e["operators"]), str(e["reason"])))
+
+
+def _unchanged_choice(rules: HazardRules, e: dict[str, Any]) -> None:
+    rules.unchanged_choices.append(UnchangedChoice(e["name"], tuple(_part(p) for p in e["parts"]),
+                                                   str(e.get("message", "")), str(e["reason"])))
 
 
 def _elsewhere(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -374,5 +429,6 @@ _READERS = {"experiment": _elsewhere, "forwarder": _elsewhere, "registry": _else
             "mutator": _mutator, "source": _source, "control": _control, "record": _record,
             "neutraliser": _neutraliser, "returns": _returns, "property": _property,
             "call_argument": _call_argument, "assignment": _assignment, "dismiss": _dismiss,
-            "history": _history, "handoff": _handoff,
+            "history": _history, "handoff": _handoff, "fallback": _fallback,
+            "unchanged_choice": _unchanged_choice,
             "rewrite": _structural("rewrite"), "runtime_tools": _structural("runtime_tools")}
