@@ -375,7 +375,8 @@ class Engine:
         return found
 
     def _sink_functions(self, repos: list[str]) -> set[str]:
-        named = [s for s in self.rules.sinks if s.kind in ("returns", "property")]
+        # a property sink allowed in every function (`in_functions = ["*"]`) names no sink function of its own
+        named = [s for s in self.rules.sinks if s.kind in ("returns", "property") and "*" not in s.functions]
         out = set()
         for n, a in self.g.nodes(data=True):
             if a.get("kind") in FUNCTION_KINDS and (self.include_tests or not a.get("test")):

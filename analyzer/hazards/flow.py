@@ -521,6 +521,9 @@ class FunctionFlow:
             obj = left.child_by_field_name("object")
             prop = left.child_by_field_name("property")
             pname = self.pf.text(prop) if prop is not None else ""
+            index = left.child_by_field_name("index")
+            if index is not None and index.type == "string":  # `headers["x-affinity"] = v`: a key by name
+                pname = self.pf.text(index)[1:-1]
             for sink in self.rules.sinks:
                 if sink.kind == "assignment" and pname in sink.properties and (
                         not sink.receivers or (obj is not None and glob_match(norm(self.pf.text(obj)),

@@ -20,7 +20,7 @@ finding   = {"id": str,                                  # stable across line sh
              "category": "value" | "structural",
              "kind": str, "neutralised_by": str,                      # from the source rule (value)
              "granularity": "request"|"session"|"day"|"machine"|"install", "granularity_rule": str,
-             "effect": "breaks-prefix"|"cross-session"|"frozen-in-history"|"tail-append"|"out-of-band",
+             "effect": "breaks-prefix"|"cross-session"|"cache-routing"|"frozen-in-history"|"tail-append"|"out-of-band",
              "effect_rule": str, "effect_reason": str,                 # the [[effect]] rule that decided it
              "possible": bool,                           # the chain passes a one-of-several edge, or
                                                          # the value differs only under `condition`
@@ -225,7 +225,7 @@ def _off_wire(rules: HazardRules, hit: Hit) -> str | None:
     if not path:
         return None
     sent = rules.wire_fields.get(hit.site.part, set())
-    off = [p for p in path if p not in sent]
+    off = [] if "*" in sent else [p for p in path if p not in sent]
     if not off:
         return None
     return (f"only inside field {'.'.join(path)} of the value; {off[0]!r} is not among the fields sent for "

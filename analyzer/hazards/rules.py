@@ -17,12 +17,12 @@ from analyzer.errors import AnalyzerError
 from analyzer.rules.files import read_rule_files
 
 KINDS = ("time", "random", "environment", "filesystem", "ordering", "counter", "locale")
-PARTS = ("system prompt", "tool definitions", "message history", "runtime context", "cache key")
+PARTS = ("system prompt", "tool definitions", "message history", "runtime context", "cache key", "request headers")
 # How often a value changes, finest first: a value fixed at a coarser scope is the coarser one.
 GRANULARITIES = ("request", "session", "day", "machine", "install")
 # What a value does to the cached prefix, in the order findings are ranked (the vocabulary of
 # [[effect]] rules, see effects.toml).
-EFFECTS = ("breaks-prefix", "cross-session", "frozen-in-history", "tail-append", "out-of-band")
+EFFECTS = ("breaks-prefix", "cross-session", "cache-routing", "frozen-in-history", "tail-append", "out-of-band")
 
 
 @dataclass(frozen=True)
