@@ -161,6 +161,10 @@ class Record:
     fixed: str | None = None
 
 
+# What every rule says about itself (`analyze hazards --explain RULE`): what it matches, why that matters for
+# the cached prefix, an example in code, and the fix.
+EXPLAINED = ("what", "why", "example", "fix")
+
 CONTROL_KIND = "control"  # the kind of a finding whose value a volatile test selected
 
 
@@ -191,7 +195,7 @@ class HazardRules:
     # `type` values of entries that never become a message (a label, UI state): what they hold is no history
     non_message_types: dict[str, str] = field(default_factory=dict)  # type literal → the rule naming it
     entry_type_keys: tuple[str, ...] = ()  # the object keys that hold an entry's type (`type`)
-    explanations: dict[str, dict[str, str]] = field(default_factory=dict)  # rule name → what/why/example/fix
+    explanations: dict[str, dict[str, str]] = field(default_factory=dict)  # rule name → table, file, EXPLAINED
     files: list[str] = field(default_factory=list)
     text_hash: str = ""
     _heads: frozenset[str] | None = None
@@ -261,6 +265,9 @@ def load_hazard_rules(extra: list[Path] | None = None) -> HazardRules:
             for entry in entries:
                 if not isinstance(entry, dict) or "name" not in entry:
                     raise AnalyzerError(f"{name}: a [[{table}]] entry has no name; add name = \"…\"")
+                rules.explanations[str(entry["name"])] = {
+                    "rule": str(entry["name"]), "table": table, "file": name,
+                    **{k: str(entry[k]) for k in EXPLAINED if k in entry}}
                 try:
                     _READERS[table](rules, entry)
                 except (KeyError, TypeError, ValueError, re.error) as exc:
@@ -268,6 +275,19 @@ def load_hazard_rules(extra: list[Path] | None = None) -> HazardRules:
                                         "top of the shipped file for the expected keys") from None
         rules.files.append(name)
     return rules
+
+
+def explain(rules: HazardRules, name: str) -> dict[str, str]:
+    """A rule's own explanation (its table, file, what/why/example/fix), or one `error:` naming close rules."""
+    found = rules.explanations.get(name)
+    if found is None:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(rules.explanations), n=4, cutoff=0.5)
+        hint = f"; closest: {', '.join(close)}" if close else ""
+        raise AnalyzerError(f"no hazard rule named {name!r}{hint}; rule names are the `name` keys of "
+                            "analyzer/rules/hazards/*.toml (findings print them as `rule …`)")
+    return found
 
 
 def _granularity(value: str) -> str:
