@@ -1,56 +1,183 @@
 """The scan against the expectations written in the fixture source (`// hazard: RULE -> PART`, `// ok: RULE`;
-tests/hazardmarkers.py): the false-alarm classes a reviewer rejected, and what each rule must find."""
+tests/hazardmarkers.py), over every hazard fixture: the false-alarm classes a reviewer rejected, what each
+rule must find, and that every scan rule is exercised by a marker."""
 
 from __future__ import annotations
 
+import contextlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import hazardfixtures as hf
 import pytest
-from hazardfixtures import FIXTURES, build_single_world
-from hazardmarkers import markers, unmet
+from hazardmarkers import Marker, markers, unmet
 
+from analyzer.hazards.rules import HazardRules, load_hazard_rules
 from analyzer.hazards.run import compute_hazards, git_dirs_for, index_facts_for
 
-MARKED = FIXTURES / "marked-app"
+# world → (builder, {fixture folder: repo name})
+WORLDS = {
+    "hazard": (hf.build_hazard_world, {"mini-app": "app", "mini-ai": "ai"}),
+    "seams": (hf.build_seam_world, {"mini-seams": "host"}),
+    "choice": (hf.build_choice_world, {"mini-choice": "choice"}),
+    "records": (hf.build_records_world, {"mini-records": "records"}),
+    "recall": (hf.build_recall_world, {"recall-app": "app"}),
+    "shapes": (lambda t: hf.build_single_world(t, "shapes", "mini-shapes"), {"mini-shapes": "shapes"}),
+    "marked": (lambda t: hf.build_single_world(t, "app", "marked-app"), {"marked-app": "app"}),
+}
+# rules a scan never applies: [[experiment]] rules turn a finding into an app experiment (tests/test_hazards.py)
+NOT_SCAN_TABLES = ("experiment",)
+
+
+class World:
+    def __init__(self, tmp: Path, name: str) -> None:
+        build, folders = WORLDS[name]
+        self.world = build(tmp)
+        self.analysis = self.world.analysis()
+        self.marks = [m for folder, repo in folders.items() for m in markers(hf.FIXTURES / folder, repo)]
+
+    def scan(self, rules: HazardRules | None = None) -> dict[str, Any]:
+        ctx, a = self.world.ctx, self.analysis
+        return compute_hazards(a, git_dirs_for(ctx, a), index_facts_for(ctx, a), include_near_misses=True,
+                               rules=rules)
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    world = build_single_world(tmp_path_factory.mktemp("marked"), "app", "marked-app")
-    analysis = world.analysis()
-    return compute_hazards(analysis, git_dirs_for(world.ctx, analysis), index_facts_for(world.ctx, analysis),
-                           include_near_misses=True)
+def worlds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[World, dict[str, Any]]]:
+    out = {}
+    for name in WORLDS:
+        w = World(tmp_path_factory.mktemp(name), name)
+        out[name] = (w, w.scan())
+    return out
 
 
-def _at(result: dict[str, Any], path: str, group: str = "findings") -> list[dict[str, Any]]:
-    return [f for f in result[group] if f.get("source", {}).get("path") == f"packages/agent/src/{path}"]
+@pytest.fixture(scope="module")
+def tables() -> dict[str, str]:
+    return {name: e["table"] for name, e in load_hazard_rules().explanations.items()}
 
 
-def test_every_marker_in_the_fixture_holds(result: dict[str, Any]) -> None:
-    marks = markers(MARKED)
-    assert {m.kind for m in marks} == {"hazard", "ok"}
-    assert unmet(result, marks) == []
+def _at(worlds: dict[str, Any], path: str, group: str = "findings") -> list[dict[str, Any]]:
+    return [f for f in worlds["marked"][1][group] if f.get("source", {}).get("path") == f"packages/agent/src/{path}"]
 
 
-def test_a_tools_execute_result_is_not_the_tool_definition(result: dict[str, Any]) -> None:
+@pytest.mark.parametrize("name", list(WORLDS))
+def test_every_marker_in_the_fixture_holds(worlds: dict[str, Any], tables: dict[str, str], name: str) -> None:
+    world, result = worlds[name]
+    assert world.marks
+    assert unmet(result, world.marks, tables) == []
+
+
+def test_every_scan_rule_is_exercised_by_a_marker(worlds: dict[str, Any], tables: dict[str, str]) -> None:
+    marked = {m.rule for w, _ in worlds.values() for m in w.marks}
+    scan_rules = {name for name, table in tables.items() if table not in NOT_SCAN_TABLES}
+    assert sorted(scan_rules - marked) == []
+
+
+@contextlib.contextmanager
+def _without(rule: str, tmp: Path) -> Iterator[None]:
+    """The shipped rule files with `rule`'s entry deleted from its file, as an engineer would edit it, for
+    every loader of the hazard rules (rules, seams, experiments) while the block runs."""
+    from importlib import resources
+
+    from analyzer.rules import files as rule_files
+
+    edited = tmp / f"without-{rule}"
+    edited.mkdir()
+    deleted = 0
+    for entry in resources.files("analyzer.rules.hazards").iterdir():
+        if entry.name.endswith(".toml"):
+            chunks = re.split(r"(?m)^(?=\[\[)", entry.read_text())
+            kept = [c for c in chunks if not re.search(rf'(?m)^name = "{re.escape(rule)}"$', c)]
+            deleted += len(chunks) - len(kept)
+            (edited / entry.name).write_text("".join(kept))
+    assert deleted == 1, f"{rule}: expected one entry to delete, found {deleted}"
+
+    class Shim:
+        @staticmethod
+        def files(package: str) -> Any:
+            return edited if package == "analyzer.rules.hazards" else resources.files(package)
+
+    from analyzer.hazards.seams import load_seam_rules
+
+    load_seam_rules.cache_clear()  # read once per process: read again from the edited files
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(rule_files, "resources", Shim)
+            yield
+    finally:
+        load_seam_rules.cache_clear()
+
+
+def _silent(tables: dict[str, str], worlds: dict[str, Any]) -> list[tuple[str, Marker]]:
+    """`ok:` markers of rules that drop a flow without leaving a near-miss (a fallback, a count, a handoff)."""
+    return [(name, m) for name, (w, _) in worlds.items() for m in w.marks
+            if m.kind == "ok" and tables.get(m.rule) in ("fallback", "carrier", "handoff", "mutator")]
+
+
+def test_a_rule_that_drops_a_flow_silently_is_what_keeps_its_marked_line_quiet(
+        worlds: dict[str, Any], tables: dict[str, str], tmp_path: Path) -> None:
+    """Deleting the rule from its file makes a finding appear on the line its `ok:` marker names."""
+    silent = _silent(tables, worlds)
+    assert {m.rule for _, m in silent} >= {"volatile-fallback", "count-properties", "handed-over-callbacks"}
+    for name, m in silent:
+        world, result = worlds[name]
+        before = [f for f in result["findings"] if f.get("source", {}).get("line") == m.line
+                  and f["source"]["path"] == m.path]
+        with _without(m.rule, tmp_path):
+            edited = world.scan()
+        after = [f for f in edited["findings"] if f.get("source", {}).get("line") == m.line
+                 and f["source"]["path"] == m.path]
+        assert before == [] and after, (m, "deleting the rule changed nothing")
+
+
+@pytest.mark.parametrize("rule", ["insertion-order", "rendered-system-prompt", "machine-probe", "sorted",
+                                  "logging", "message-wire-fields", "routing-key", "value-methods",
+                                  "fixed-at-construction", "non-message-entries", "reflect-apply"])
+def test_deleting_a_rule_of_each_kind_from_its_file_changes_the_scan(worlds: dict[str, Any], rule: str,
+                                                                     tmp_path: Path) -> None:
+    """source, sink, control, neutraliser, dismissal, wire, effect, carrier, fixed scope, history, seam: the
+    scan reads its knowledge from the rule files, so deleting one rule changes what a fixture reports."""
+    def seen(result: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return sorted(str((f.get("source", {}).get("path"), f.get("source", {}).get("line"),
+                           f.get("dismissed_by"), f.get("effect"), f.get("rules")))
+                      for g in ("findings", "near_misses") for f in result[g])
+    using = [(w, result) for w, result in worlds.values()
+             if any(rule in (f.get("rules") or ()) for g in ("findings", "near_misses") for f in result[g])]
+    assert using, f"no fixture exercises {rule}"
+    with _without(rule, tmp_path):
+        changed = [w for w, result in using if seen(w.scan()) != seen(result)]
+    assert changed, f"deleting {rule} changed no fixture's scan"
+
+
+def test_a_tools_execute_result_is_not_the_tool_definition(worlds: dict[str, Any]) -> None:
     """The Map order inside what `execute` returns reaches `state.tools` only inside the function value."""
-    assert _at(result, "tools.ts") == []
+    assert _at(worlds, "tools.ts") == []
 
 
-def test_a_probe_choosing_resume_or_new_is_no_control_finding(result: dict[str, Any]) -> None:
-    found = _at(result, "resume.ts")
+def test_a_probe_choosing_resume_or_new_is_no_control_finding(worlds: dict[str, Any]) -> None:
+    found = _at(worlds, "resume.ts")
     assert [(f["kind"], f["source"]["text"]) for f in found] == [("environment", "process.cwd()")]
-    replayed = [m for m in _at(result, "resume.ts", "near_misses") if m["dismissed_by"] == "choice-of-replayed-history"]
+    replayed = [m for m in _at(worlds, "resume.ts", "near_misses")
+                if m["dismissed_by"] == "choice-of-replayed-history"]
     assert replayed and all(m["kind"] == "control" for m in replayed)
 
 
-def test_a_label_entry_never_becomes_history(result: dict[str, Any]) -> None:
-    assert _at(result, "labels.ts") == []
-    off = [m for m in _at(result, "labels.ts", "near_misses") if m["dismissed_by"] == "wire-fields"]
+def test_a_label_entry_never_becomes_history(worlds: dict[str, Any]) -> None:
+    assert _at(worlds, "labels.ts") == []
+    off = [m for m in _at(worlds, "labels.ts", "near_misses") if m["dismissed_by"] == "message-wire-fields"]
     assert off and "label entry" in off[0]["reason"]
 
 
-def test_an_optional_user_file_makes_the_choice_possible_with_its_condition(result: dict[str, Any]) -> None:
-    (f,) = _at(result, "prompt-files.ts")
+def test_an_optional_user_file_makes_the_choice_possible_with_its_condition(worlds: dict[str, Any]) -> None:
+    (f,) = _at(worlds, "prompt-files.ts")
     assert f["kind"] == "control" and f["possible"] is True
     assert f["condition"] == "only when the user has written SYSTEM.md"
+
+
+def test_a_session_id_sent_as_a_cache_key_is_cache_routing(worlds: dict[str, Any]) -> None:
+    keys = [f for f in _at(worlds, "routing.ts") if f["sink"]["part"] == "cache key"]
+    assert keys and {f["effect"] for f in keys} == {"cache-routing"}
+    assert {"request-builder-fields", "affinity-headers", "affinity-header-assignment"} <= {
+        f["sink"]["rule"] for f in keys}

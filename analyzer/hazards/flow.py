@@ -149,8 +149,8 @@ class FunctionFlow:
     def _line(self, node: Node) -> int:
         return node.start_point[0] + 1
 
-    def _step(self, node: Node, why: str) -> Step:
-        return Step(self.pf.repo, self.pf.path, self._line(node), why)
+    def _step(self, node: Node, why: str, rule: str = "") -> Step:
+        return Step(self.pf.repo, self.pf.path, self._line(node), why, rule)
 
     def _text(self, node: Node, limit: int = 80) -> str:
         t = _WS.sub(" ", self.pf.text(node)).strip()
@@ -207,7 +207,7 @@ class FunctionFlow:
         return {o: Flow(o, (self._step(node, f"{src.kind} source: {self._text(node, 60)}"),))}
 
     def _neutralise(self, t: Taints, n: Neutraliser, node: Node) -> Taints:
-        step = self._step(node, f"{n.reason} ({n.name})")
+        step = self._step(node, f"{n.reason} ({n.name})", n.name)
         return {o: replace(f.then(step), neutralisers=(*f.neutralisers, n.name)) for o, f in t.items()}
 
     def _returned(self, t: Taints, node: Node) -> None:
@@ -588,7 +588,8 @@ class FunctionFlow:
         records.write_object(self, self.ctx.records, node, written)
         kept = self._not_a_message(node)
         if kept is not None:  # an entry that never becomes a message (a label): what it holds is no history
-            return stepped(mapped(union(*parts), ("wrap", kept)), self._step(node, f"inside a {kept}"))
+            rule = self.rules.non_message_types.get(kept.removesuffix(" entry"), "")
+            return stepped(mapped(union(*parts), ("wrap", kept)), self._step(node, f"inside a {kept}", rule))
         return union(*parts)
 
     def _entry_segment(self, value: Node) -> str | None:
@@ -712,11 +713,16 @@ class FunctionFlow:
             return union(result, stepped(self.env[self.pf.text(fn)], self._step(node, f"called {callee}()")))
         if receiver is not None and method in self.rules.mutators:
             base = base_identifier(receiver) if receiver.type != "identifier" else receiver
-            added = stepped(union(*arg_t), self._step(node, f"added by {self._text(fn, 40)}()"))
+            added = stepped(union(*arg_t), self._step(node, f"added by {self._text(fn, 40)}()",
+                                                      self.rules.step_rules.get(("mutator", method), "")))
             if self._loop_order and method in self.rules.ordered_mutators:
                 order = self._loop_order[-1]
                 entry = self._entry_segment(args[0]) if args else None
-                added = union(added, mapped(order, ("wrap", entry)) if entry else order)
+                if entry:  # an entry that is no message: its order is no order of the messages either
+                    rule = self.rules.non_message_types.get(entry.removesuffix(" entry"), "")
+                    order = stepped(mapped(order, ("wrap", entry)), self._step(node, f"inside a {entry}", rule))
+                added = union(added, stepped(order, self._step(node, "added in this iteration order",
+                                                               self.rules.step_rules.get(("mutator", method), ""))))
             holder = receiver.child_by_field_name("object") if receiver.type == "member_expression" else None
             field_node = receiver.child_by_field_name("property") if holder is not None else None
             if holder is not None and holder.type == "this" and field_node is not None:
@@ -731,13 +737,16 @@ class FunctionFlow:
             carried = union(recv_t, *arg_t) if method in self.rules.carry_with_args else recv_t
             if method in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
-            return union(result, stepped(carried, self._step(node, f".{method}()")))
+            rule = self.rules.step_rules.get(("args" if any(arg_t) and method in self.rules.carry_with_args
+                                              else "method", method), "")
+            return union(result, stepped(carried, self._step(node, f".{method}()", rule)))
         builtin = self._imported_name(callee)
         if builtin in self.rules.carry_calls:
             carried = union(*arg_t)
             if builtin in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
-            return union(result, stepped(carried, self._step(node, f"{callee}()")))
+            return union(result, stepped(carried, self._step(node, f"{callee}()",
+                                                             self.rules.step_rules.get(("call", builtin), ""))))
         # an unresolved call: say so, never guess. Parameter flows are cut here too, and the cut is
         # replayed at every call site that passes a volatile value in (so a loss is never silent). An
         # inline listener handed to `on('x/y', …)` is no loss: its emitters run it (analyzer.hazards.seams).
@@ -871,15 +880,17 @@ class FunctionFlow:
                 continue  # handed over, not called here: its own summary holds what it computes
             kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
             kind += f", {ran}" if ran else ""
+            seam = " ".join(r for r in (ran[len("forwarded by "):] if ran.startswith("forwarded by ") else "",
+                                        str(attrs.get("rule") or "")) if r)
             possible = bool(attrs.get("possible"))
             line = self._line(node)
 
             def through(flow: Flow, inner: Flow, i: int, qual: str = qual, kind: str = kind,
-                        possible: bool = possible, line: int = line) -> Flow | None:
-                call = Step(self.pf.repo, self.pf.path, line, f"argument {i + 1} of {callee}() → {qual} ({kind})")
+                        possible: bool = possible, line: int = line, seam: str = seam) -> Flow | None:
+                call = Step(self.pf.repo, self.pf.path, line, f"argument {i + 1} of {callee}() → {qual} ({kind})", seam)
                 return compose_through(flow, inner, call, possible)
 
-            back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call")
+            back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call", seam)
             for origin, rf in summ.returns.items():
                 if origin.kind == "param":
                     if origin.index in params:
@@ -946,7 +957,7 @@ class FunctionFlow:
             carried = union(*arg_t)
             if name in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
-            return stepped(carried, self._step(node, f"new {name}()"))
+            return stepped(carried, self._step(node, f"new {name}()", self.rules.step_rules.get(("new", name), "")))
         for t in arg_t:  # a constructor the graph does not know: its arguments stop here, visibly
             if t:
                 self._miss(t, "not-followed", f"passed to new {name}() — no call-graph edge, not followed", node)

@@ -26,7 +26,10 @@ finding   = {"id": str,                                  # stable across line sh
                                                          # the value differs only under `condition`
              "condition": str|null,                      # e.g. "only when the user has written SYSTEM.md"
              "source": place + {"rule": str},
-             "steps": [{"repo", "path", "line", "why"}, …],            # in order, source first
+             "steps": [{"repo", "path", "line", "why", "rule"?}, …],   # in order, source first; "rule"
+                                                                      # when a rule made the step
+             "rules": [str, …],                         # every rule that decided something about it
+             "wire_rule": str?,                         # the [[wire]] rule that let the value's field through
              "sink": place + {"rule": str, "part": str},
              "rule", "description", "evidence": [str, …],             # structural only
              "control": {"rule", "tested": str|null, "test": place,   # kind "control" only: the volatile
@@ -109,7 +112,8 @@ def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, 
         "possible": hit.flow.possible or bool(o.condition),
         "condition": o.condition or None,
         "source": {**_place(g, o.repo, o.path, o.line, o.text, o.function), "rule": o.rule},
-        "steps": [{"repo": s.repo, "path": s.path, "line": s.line, "why": s.why} for s in hit.flow.steps],
+        "steps": [{"repo": s.repo, "path": s.path, "line": s.line, "why": s.why, **({"rule": s.rule} if s.rule else {})}
+                  for s in hit.flow.steps],
         "sink": {**_place(g, site.repo, site.path, site.line, site.text, site.function), "rule": site.rule,
                  "part": site.part, "position": dict(site.position) or None,
                  **({"message": message_origin(rules, hit)} if site.part == "message history" else {})},
@@ -152,7 +156,7 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
             entry["id"] = finding_id(entry["id"], unchanged.name)
             _keep(misses, entry)
         elif off_wire is not None and neutral is None:
-            entry.update(reason=off_wire, dismissed_by="wire-fields")
+            entry.update(reason=off_wire, dismissed_by=rules.wire_rules.get(hit.site.part, "wire-fields"))
             entry["id"] = finding_id(entry["id"], "wire")
             _keep(misses, entry)
         elif neutral is not None:
@@ -160,6 +164,8 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
             entry.update(reason=n.reason, dismissed_by=neutral)
             _keep(misses, entry)
         else:
+            if hit.flow.path:  # a field the [[wire]] rule of its part lets through
+                entry["wire_rule"] = rules.wire_rules.get(hit.site.part)
             _keep(findings, entry)
             continue
         entry.update(_effect_fields(rules.effect(None, entry["granularity"], entry["dismissed_by"])))
@@ -170,6 +176,8 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
         entry.update(_effect_fields(rules.effect(None, entry["granularity"], hit.site.rule)))
         entry["id"] = finding_id(entry["id"], hit.site.rule)
         _keep(misses, entry)
+    for entry in (*findings.values(), *misses.values()):
+        entry["rules"] = rules_of(rules, entry)
     cut = cut_flows(res)
     # a flow that is a finding somewhere is not also a near-miss for the same source
     found_sources = {(f["source"]["repo"], f["source"]["path"], f["source"]["line"]) for f in findings.values()}
@@ -230,6 +238,18 @@ def _off_wire(rules: HazardRules, hit: Hit) -> str | None:
         return None
     return (f"only inside field {'.'.join(path)} of the value; {off[0]!r} is not among the fields sent for "
             f"{hit.site.part} (rule [[wire]])")
+
+
+def rules_of(rules: HazardRules, entry: dict[str, Any]) -> list[str]:
+    """Every rule that decided something about this entry: its source, sink, effect, granularity, dismissal,
+    the history rule of a replayed message, and the rules of its steps (carriers, seams, neutralisers)."""
+    named = {entry["source"].get("rule"), entry["sink"].get("rule"), entry.get("effect_rule"),
+             entry.get("granularity_rule"), entry.get("dismissed_by")}
+    named |= {r for s in entry["steps"] for r in str(s.get("rule", "")).split()}
+    named.add(entry.get("wire_rule"))
+    if entry["sink"].get("message") == "replayed":
+        named |= {rules.history_rule}
+    return sorted(n for n in named if n)
 
 
 def _unchanged_choice(rules: HazardRules, entry: dict[str, Any]) -> UnchangedChoice | None:

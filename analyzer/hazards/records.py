@@ -39,7 +39,7 @@ class Walker(Protocol):
     ctx: Any
     summary: Summary
 
-    def _step(self, node: Node, why: str) -> Step: ...
+    def _step(self, node: Node, why: str, rule: str = "") -> Step: ...
 
 
 class RecordStore:
@@ -295,7 +295,8 @@ def read_member(w: Walker, store: RecordStore, obj: Node, name: str, node: Node)
     key = (KEY + decl, name)
     w.ctx.depend(key)
     flows = store.values.get(key, {})
-    return stepped(flows, w._step(node, f"read from a stored {_name(store, decl)}.{name}")) if flows else {}
+    rule = store.rule.name if store.rule is not None else ""
+    return stepped(flows, w._step(node, f"read from a stored {_name(store, decl)}.{name}", rule)) if flows else {}
 
 
 def _name(store: RecordStore, decl: str) -> str:

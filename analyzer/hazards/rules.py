@@ -188,6 +188,8 @@ class HazardRules:
     count_members: set[str] = field(default_factory=set)  # members that count a value (`length`): no order
     flattening: set[str] = field(default_factory=set)  # carriers whose result is a plain value
     wire_fields: dict[str, set[str]] = field(default_factory=dict)  # request part → serialised fields
+    wire_rules: dict[str, str] = field(default_factory=dict)  # request part → the [[wire]] rule naming its fields
+    history_rule: str = ""  # the [[history]] rule naming the reads
     history_reads: tuple[str, ...] = ()  # names whose read means a message of the stored history is replayed
     handoff_edges: set[str] = field(default_factory=set)  # edge rules whose target runs later, with other args
     fallbacks: list[Fallback] = field(default_factory=list)
@@ -195,6 +197,7 @@ class HazardRules:
     # `type` values of entries that never become a message (a label, UI state): what they hold is no history
     non_message_types: dict[str, str] = field(default_factory=dict)  # type literal → the rule naming it
     entry_type_keys: tuple[str, ...] = ()  # the object keys that hold an entry's type (`type`)
+    step_rules: dict[tuple[str, str], str] = field(default_factory=dict)  # (method|call|new|mutator, name) → rule
     explanations: dict[str, dict[str, str]] = field(default_factory=dict)  # rule name → table, file, EXPLAINED
     files: list[str] = field(default_factory=list)
     text_hash: str = ""
@@ -400,6 +403,12 @@ def _record(rules: HazardRules, e: dict[str, Any]) -> None:
 
 def _carrier(rules: HazardRules, e: dict[str, Any]) -> None:
     methods = set(e.get("methods", ()))
+    for what in ("methods", "calls", "new"):
+        for x in e.get(what, ()):
+            rules.step_rules.setdefault(({"methods": "method", "calls": "call"}.get(what, what), str(x)), e["name"])
+    if e.get("with_args"):  # what the arguments add is this rule's doing
+        for x in methods:
+            rules.step_rules.setdefault(("args", str(x)), e["name"])
     rules.carry_methods |= methods
     if e.get("flattens"):
         rules.flattening |= methods | set(e.get("calls", ())) | set(e.get("new", ()))
@@ -412,12 +421,15 @@ def _carrier(rules: HazardRules, e: dict[str, Any]) -> None:
 
 def _mutator(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.mutators |= set(e["methods"])
+    for x in e["methods"]:
+        rules.step_rules.setdefault(("mutator", str(x)), e["name"])
     if e.get("keeps_order"):
         rules.ordered_mutators |= set(e["methods"])
 
 
 def _wire(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.wire_fields.setdefault(_part(e["part"]), set()).update(e["fields"])
+    rules.wire_rules.setdefault(e["part"], str(e["name"]))
 
 
 def _handoff(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -425,6 +437,8 @@ def _handoff(rules: HazardRules, e: dict[str, Any]) -> None:
 
 
 def _history(rules: HazardRules, e: dict[str, Any]) -> None:
+    if e.get("reads"):
+        rules.history_rule = rules.history_rule or str(e["name"])
     rules.history_reads = (*rules.history_reads, *(str(x) for x in e.get("reads", ())))
     rules.non_message_types.update({str(x): e["name"] for x in e.get("not_messages", ())})
     rules.entry_type_keys = (*rules.entry_type_keys, *(str(x) for x in e.get("type_keys", ())))

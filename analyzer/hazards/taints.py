@@ -21,6 +21,7 @@ class Step:
     path: str
     line: int
     why: str
+    rule: str = ""  # the rule that made this step (a carrier, a seam, a neutraliser), when one did
 
 
 @dataclass(frozen=True)
