@@ -17,7 +17,7 @@ from typing import Any
 
 _MARK = re.compile(r"//\s*(hazard|ok):\s*([\w-]+)(?:\s*->\s*([a-z ]+?))?\s*(?=$|;|//)")
 # rule tables whose rules leave a near-miss behind when they apply
-DISMISSING = ("dismiss", "neutraliser", "wire", "unchanged_choice", "history")
+DISMISSING = ("dismiss", "neutraliser", "wire", "unchanged_choice", "covered_choice", "history")
 
 
 @dataclass(frozen=True)

@@ -616,7 +616,8 @@ class FunctionFlow:
         if not value:
             return
         for sink in self.property_sinks:
-            part = sink.keys.get(key)
+            part = sink.keys.get(key) or next((p for k, p in sink.keys.items() if "*" in k and glob_match(key, (k,))),
+                                              None)
             if part is not None:
                 for flow in value.values():
                     self._sink(flow, sink, part, node, f"property {key}")

@@ -176,6 +176,7 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
         entry.update(_effect_fields(rules.effect(None, entry["granularity"], hit.site.rule)))
         entry["id"] = finding_id(entry["id"], hit.site.rule)
         _keep(misses, entry)
+    _covered_choices(rules, findings, misses)
     for entry in (*findings.values(), *misses.values()):
         entry["rules"] = rules_of(rules, entry)
     cut = cut_flows(res)
@@ -250,6 +251,27 @@ def rules_of(rules: HazardRules, entry: dict[str, Any]) -> list[str]:
     if entry["sink"].get("message") == "replayed":
         named |= {rules.history_rule}
     return sorted(n for n in named if n)
+
+
+def _covered_choices(rules: HazardRules, findings: dict[str, dict[str, Any]],
+                     misses: dict[str, dict[str, Any]]) -> None:
+    """Move to the near-misses the control findings whose test sits in a function whose own (non-control)
+    volatile value reaches the same sink ([[covered_choice]])."""
+    if rules.covered_choice is None:
+        return
+    name, reason = rules.covered_choice
+    valued = {(f["source"]["function"], _sink_key(f)) for f in findings.values() if "control" not in f}
+    for key, f in list(findings.items()):
+        if "control" in f and (f["source"]["function"], _sink_key(f)) in valued:
+            del findings[key]
+            f.update(reason=reason, dismissed_by=name, effect=None, effect_rule=None, effect_reason=None)
+            f["id"] = finding_id(f["id"], name)
+            _keep(misses, f)
+
+
+def _sink_key(f: dict[str, Any]) -> tuple[Any, ...]:
+    s = f["sink"]
+    return (s["repo"], s["path"], s["line"], s["part"])
 
 
 def _unchanged_choice(rules: HazardRules, entry: dict[str, Any]) -> UnchangedChoice | None:

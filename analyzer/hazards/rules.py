@@ -194,6 +194,7 @@ class HazardRules:
     handoff_edges: set[str] = field(default_factory=set)  # edge rules whose target runs later, with other args
     fallbacks: list[Fallback] = field(default_factory=list)
     unchanged_choices: list[UnchangedChoice] = field(default_factory=list)
+    covered_choice: tuple[str, str] | None = None  # (rule name, reason): a choice inside a volatile value
     # `type` values of entries that never become a message (a label, UI state): what they hold is no history
     non_message_types: dict[str, str] = field(default_factory=dict)  # type literal → the rule naming it
     entry_type_keys: tuple[str, ...] = ()  # the object keys that hold an entry's type (`type`)
@@ -448,6 +449,10 @@ def _fallback(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.fallbacks.append(Fallback(e["name"], tuple(str(x) for x in e["operators"]), str(e["reason"])))
 
 
+def _covered_choice(rules: HazardRules, e: dict[str, Any]) -> None:
+    rules.covered_choice = (str(e["name"]), str(e["reason"]))
+
+
 def _unchanged_choice(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.unchanged_choices.append(UnchangedChoice(e["name"], tuple(_part(p) for p in e["parts"]),
                                                    str(e.get("message", "")), str(e["reason"])))
@@ -464,5 +469,5 @@ _READERS = {"experiment": _elsewhere, "forwarder": _elsewhere, "registry": _else
             "neutraliser": _neutraliser, "returns": _returns, "property": _property,
             "call_argument": _call_argument, "assignment": _assignment, "dismiss": _dismiss,
             "history": _history, "handoff": _handoff, "fallback": _fallback,
-            "unchanged_choice": _unchanged_choice,
+            "unchanged_choice": _unchanged_choice, "covered_choice": _covered_choice,
             "rewrite": _structural("rewrite"), "runtime_tools": _structural("runtime_tools")}
