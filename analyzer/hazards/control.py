@@ -80,7 +80,9 @@ def catch_test(w: FunctionFlow, node: Node) -> Test | None:
     for rule in w.rules.controls:
         if not rule.catch_calls or not _mentions(w, body, rule.catch_calls):
             continue
-        for call in _calls(body):
+        # with `in_callbacks`, also a call inside a callback handed to a call of the block (it runs, and
+        # throws, while that call does)
+        for call in (_calls_in_callbacks(body) if rule.in_callbacks else _calls(body)):
             if _matches(w, call, rule.catch_calls):
                 fn = call.child_by_field_name("function")
                 return Test(rule, node, f"catch of {w._text(fn, 40) if fn is not None else 'a call'}()")
@@ -107,7 +109,8 @@ def _uses(w: FunctionFlow, node: Node | None, names: frozenset[str]) -> bool:
 def _mentions(w: FunctionFlow, node: Node, patterns: tuple[str, ...]) -> bool:
     """A cheap first look: the node's text holds a name one of the patterns calls (`fetch` for `*.fetch`,
     `axios` for `axios.*`), or a local name imported under one."""
-    names = {head if last == "*" else last for head, _, last in (p.rpartition(".") for p in patterns)} - {"", "*"}
+    names = {max((head if last == "*" else last).split("*"), key=len)
+             for head, _, last in (p.rpartition(".") for p in patterns)} - {""}
     names.update(local for local, exported in w.pf.imported_as.items() if exported in names)
     text = w.pf.text(node)
     return any(n in text for n in names)
@@ -123,6 +126,30 @@ def _matches(w: FunctionFlow, call: Node, patterns: tuple[str, ...]) -> bool:
 
 def _calls(node: Node) -> list[Node]:
     return [n for n in _walk(node) if n.type == "call_expression"]
+
+
+def _calls_in_callbacks(node: Node) -> list[Node]:
+    """The calls of `node`, and of the functions written as arguments of its calls (callbacks)."""
+    out = _calls(node)
+    for call in list(out):
+        args = call.child_by_field_name("arguments")
+        for arg in (args.named_children if args is not None else []):
+            for n in _walk_into(arg):
+                if n.type in FUNCTION_NODES:
+                    body = n.child_by_field_name("body")
+                    out += _calls(body) if body is not None else []
+    return out
+
+
+def _walk_into(node: Node) -> list[Node]:
+    """The nodes of an argument, object literals included, stopping at the functions found there."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if n.type not in FUNCTION_NODES:
+            stack.extend(n.children)
+    return out
 
 
 def _walk(node: Node) -> list[Node]:

@@ -17,7 +17,8 @@ from analyzer.errors import AnalyzerError
 from analyzer.rules.files import read_rule_files
 
 KINDS = ("time", "random", "environment", "filesystem", "ordering", "counter", "locale")
-PARTS = ("system prompt", "tool definitions", "message history", "runtime context", "cache key", "request headers")
+PARTS = ("system prompt", "tool definitions", "message history", "runtime context", "cache key", "request headers",
+         "request body")
 # How often a value changes, finest first: a value fixed at a coarser scope is the coarser one.
 GRANULARITIES = ("request", "session", "day", "machine", "install")
 # What a value does to the cached prefix, in the order findings are ranked (the vocabulary of
@@ -129,6 +130,7 @@ class Control:
     # string literals of the probing function that name a file the user writes (globs): a choice made by
     # whether such a file exists is a `possible` finding, its condition named
     optional_files: tuple[str, ...] = ()
+    in_callbacks: bool = False  # catch_calls: also calls inside callbacks handed to a call of the try block
 
 
 @dataclass(frozen=True)
@@ -386,7 +388,7 @@ def _control(rules: HazardRules, e: dict[str, Any]) -> None:
     control = Control(e["name"], str(e["neutralised"]),
                       _granularity(str(e["granularity"])) if "granularity" in e else None, kinds,
                       tuple(e.get("catch_calls", ())), tuple(e.get("probe_calls", ())),
-                      tuple(str(x) for x in e.get("optional_files", ())))
+                      tuple(str(x) for x in e.get("optional_files", ())), bool(e.get("in_callbacks", False)))
     if not (control.source_kinds or control.catch_calls or control.probe_calls):
         raise ValueError("needs source_kinds, catch_calls or probe_calls")
     if control.granularity is None and not control.source_kinds:
