@@ -32,13 +32,13 @@ class FunctionFlow(Protocol):
     fn: Node
     info: Any
     env: dict[str, Taints]
-    _returned_at: dict[int, Taints]
+    returned_at: dict[int, Taints]
 
-    def _text(self, node: Node, limit: int = 80) -> str: ...
-    def _line(self, node: Node) -> int: ...
-    def _step(self, node: Node, why: str, rule: str = "") -> Step: ...
-    def _kind(self, origin: Origin) -> str | None: ...
-    def _imported_name(self, callee: str) -> str: ...
+    def text(self, node: Node, limit: int = 80) -> str: ...
+    def line(self, node: Node) -> int: ...
+    def step(self, node: Node, why: str, rule: str = "") -> Step: ...
+    def kind(self, origin: Origin) -> str | None: ...
+    def imported_name(self, callee: str) -> str: ...
 
 _WS = re.compile(r"\s+")
 _SCOPES = FUNCTION_NODES | {"class_declaration", "class", "abstract_class_declaration"}
@@ -59,10 +59,10 @@ def condition_test(w: FunctionFlow, cond: Node | None, cond_t: Taints) -> Test |
     """The [[control]] rule a condition matches: it carries a source of a listed kind, or it calls a probe."""
     if cond is None or not w.rules.controls:
         return None
-    text = w._text(_bare(cond), 60)
+    text = w.text(_bare(cond), 60)
     for rule in w.rules.controls:
         if rule.source_kinds:
-            tested = sorted((o for o in cond_t if o.kind == "source" and w._kind(o) in rule.source_kinds),
+            tested = sorted((o for o in cond_t if o.kind == "source" and w.kind(o) in rule.source_kinds),
                             key=lambda o: (o.line, o.text))
             if tested:
                 return Test(rule, cond, text, tested[0].rule, frozenset(tested), _holding(w, cond, set(tested)))
@@ -85,7 +85,7 @@ def catch_test(w: FunctionFlow, node: Node) -> Test | None:
         for call in (_calls_in_callbacks(body) if rule.in_callbacks else _calls(body)):
             if _matches(w, call, rule.catch_calls):
                 fn = call.child_by_field_name("function")
-                return Test(rule, node, f"catch of {w._text(fn, 40) if fn is not None else 'a call'}()")
+                return Test(rule, node, f"catch of {w.text(fn, 40) if fn is not None else 'a call'}()")
     return None
 
 
@@ -95,7 +95,7 @@ def _holding(w: FunctionFlow, cond: Node, origins: set[Origin]) -> frozenset[str
     for n in _walk(cond):
         if n.type == "identifier" and origins & set(w.env.get(w.pf.text(n), {})):
             out.add(w.pf.text(n))
-        elif n.type == "member_expression" and any(o.line == w._line(n) and o.text == w._text(n) for o in origins):
+        elif n.type == "member_expression" and any(o.line == w.line(n) and o.text == w.text(n) for o in origins):
             out.add(norm(w.pf.text(n)))
     return frozenset(out)
 
@@ -121,7 +121,7 @@ def _matches(w: FunctionFlow, call: Node, patterns: tuple[str, ...]) -> bool:
     if fn is None:
         return False
     callee = norm(w.pf.text(fn))
-    return glob_match(callee, patterns) or glob_match(w._imported_name(callee), patterns)
+    return glob_match(callee, patterns) or glob_match(w.imported_name(callee), patterns)
 
 
 def _calls(node: Node) -> list[Node]:
@@ -174,7 +174,7 @@ def chosen(w: FunctionFlow, test: Test, alternatives: list[tuple[Node | None, Ta
     """The control flow of a value chosen among `alternatives` (their nodes and flows), or nothing when the
     alternatives are the same text, already carry the tested value (its finding says it), or are all
     volatile themselves (each is a finding of its own)."""
-    texts = [(w._line(n), w._text(n, 60)) if n is not None else (w._line(at), "undefined") for n, _ in alternatives]
+    texts = [(w.line(n), w.text(n, 60)) if n is not None else (w.line(at), "undefined") for n, _ in alternatives]
     if len({_norm(t) for _, t in texts}) < 2:
         return {}
     carried = set(union(*(t for _, t in alternatives)))
@@ -182,13 +182,13 @@ def chosen(w: FunctionFlow, test: Test, alternatives: list[tuple[Node | None, Ta
         return {}
     if all(any(o.kind == "source" and not o.branches for o in t) for _, t in alternatives):
         return {}
-    line = w._line(test.node)
+    line = w.line(test.node)
     o = Origin("source", test.rule.name, -1, w.pf.repo, w.pf.path, line, test.text, w.info.node,
                "control", tested=test.tested, branches=tuple(sorted(dict.fromkeys(texts), key=lambda b: b[0])),
                condition=optional_condition(w, test))
     what = " or ".join(f"line {n}" for n, _ in o.branches)
     steps = (Step(w.pf.repo, w.pf.path, line, f"volatile test ({test.rule.name}): {test.text}"),
-             w._step(at, f"selects {what}"))
+             w.step(at, f"selects {what}"))
     return {o: Flow(o, steps)}
 
 
@@ -270,7 +270,7 @@ def select_assigned(w: FunctionFlow, test: Test, node: Node, branches: tuple[Nod
         else:
             flow = chosen(w, test, alternatives, node)
             if flow:
-                w.env[name] = union(w.env.get(name, {}), stepped(flow, w._step(node, f"assigned to {name}")))
+                w.env[name] = union(w.env.get(name, {}), stepped(flow, w.step(node, f"assigned to {name}")))
 
 
 # ---- early returns ------------------------------------------------------------------------------------
@@ -311,9 +311,9 @@ def guarded_returns(w: FunctionFlow, fn: Node, guards: list[Guard]) -> Taints:
         rest = [r for r in every if r.start_byte not in inside and r.start_byte >= g.anchor.start_byte]
         if not mine or not rest:
             continue
-        alternatives = [(_returned(r), w._returned_at.get(r.start_byte, {})) for r in (*mine, *rest)]
+        alternatives = [(_returned(r), w.returned_at.get(r.start_byte, {})) for r in (*mine, *rest)]
         flow = chosen(w, g.test, alternatives, g.anchor)
-        out = union(out, stepped(flow, w._step(g.anchor, "returned")))
+        out = union(out, stepped(flow, w.step(g.anchor, "returned")))
     return out
 
 

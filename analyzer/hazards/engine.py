@@ -483,7 +483,7 @@ class Engine:
                 continue
             info = FunctionInfo(class_node, name, f"{self.qualname(class_node)}.{name}", class_node, True)
             flow = FunctionFlow(self, pf, member, info, depth + 1, module_names=self._module_names(pf))
-            t = stepped(flow._eval(value), flow._step(member, f"initialises field {name}"))
+            t = stepped(flow.evaluate(value), flow.step(member, f"initialises field {name}"))
             t = {o: f for o, f in t.items() if o.kind == "source"}
             return _neutralised(t, fixed.name) if fixed is not None else t
         return {}
@@ -506,7 +506,7 @@ class Engine:
                         value = d.child_by_field_name("value")
                         if d.type == "variable_declarator" and value is not None \
                                 and value.type not in ("arrow_function", "function_expression"):
-                            flow._declare(d)
+                            flow.declare(d)
             names = {}
             for name, t in flow.env.items():
                 sourced = {o: f for o, f in t.items() if o.kind == "source"}

@@ -39,7 +39,7 @@ class Walker(Protocol):
     ctx: Any
     summary: Summary
 
-    def _step(self, node: Node, why: str, rule: str = "") -> Step: ...
+    def step(self, node: Node, why: str, rule: str = "") -> Step: ...
 
 
 class RecordStore:
@@ -254,7 +254,7 @@ def write_object(w: Walker, store: RecordStore, obj: Node, fields: dict[str, Tai
         return
     for name, flows in fields.items():
         if flows:
-            _pending(w).append((decl, name, stepped(flows, w._step(obj, f"written into {_name(store, decl)}.{name}"))))
+            _pending(w).append((decl, name, stepped(flows, w.step(obj, f"written into {_name(store, decl)}.{name}"))))
 
 
 def write_member(w: Walker, store: RecordStore, obj: Node, name: str, flows: Taints, node: Node) -> None:
@@ -263,7 +263,7 @@ def write_member(w: Walker, store: RecordStore, obj: Node, name: str, flows: Tai
         return
     decl = type_of(w, store, obj)
     if decl is not None:
-        _pending(w).append((decl, name, stepped(flows, w._step(node, f"written into {_name(store, decl)}.{name}"))))
+        _pending(w).append((decl, name, stepped(flows, w.step(node, f"written into {_name(store, decl)}.{name}"))))
 
 
 def _pending(w: Walker) -> list[tuple[str, str, Taints]]:
@@ -296,7 +296,7 @@ def read_member(w: Walker, store: RecordStore, obj: Node, name: str, node: Node)
     w.ctx.depend(key)
     flows = store.values.get(key, {})
     rule = store.rule.name if store.rule is not None else ""
-    return stepped(flows, w._step(node, f"read from a stored {_name(store, decl)}.{name}", rule)) if flows else {}
+    return stepped(flows, w.step(node, f"read from a stored {_name(store, decl)}.{name}", rule)) if flows else {}
 
 
 def _name(store: RecordStore, decl: str) -> str:

@@ -222,6 +222,43 @@ class HazardRules:
         fills = sorted({re.escape(m) for s in self.sources for m in s.fills})
         return "|".join(fills) or "(?!)"
 
+    # ---- the walker's questions: is this node a source, a barrier? (flow.py asks, the files answer) -------
+    def call_source(self, callee: str, method: str, imports: dict[str, str]) -> Source | None:
+        """The source rule a call matches (`Date.now()`, `randomUUID()` imported from a listed module,
+        `*.readdirSync`), given the file's imports (local name → module)."""
+        head = callee.rsplit(".", 1)[-1]
+        if head not in self.call_heads and method not in self.call_heads:
+            return None  # no rule names this call (the common case: answered by one set lookup)
+        for src in self.sources:
+            for pat in src.calls:
+                p = pat.call
+                if p.startswith("*."):
+                    if method and method == p[2:]:
+                        return src
+                elif callee == p:
+                    if "." in p or not pat.modules or imports.get(callee) in pat.modules:
+                        return src
+                elif pat.modules and "." in callee:  # `crypto.randomUUID` with `import * as crypto`
+                    first, _, last = callee.rpartition(".")
+                    if last == p and imports.get(first) in pat.modules:
+                        return src
+        return None
+
+    def member_source(self, text: str) -> Source | None:
+        """The source rule a member read matches (`process.env.X`, `….header.cwd`), on normalised text."""
+        for src in self.sources:
+            for m in src.members:
+                if m.startswith("*."):
+                    if text.endswith(m[1:]):
+                        return src
+                elif text == m or text.startswith(m + ".") or text.startswith(m + "["):
+                    return src
+        return None
+
+    def dismissal(self, callee: str) -> Dismiss | None:
+        """The [[dismiss]] rule whose calls match: a barrier (logging, timers, stores…)."""
+        return next((d for d in self.dismissals if glob_match(callee, d.calls)), None)
+
     def scoped(self, scope: str) -> Fixed | None:
         return next((n for n in self.fixed if n.scope == scope), None)
 
