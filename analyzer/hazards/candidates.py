@@ -65,6 +65,7 @@ class Candidates:
         names = {i for s in rules for i in s.identifiers}
         iterators = {i for s in rules for i in s.iterators}
         updates = any(s.updates for s in rules)
+        typed = {t for s in rules for t in s.typed_fields}  # fields read as a typed source (`agent.id`)
         for f in self.files.get(repo, []):
             path = f.path
             for call in f.calls:
@@ -82,7 +83,8 @@ class Candidates:
                 kind = v.kind
                 if kind == "member" or kind == "assign":  # `process.env.X = …` writes the environment
                     chain = v.text.split(".")
-                    if any(_contains(chain, m, after_root) for m, after_root in members):
+                    if any(_contains(chain, m, after_root) for m, after_root in members) \
+                            or (kind == "member" and len(chain) > 1 and chain[-1] in typed):
                         yield path, v.line
                 elif kind == "ident":
                     if v.text in names:

@@ -103,6 +103,9 @@ class Engine:
             if a.get("kind") not in FUNCTION_KINDS or (a.get("test") and not self.include_tests):
                 continue
             out.append((v, d))
+        if not out:  # the line's edges are others' (`section({ text: () => f(x) })`): a closure's own edges
+            inner = self._nested_at(node, line)
+            return self.callees(inner, line, column, callee) if inner is not None else []
         return out
 
     def through_edge(self, target: str, attrs: dict[str, Any], callee: str, pf: ParsedFile, args: list[Any],

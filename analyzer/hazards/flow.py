@@ -154,6 +154,10 @@ class FunctionFlow:
         """Bind a `variable_declarator` (a module-level constant read by this function)."""
         self._declare(declarator)
 
+    def origin(self, src: Source, node: Node) -> Taints:
+        """A new flow of source rule `src` at `node` (records.py: a field declared as a per-session id)."""
+        return self._origin_flow(src, node)
+
     def line(self, node: Node) -> int:
         return node.start_point[0] + 1
 

@@ -46,6 +46,8 @@ class Source:
     updates: bool = False
     identifiers: list[str] = field(default_factory=list)
     fills: list[str] = field(default_factory=list)  # methods that register into a container (`set`, `add`)
+    field_types: list[str] = field(default_factory=list)  # a record field declared with one of these types
+    typed_fields: list[str] = field(default_factory=list)  # …read under one of these names (candidates)
 
 
 @dataclass
@@ -348,7 +350,8 @@ def _source(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.sources.append(Source(e["name"], e["kind"], str(e["granularity"]), str(e["neutralised"]), calls,
                                 list(e.get("new", [])), list(e.get("members", [])), list(e.get("iterators", [])),
                                 list(e.get("containers", [])), bool(e.get("updates", False)),
-                                list(e.get("identifiers", [])), list(e.get("fills", []))))
+                                list(e.get("identifiers", [])), list(e.get("fills", [])),
+                                list(e.get("field_types", [])), list(e.get("typed_fields", []))))
 
 
 def _neutraliser(rules: HazardRules, e: dict[str, Any]) -> None:
