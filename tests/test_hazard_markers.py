@@ -181,3 +181,16 @@ def test_a_session_id_sent_as_a_cache_key_is_cache_routing(worlds: dict[str, Any
     assert keys and {f["effect"] for f in keys} == {"cache-routing"}
     assert {"request-builder-fields", "affinity-headers", "affinity-header-assignment"} <= {
         f["sink"]["rule"] for f in keys}
+
+
+def test_the_text_output_names_the_condition_of_a_possible_finding(worlds: dict[str, Any]) -> None:
+    import io
+
+    from rich.console import Console
+
+    from analyzer.hazards.render import render_text
+
+    console = Console(file=io.StringIO(), width=400)
+    render_text(worlds["marked"][1], console, verbose=0)
+    lines = [line for line in console.file.getvalue().splitlines() if "prompt-files.ts" in line]
+    assert any("possible (only when the user has written SYSTEM.md)" in line for line in lines), lines
