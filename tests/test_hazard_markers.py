@@ -194,3 +194,45 @@ def test_the_text_output_names_the_condition_of_a_possible_finding(worlds: dict[
     render_text(worlds["marked"][1], console, verbose=0)
     lines = [line for line in console.file.getvalue().splitlines() if "prompt-files.ts" in line]
     assert any("possible (only when the user has written SYSTEM.md)" in line for line in lines), lines
+
+
+def _summary(finding: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The shape of `analyze observe EXPERIMENT --json` for an app experiment (analyzer/observe/appsummary.py)."""
+    return {"schema": "analyzer.observe.app-summary/1", "source": {"finding": finding, "hazard": "", "rule": "r"},
+            "vary": {"factor": "cwd", "name": None, "path": None, "values": ["a", "b"]}, "app_requests": rows}
+
+
+def test_a_finding_reads_back_what_its_app_experiment_observed(worlds: dict[str, Any], tmp_path: Path) -> None:
+    import copy
+    import json
+
+    from analyzer.hazards.observed import attach
+
+    result = copy.deepcopy(worlds["marked"][1])
+    (f,) = [x for x in result["findings"] if x["source"]["path"].endswith("resume.ts")]
+    rows = [{"series": "control", "index": 1, "raw_cached": 900},
+            {"series": "cwd=b", "index": 1, "raw_cached": 120,
+             "first_divergence": {"kind": "changed", "part": "system", "offset": 40, "lost": 780}}]
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(_summary(f["id"], rows)))
+    attach(result, [run])
+    (seen,) = [x["observed"] for x in result["findings"] if x["id"] == f["id"]]
+    assert (seen["observed"], seen["differed"], seen["requests"], seen["cached_tokens_lost"]) == (True, 1, 1, 780)
+    assert seen["record"] == str(run) and seen["first_divergence"]["part"] == "system"
+    assert sum(1 for x in result["findings"] if "observed" in x) == 1
+
+
+def test_an_observed_run_that_names_no_finding_of_the_scan_is_one_error(worlds: dict[str, Any],
+                                                                        tmp_path: Path) -> None:
+    import json
+
+    from analyzer.errors import AnalyzerError
+    from analyzer.hazards.observed import attach
+
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(_summary("000000000000", [])))
+    with pytest.raises(AnalyzerError, match="is not among this scan's findings"):
+        attach(worlds["marked"][1], [run])
+    run.write_text("{}")
+    with pytest.raises(AnalyzerError, match="not an app summary"):
+        attach(worlds["marked"][1], [run])

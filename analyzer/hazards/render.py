@@ -107,6 +107,12 @@ def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
             continue
         rule = f"  [dim](rule {escape(s['rule'])})[/]" if s.get("rule") and verbose else ""
         console.print(f"     ↳ {escape(s['repo'])}:{escape(s['path'])}:{s['line']}  {escape(s['why'])}{rule}")
+    seen = f.get("observed")
+    if seen:
+        what = (f"seen in {seen['differed']} of {seen['requests']} varied request(s), "
+                f"{seen['cached_tokens_lost']:,} cached token(s) lost" if seen["observed"]
+                else f"not seen in {seen['requests']} varied request(s)")
+        console.print(f"   observed  varying {escape(str(seen['factor']))}: {what} ({escape(seen['record'])})")
     if sink.get("position"):
         where = ", ".join(f"{k} {v}" for k, v in sink["position"].items())
         console.print(f"   lands  {escape(sink['part'])} entry {escape(where)}")

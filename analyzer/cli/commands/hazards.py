@@ -23,6 +23,9 @@ def add_arguments(parser: Any) -> None:
                         help="write an observe experiment that varies this finding's (or hazard's) value in the app")
     parser.add_argument("--explain", metavar="RULE",
                         help="print what a rule matches, why it matters, an example and the fix, then exit")
+    parser.add_argument("--observed", action="append", metavar="RUN.json", default=[],
+                        help="an app summary of `analyze observe EXPERIMENT --json` for an experiment --experiment "
+                             "wrote: the finding says whether the variation was seen and what it cost")
     parser.add_argument("--out", metavar="FILE", help="where --experiment writes (default hazard-ID.toml)")
     parser.add_argument("--at", action="append", metavar="NAME=SHA",
                         help="analyse NAME at another commit for this run (the lock is not edited)")
@@ -39,6 +42,12 @@ def run(args: Any, ctx: CliContext) -> int:
                             include_tests=args.include_tests)
     with session_for(ctx) as session:
         result = hazards(session, options, at=args.at).document
+    if args.observed:
+        from pathlib import Path
+
+        from analyzer.hazards.observed import attach
+
+        result = attach(result, [Path(p) for p in args.observed])
     if args.experiment:
         from pathlib import Path
 
