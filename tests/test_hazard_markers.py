@@ -153,7 +153,13 @@ def test_deleting_a_rule_of_each_kind_from_its_file_changes_the_scan(worlds: dic
 
 def test_a_tools_execute_result_is_not_the_tool_definition(worlds: dict[str, Any]) -> None:
     """The Map order inside what `execute` returns reaches `state.tools` only inside the function value."""
-    assert _at(worlds, "tools.ts") == []
+    assert [f for f in _at(worlds, "tools.ts") if f["sink"]["part"] == "tool definitions"] == []
+    assert [f["source"]["text"] for f in _at(worlds, "tools.ts")] == ["new Date()"]  # the clock tool's result
+
+
+def test_a_tool_result_is_a_tail_append(worlds: dict[str, Any]) -> None:
+    (f,) = _at(worlds, "tools.ts")
+    assert (f["sink"]["part"], f["sink"]["message"], f["effect"]) == ("message history", "appended", "tail-append")
 
 
 def test_a_probe_choosing_resume_or_new_is_no_control_finding(worlds: dict[str, Any]) -> None:

@@ -812,6 +812,9 @@ class FunctionFlow:
                 continue
             if sink.arg >= len(args):
                 continue
+            if sink.url_arg is not None and (sink.url_arg >= len(args)
+                                             or not glob_match(self.pf.text(args[sink.url_arg]), sink.urls)):
+                continue
             value = arg_t[sink.arg]
             arg = unwrap(args[sink.arg])
             if not value and arg.type in ("identifier", "member_expression"):  # a provider named, not written

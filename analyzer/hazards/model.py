@@ -43,7 +43,8 @@ place     = {"repo", "path", "line", "text", "function"}   # function: the graph
                                                            # {"name", "order"} as the code states them, or null;
                                                            # message history sinks also "message": "new" (put
                                                            # into a message built for this request) or
-                                                           # "replayed" (read back from the stored history)
+                                                           # "replayed" (read back from the stored history) or
+                                                           # "appended" (a tool result appended after it)
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, 
     o, site = hit.flow.origin, hit.site
     src = rules.source(o.rule)
     granularity, granularity_rule = rules.granularity(o.rule, hit.flow.neutralisers, o.tested)
-    effect = rules.effect(site.part, granularity)
+    message = message_origin(rules, hit) if site.part == "message history" else None
+    effect = rules.effect(site.part, granularity, message=message)
     chosen = {"control": {"rule": o.rule, "tested": o.tested or None,
                           "test": _place(g, o.repo, o.path, o.line, o.text, o.function),
                           "branches": [{"repo": o.repo, "path": o.path, "line": line, "text": text}
@@ -116,7 +118,7 @@ def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, 
                   for s in hit.flow.steps],
         "sink": {**_place(g, site.repo, site.path, site.line, site.text, site.function), "rule": site.rule,
                  "part": site.part, "position": dict(site.position) or None,
-                 **({"message": message_origin(rules, hit)} if site.part == "message history" else {})},
+                 **({"message": message} if message is not None else {})},
         **chosen,
     }
 
@@ -125,8 +127,14 @@ _READ_STEP = re.compile(r"^(?:read from this\.([\w$]+)|returned by ([\w$.]+) )")
 
 
 def message_origin(rules: HazardRules, hit: Hit) -> str:
-    """`replayed` when the chain reads the stored history on its way (a field or getter the `[[history]]`
-    rule names), else `new`: the value is put into a message built for this request."""
+    """`appended` when the value comes out of a function whose result is a new message appended after the
+    history (a tool's `execute`, the `[[history]]` rule's `appended_by`); `replayed` when the chain reads the
+    stored history on its way (a field or getter the `[[history]]` rule names); else `new`: the value is put
+    into a message built for this request."""
+    for step in hit.flow.steps:
+        m = _READ_STEP.match(step.why)
+        if m and m.group(2) and glob_match(m.group(2).rsplit(".", 1)[-1], rules.appended_by):
+            return "appended"
     for step in hit.flow.steps:
         m = _READ_STEP.match(step.why)
         name = (m.group(1) or m.group(2).rsplit(".", 1)[-1]) if m else ""
@@ -250,6 +258,8 @@ def rules_of(rules: HazardRules, entry: dict[str, Any]) -> list[str]:
     named.add(entry.get("wire_rule"))
     if entry["sink"].get("message") == "replayed":
         named |= {rules.history_rule}
+    if entry["sink"].get("message") == "appended":
+        named |= {rules.appended_rule}
     return sorted(n for n in named if n)
 
 

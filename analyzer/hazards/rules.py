@@ -81,6 +81,7 @@ class Effect:
     parts: tuple[str, ...] = ()  # request parts (empty: any)
     granularities: tuple[str, ...] = ()  # effective granularities (empty: any)
     dismissed_by: tuple[str, ...] = ()  # for near-misses: the dismissing rule (empty: findings only)
+    messages: tuple[str, ...] = ()  # message history only: the message origins (new | replayed | appended)
 
 
 @dataclass
@@ -98,6 +99,8 @@ class Sink:
     receivers: tuple[str, ...] = ()
     position: tuple[str, ...] = ()  # call_argument: object keys that say where the entry lands
     name_arg: int | None = None  # call_argument: the argument whose literal names the entry
+    url_arg: int | None = None  # call_argument: the argument whose text must match one of `urls`
+    urls: tuple[str, ...] = ()
 
 
 @dataclass
@@ -194,6 +197,8 @@ class HazardRules:
     wire_fields: dict[str, set[str]] = field(default_factory=dict)  # request part → serialised fields
     wire_rules: dict[str, str] = field(default_factory=dict)  # request part → the [[wire]] rule naming its fields
     history_rule: str = ""  # the [[history]] rule naming the reads
+    appended_by: tuple[str, ...] = ()  # functions whose result is a new message appended after the history
+    appended_rule: str = ""
     history_reads: tuple[str, ...] = ()  # names whose read means a message of the stored history is replayed
     handoff_edges: set[str] = field(default_factory=set)  # edge rules whose target runs later, with other args
     fallbacks: list[Fallback] = field(default_factory=list)
@@ -278,9 +283,12 @@ class HazardRules:
                 best, rule = f.granularity, f.name
         return best, rule
 
-    def effect(self, part: str | None, granularity: str, dismissed_by: str | None = None) -> Effect | None:
+    def effect(self, part: str | None, granularity: str, dismissed_by: str | None = None,
+               message: str | None = None) -> Effect | None:
         for e in self.effects:
             if (e.parts and part not in e.parts) or (e.granularities and granularity not in e.granularities):
+                continue
+            if e.messages and message not in e.messages:
                 continue
             if (dismissed_by is None) != (not e.dismissed_by) or (dismissed_by and dismissed_by not in e.dismissed_by):
                 continue
@@ -375,7 +383,7 @@ def _effect(rules: HazardRules, e: dict[str, Any]) -> None:
         raise ValueError(f"effect must be one of {', '.join(EFFECTS)}")
     rules.effects.append(Effect(e["name"], e["effect"], str(e["reason"]), tuple(_part(p) for p in e.get("parts", ())),
                                 tuple(_granularity(g) for g in e.get("granularities", ())),
-                                tuple(e.get("dismissed_by", ()))))
+                                tuple(e.get("dismissed_by", ())), tuple(e.get("messages", ()))))
 
 
 def _part(value: str) -> str:
@@ -397,7 +405,8 @@ def _call_argument(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.sinks.append(Sink(e["name"], "call_argument", _part(e["part"]), receiver=str(e.get("receiver", "*")),
                             method=str(e["method"]), arg=int(e.get("arg", 0)), property=e.get("property"),
                             position=tuple(e.get("position", ())),
-                            name_arg=int(e["name_arg"]) if "name_arg" in e else None))
+                            name_arg=int(e["name_arg"]) if "name_arg" in e else None,
+                            url_arg=int(e["url_arg"]) if "url_arg" in e else None, urls=tuple(e.get("urls", ()))))
 
 
 def _assignment(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -482,6 +491,9 @@ def _handoff(rules: HazardRules, e: dict[str, Any]) -> None:
 def _history(rules: HazardRules, e: dict[str, Any]) -> None:
     if e.get("reads"):
         rules.history_rule = rules.history_rule or str(e["name"])
+    if e.get("appended_by"):
+        rules.appended_rule = rules.appended_rule or str(e["name"])
+        rules.appended_by = (*rules.appended_by, *(str(x) for x in e["appended_by"]))
     rules.history_reads = (*rules.history_reads, *(str(x) for x in e.get("reads", ())))
     rules.non_message_types.update({str(x): e["name"] for x in e.get("not_messages", ())})
     rules.entry_type_keys = (*rules.entry_type_keys, *(str(x) for x in e.get("type_keys", ())))
