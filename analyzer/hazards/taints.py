@@ -110,12 +110,12 @@ def _names_field(text: str, key: str) -> bool:
 
 
 def as_order(flow: Flow) -> Flow | None:
-    """A list's iteration order as a whole value, when `flow` is an ordering source the list's elements hold.
-    An ordering inside what a function an element holds would return (a CALLED segment) is no order of the
-    list: the function value is kept, not its result."""
-    if flow.origin.volatility != "ordering" or CALLED in flow.path:
+    """A list's iteration order as a whole value, when `flow` is the order of the list's elements themselves
+    (an ordering source as the whole value). An ordering inside a field of each element (`{ result: { text:
+    names } }`), or inside what a function an element holds would return, is no order of the list."""
+    if flow.origin.volatility != "ordering" or flow.path:
         return None
-    return replace(flow, path=())
+    return flow
 
 
 def apply_ops(flow: Flow, ops: tuple[tuple[str, str], ...]) -> Flow | None:
