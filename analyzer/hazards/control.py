@@ -175,7 +175,8 @@ def chosen(w: FunctionFlow, test: Test, alternatives: list[tuple[Node | None, Ta
     alternatives are the same text, already carry the tested value (its finding says it), or are all
     volatile themselves (each is a finding of its own)."""
     texts = [(w.line(n), w.text(n, 60)) if n is not None else (w.line(at), "undefined") for n, _ in alternatives]
-    if len({_norm(t) for _, t in texts}) < 2:
+    # compared in full: two long calls that differ only after the shown 60 characters are two alternatives
+    if len({_norm(w.pf.text(n)) if n is not None else "undefined" for n, _ in alternatives}) < 2:
         return {}
     carried = set(union(*(t for _, t in alternatives)))
     if test.origins & carried or any(_uses(w, n, test.names) for n, _ in alternatives):
