@@ -139,9 +139,10 @@ class Engine:
 
     def summary(self, node: str, depth: int) -> Summary | None:
         cached = self.summaries.get(node)
-        # a root's summary first made deep inside another root's chain was cut by the depth bound: made
-        # again as a root (once), so the roots' own flows do not depend on the order they were visited
-        if cached is not None and (not cached.truncated or depth > 0 or self._made_at.get(node, 0) == 0
+        # a summary first made deep inside another chain was cut by the depth bound: made again when it is
+        # needed nearer the top (at most once per depth level), so what a function returns does not depend on
+        # the order the roots were visited
+        if cached is not None and (not cached.truncated or depth >= self._made_at.get(node, 0)
                                    or node in self._busy):
             self._inherit(node)
             return cached

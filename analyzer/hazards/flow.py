@@ -282,7 +282,10 @@ class FunctionFlow:
         elif t == "for_in_statement":
             right = node.child_by_field_name("right")
             items = self._iterate(right) if right is not None else {}
-            self._bind(node.child_by_field_name("left"), items, self.step(node, "iterated into {name}"))
+            # an element of an ordered list is no ordered value itself (which agent, which file): the order is
+            # what the body accumulates (below), so the list's own ordering flows stay off the element
+            elements = {o: f for o, f in items.items() if not (self.kind(o) == "ordering" and not f.path)}
+            self._bind(node.child_by_field_name("left"), elements, self.step(node, "iterated into {name}"))
             # what the body accumulates (push, +=) comes in this iteration order
             order = {o: g for o, f in items.items() if (g := as_order(f)) is not None}
             params = {o: f for o, f in items.items() if o.kind == "param"}
