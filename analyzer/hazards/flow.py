@@ -531,12 +531,9 @@ class FunctionFlow:
             index = left.child_by_field_name("index")
             if index is not None and index.type == "string":  # `headers["x-affinity"] = v`: a key by name
                 pname = self.pf.text(index)[1:-1]
-            for sink in self.rules.sinks:
-                if sink.kind == "assignment" and pname in sink.properties and (
-                        not sink.receivers or (obj is not None and glob_match(norm(self.pf.text(obj)),
-                                                                              sink.receivers))):
-                    for flow in value.values():
-                        self._sink(flow, sink, sink.part, node, f"assigned to {self.text(left, 40)}")
+            for sink in self.rules.assignment_sinks(pname, norm(self.pf.text(obj)) if obj is not None else None):
+                for flow in value.values():
+                    self._sink(flow, sink, sink.part, node, f"assigned to {self.text(left, 40)}")
             if obj is not None and pname and left.type == "member_expression":
                 records.write_member(self, self.ctx.records, obj, pname, value, node)
             if obj is not None and obj.type == "this" and left.type == "member_expression":
@@ -807,12 +804,7 @@ class FunctionFlow:
                     arg_t: list[Taints], node: Node) -> None:
         recv_text = norm(self.pf.text(receiver)) if receiver is not None else ""
         bare = callee if receiver is None else method
-        for sink in self.rules.sinks:
-            if sink.kind != "call_argument" or bare != sink.method \
-                    or not glob_match(recv_text or "*", (sink.receiver,)):
-                continue
-            if receiver is None and sink.receiver not in ("*", ""):
-                continue
+        for sink in self.rules.call_sinks(bare, recv_text if receiver is not None else None):
             if sink.arg >= len(args):
                 continue
             if sink.url_arg is not None and (sink.url_arg >= len(args)

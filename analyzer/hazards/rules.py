@@ -262,6 +262,18 @@ class HazardRules:
                     return src
         return None
 
+    def call_sinks(self, method: str, receiver: str | None) -> list[Sink]:
+        """The registration-call sinks a call matches: its method (or bare callee) and receiver text (None for a
+        bare call, which only a sink with any receiver takes)."""
+        return [s for s in self.sinks if s.kind == "call_argument" and s.method == method
+                and glob_match(receiver or "*", (s.receiver,))
+                and (receiver is not None or s.receiver in ("*", ""))]
+
+    def assignment_sinks(self, prop: str, receiver: str | None) -> list[Sink]:
+        """The assignment sinks a write `receiver.prop = …` matches (`state.systemPrompt = …`)."""
+        return [s for s in self.sinks if s.kind == "assignment" and prop in s.properties
+                and (not s.receivers or (receiver is not None and glob_match(receiver, s.receivers)))]
+
     def dismissal(self, callee: str) -> Dismiss | None:
         """The [[dismiss]] rule whose calls match: a barrier (logging, timers, stores…)."""
         return next((d for d in self.dismissals if glob_match(callee, d.calls)), None)
