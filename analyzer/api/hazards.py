@@ -45,3 +45,10 @@ def hazards(session: Session, options: HazardOptions = HazardOptions(), *, analy
     return HazardsResult(hazards_for(session, analysis, max_depth=options.max_depth,
                                      include_near_misses=options.include_near_misses,
                                      allow_guesses=options.allow_guesses, include_tests=options.include_tests))
+
+
+def explain_rule(name: str) -> dict[str, str]:
+    """What a hazard rule matches, why, an example and the fix, read from the rule files (no graph needed)."""
+    from analyzer.hazards.rules import explain, load_hazard_rules
+
+    return explain(load_hazard_rules(), name)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from analyzer.hazards.rules import HazardRules
+from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.index.model import FileFacts
 from analyzer.index.testcode import is_test_path
 
@@ -65,8 +65,13 @@ class Candidates:
         names = {i for s in rules for i in s.identifiers}
         iterators = {i for s in rules for i in s.iterators}
         updates = any(s.updates for s in rules)
+        typed = {t for s in rules for t in s.typed_fields}  # fields read as a typed source (`agent.id`)
+        id_types = tuple(t for s in rules for t in s.field_types)
         for f in self.files.get(repo, []):
             path = f.path
+            # a typed field read counts only in a file that names one of those types (imports or declares it)
+            reads_typed = bool(typed) and any(glob_match(n, id_types) for n in (
+                *(i.local for i in f.imports), *(d.name for d in f.definitions)))
             for call in f.calls:
                 chain = call.callee
                 name = chain[-1] if chain else ""
@@ -82,7 +87,8 @@ class Candidates:
                 kind = v.kind
                 if kind == "member" or kind == "assign":  # `process.env.X = …` writes the environment
                     chain = v.text.split(".")
-                    if any(_contains(chain, m, after_root) for m, after_root in members):
+                    if any(_contains(chain, m, after_root) for m, after_root in members) \
+                            or (reads_typed and kind == "member" and len(chain) > 1 and chain[-1] in typed):
                         yield path, v.line
                 elif kind == "ident":
                     if v.text in names:

@@ -32,13 +32,13 @@ class FunctionFlow(Protocol):
     fn: Node
     info: Any
     env: dict[str, Taints]
-    _returned_at: dict[int, Taints]
+    returned_at: dict[int, Taints]
 
-    def _text(self, node: Node, limit: int = 80) -> str: ...
-    def _line(self, node: Node) -> int: ...
-    def _step(self, node: Node, why: str) -> Step: ...
-    def _kind(self, origin: Origin) -> str | None: ...
-    def _imported_name(self, callee: str) -> str: ...
+    def text(self, node: Node, limit: int = 80) -> str: ...
+    def line(self, node: Node) -> int: ...
+    def step(self, node: Node, why: str, rule: str = "") -> Step: ...
+    def kind(self, origin: Origin) -> str | None: ...
+    def imported_name(self, callee: str) -> str: ...
 
 _WS = re.compile(r"\s+")
 _SCOPES = FUNCTION_NODES | {"class_declaration", "class", "abstract_class_declaration"}
@@ -59,10 +59,10 @@ def condition_test(w: FunctionFlow, cond: Node | None, cond_t: Taints) -> Test |
     """The [[control]] rule a condition matches: it carries a source of a listed kind, or it calls a probe."""
     if cond is None or not w.rules.controls:
         return None
-    text = w._text(_bare(cond), 60)
+    text = w.text(_bare(cond), 60)
     for rule in w.rules.controls:
         if rule.source_kinds:
-            tested = sorted((o for o in cond_t if o.kind == "source" and w._kind(o) in rule.source_kinds),
+            tested = sorted((o for o in cond_t if o.kind == "source" and w.kind(o) in rule.source_kinds),
                             key=lambda o: (o.line, o.text))
             if tested:
                 return Test(rule, cond, text, tested[0].rule, frozenset(tested), _holding(w, cond, set(tested)))
@@ -80,10 +80,12 @@ def catch_test(w: FunctionFlow, node: Node) -> Test | None:
     for rule in w.rules.controls:
         if not rule.catch_calls or not _mentions(w, body, rule.catch_calls):
             continue
-        for call in _calls(body):
+        # with `in_callbacks`, also a call inside a callback handed to a call of the block (it runs, and
+        # throws, while that call does)
+        for call in (_calls_in_callbacks(body) if rule.in_callbacks else _calls(body)):
             if _matches(w, call, rule.catch_calls):
                 fn = call.child_by_field_name("function")
-                return Test(rule, node, f"catch of {w._text(fn, 40) if fn is not None else 'a call'}()")
+                return Test(rule, node, f"catch of {w.text(fn, 40) if fn is not None else 'a call'}()")
     return None
 
 
@@ -93,7 +95,7 @@ def _holding(w: FunctionFlow, cond: Node, origins: set[Origin]) -> frozenset[str
     for n in _walk(cond):
         if n.type == "identifier" and origins & set(w.env.get(w.pf.text(n), {})):
             out.add(w.pf.text(n))
-        elif n.type == "member_expression" and any(o.line == w._line(n) and o.text == w._text(n) for o in origins):
+        elif n.type == "member_expression" and any(o.line == w.line(n) and o.text == w.text(n) for o in origins):
             out.add(norm(w.pf.text(n)))
     return frozenset(out)
 
@@ -107,7 +109,8 @@ def _uses(w: FunctionFlow, node: Node | None, names: frozenset[str]) -> bool:
 def _mentions(w: FunctionFlow, node: Node, patterns: tuple[str, ...]) -> bool:
     """A cheap first look: the node's text holds a name one of the patterns calls (`fetch` for `*.fetch`,
     `axios` for `axios.*`), or a local name imported under one."""
-    names = {head if last == "*" else last for head, _, last in (p.rpartition(".") for p in patterns)} - {"", "*"}
+    names = {max((head if last == "*" else last).split("*"), key=len)
+             for head, _, last in (p.rpartition(".") for p in patterns)} - {""}
     names.update(local for local, exported in w.pf.imported_as.items() if exported in names)
     text = w.pf.text(node)
     return any(n in text for n in names)
@@ -118,11 +121,35 @@ def _matches(w: FunctionFlow, call: Node, patterns: tuple[str, ...]) -> bool:
     if fn is None:
         return False
     callee = norm(w.pf.text(fn))
-    return glob_match(callee, patterns) or glob_match(w._imported_name(callee), patterns)
+    return glob_match(callee, patterns) or glob_match(w.imported_name(callee), patterns)
 
 
 def _calls(node: Node) -> list[Node]:
     return [n for n in _walk(node) if n.type == "call_expression"]
+
+
+def _calls_in_callbacks(node: Node) -> list[Node]:
+    """The calls of `node`, and of the functions written as arguments of its calls (callbacks)."""
+    out = _calls(node)
+    for call in list(out):
+        args = call.child_by_field_name("arguments")
+        for arg in (args.named_children if args is not None else []):
+            for n in _walk_into(arg):
+                if n.type in FUNCTION_NODES:
+                    body = n.child_by_field_name("body")
+                    out += _calls(body) if body is not None else []
+    return out
+
+
+def _walk_into(node: Node) -> list[Node]:
+    """The nodes of an argument, object literals included, stopping at the functions found there."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if n.type not in FUNCTION_NODES:
+            stack.extend(n.children)
+    return out
 
 
 def _walk(node: Node) -> list[Node]:
@@ -147,21 +174,48 @@ def chosen(w: FunctionFlow, test: Test, alternatives: list[tuple[Node | None, Ta
     """The control flow of a value chosen among `alternatives` (their nodes and flows), or nothing when the
     alternatives are the same text, already carry the tested value (its finding says it), or are all
     volatile themselves (each is a finding of its own)."""
-    texts = [(w._line(n), w._text(n, 60)) if n is not None else (w._line(at), "undefined") for n, _ in alternatives]
-    if len({_norm(t) for _, t in texts}) < 2:
+    texts = [(w.line(n), w.text(n, 60)) if n is not None else (w.line(at), "undefined") for n, _ in alternatives]
+    # compared in full: two long calls that differ only after the shown 60 characters are two alternatives
+    if len({_norm(w.pf.text(n)) if n is not None else "undefined" for n, _ in alternatives}) < 2:
         return {}
     carried = set(union(*(t for _, t in alternatives)))
     if test.origins & carried or any(_uses(w, n, test.names) for n, _ in alternatives):
         return {}
     if all(any(o.kind == "source" and not o.branches for o in t) for _, t in alternatives):
         return {}
-    line = w._line(test.node)
+    line = w.line(test.node)
     o = Origin("source", test.rule.name, -1, w.pf.repo, w.pf.path, line, test.text, w.info.node,
-               "control", tested=test.tested, branches=tuple(sorted(dict.fromkeys(texts), key=lambda b: b[0])))
+               "control", tested=test.tested, branches=tuple(sorted(dict.fromkeys(texts), key=lambda b: b[0])),
+               condition=optional_condition(w, test))
     what = " or ".join(f"line {n}" for n, _ in o.branches)
     steps = (Step(w.pf.repo, w.pf.path, line, f"volatile test ({test.rule.name}): {test.text}"),
-             w._step(at, f"selects {what}"))
+             w.step(at, f"selects {what}"))
     return {o: Flow(o, steps)}
+
+
+def optional_condition(w: FunctionFlow, test: Test) -> str:
+    """The condition under which the choice differs, when the probing function names a file the user writes
+    (a string literal matching the rule's `optional_files`): `only when the user has written SYSTEM.md`."""
+    if not test.rule.optional_files:
+        return ""
+    names = []
+    for n in _walk(w.fn):
+        if n.type == "string":
+            text = w.pf.text(n)[1:-1]
+            if text and glob_match(text, test.rule.optional_files) and text not in names:
+                names.append(text)
+    return f"only when the user has written {' or '.join(names)}" if names else ""
+
+
+def settled_by_fallback(w: FunctionFlow, op: str, left: Taints, right: Taints) -> Taints:
+    """`chosen ?? process.cwd()`: what a volatile test chose for the left side only decides whether the
+    volatile fallback is used ([[fallback]] rules); the fallback is its own finding, so the choice's flows
+    are left out of the result."""
+    if not any(op in f.operators for f in w.rules.fallbacks):
+        return left
+    if not any(o.kind == "source" and not o.branches for o in right):
+        return left
+    return {o: f for o, f in left.items() if not o.branches}
 
 
 def _norm(text: str) -> str:
@@ -217,7 +271,7 @@ def select_assigned(w: FunctionFlow, test: Test, node: Node, branches: tuple[Nod
         else:
             flow = chosen(w, test, alternatives, node)
             if flow:
-                w.env[name] = union(w.env.get(name, {}), stepped(flow, w._step(node, f"assigned to {name}")))
+                w.env[name] = union(w.env.get(name, {}), stepped(flow, w.step(node, f"assigned to {name}")))
 
 
 # ---- early returns ------------------------------------------------------------------------------------
@@ -258,9 +312,9 @@ def guarded_returns(w: FunctionFlow, fn: Node, guards: list[Guard]) -> Taints:
         rest = [r for r in every if r.start_byte not in inside and r.start_byte >= g.anchor.start_byte]
         if not mine or not rest:
             continue
-        alternatives = [(_returned(r), w._returned_at.get(r.start_byte, {})) for r in (*mine, *rest)]
+        alternatives = [(_returned(r), w.returned_at.get(r.start_byte, {})) for r in (*mine, *rest)]
         flow = chosen(w, g.test, alternatives, g.anchor)
-        out = union(out, stepped(flow, w._step(g.anchor, "returned")))
+        out = union(out, stepped(flow, w.step(g.anchor, "returned")))
     return out
 
 

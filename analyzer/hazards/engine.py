@@ -103,6 +103,9 @@ class Engine:
             if a.get("kind") not in FUNCTION_KINDS or (a.get("test") and not self.include_tests):
                 continue
             out.append((v, d))
+        if not out:  # the line's edges are others' (`section({ text: () => f(x) })`): a closure's own edges
+            inner = self._nested_at(node, line)
+            return self.callees(inner, line, column, callee) if inner is not None else []
         return out
 
     def through_edge(self, target: str, attrs: dict[str, Any], callee: str, pf: ParsedFile, args: list[Any],
@@ -136,9 +139,10 @@ class Engine:
 
     def summary(self, node: str, depth: int) -> Summary | None:
         cached = self.summaries.get(node)
-        # a root's summary first made deep inside another root's chain was cut by the depth bound: made
-        # again as a root (once), so the roots' own flows do not depend on the order they were visited
-        if cached is not None and (not cached.truncated or depth > 0 or self._made_at.get(node, 0) == 0
+        # a summary first made deep inside another chain was cut by the depth bound: made again when it is
+        # needed nearer the top (at most once per depth level), so what a function returns does not depend on
+        # the order the roots were visited
+        if cached is not None and (not cached.truncated or depth >= self._made_at.get(node, 0)
                                    or node in self._busy):
             self._inherit(node)
             return cached
@@ -249,7 +253,7 @@ class Engine:
                    rf"|this\.{re.escape(name)}\s*=\s*new\s+(?:{containers})\b)")
         # filled by registration (`this.f.set(…)` somewhere in the class), not only built whole from an
         # ordered input (`this.f = new Map(entries)` takes the input's order, which flows on its own)
-        filled = rf"this\.{re.escape(name)}\s*\.\s*(?:set|add)\s*\("
+        filled = rf"this\.{re.escape(name)}\s*\.\s*(?:{self.rules.fill_pattern})\s*\("
         return bool(re.search(pattern, text)) and bool(re.search(filled, text))
 
     # ---- driving -----------------------------------------------------------------------------------
@@ -375,7 +379,8 @@ class Engine:
         return found
 
     def _sink_functions(self, repos: list[str]) -> set[str]:
-        named = [s for s in self.rules.sinks if s.kind in ("returns", "property")]
+        # a property sink allowed in every function (`in_functions = ["*"]`) names no sink function of its own
+        named = [s for s in self.rules.sinks if s.kind in ("returns", "property") and "*" not in s.functions]
         out = set()
         for n, a in self.g.nodes(data=True):
             if a.get("kind") in FUNCTION_KINDS and (self.include_tests or not a.get("test")):
@@ -482,7 +487,7 @@ class Engine:
                 continue
             info = FunctionInfo(class_node, name, f"{self.qualname(class_node)}.{name}", class_node, True)
             flow = FunctionFlow(self, pf, member, info, depth + 1, module_names=self._module_names(pf))
-            t = stepped(flow._eval(value), flow._step(member, f"initialises field {name}"))
+            t = stepped(flow.evaluate(value), flow.step(member, f"initialises field {name}"))
             t = {o: f for o, f in t.items() if o.kind == "source"}
             return _neutralised(t, fixed.name) if fixed is not None else t
         return {}
@@ -505,7 +510,7 @@ class Engine:
                         value = d.child_by_field_name("value")
                         if d.type == "variable_declarator" and value is not None \
                                 and value.type not in ("arrow_function", "function_expression"):
-                            flow._declare(d)
+                            flow.declare(d)
             names = {}
             for name, t in flow.env.items():
                 sourced = {o: f for o, f in t.items() if o.kind == "source"}

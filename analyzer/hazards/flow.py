@@ -43,6 +43,7 @@ from analyzer.hazards.taints import (
     Step,
     Summary,
     Taints,
+    as_order,
     compose_through,
     mapped,
     norm,
@@ -102,7 +103,8 @@ class FunctionFlow:
         self._nesting = 0  # closures entered (their returns are not this function's)
         self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
         self._guards: list[control.Guard] = []  # volatile tests with a return under them (this body)
-        self._returned_at: dict[int, Taints] = {}
+        self.returned_at: dict[int, Taints] = {}
+        self._entries: dict[str, str] = {}  # local names holding an entry that is no message → its segment
         self.returns_sink = self._returns_sink()
         self.property_sinks = [s for s in self.rules.sinks if s.kind == "property"
                                and (glob_match(info.name, s.functions) or glob_match(info.qualname, s.functions))]
@@ -138,30 +140,42 @@ class FunctionFlow:
             else:  # concise arrow body
                 value = self._eval(body)
                 self._returned(value, body)
-                self._ret = union(self._ret, stepped(value, self._step(body, "returned")))
+                self._ret = union(self._ret, stepped(value, self.step(body, "returned")))
         out, self._ret = self._ret, saved if saved is not None else {}
         self._guards = saved_guards
         return out
 
-    # ---- helpers -----------------------------------------------------------------------------------
-    def _line(self, node: Node) -> int:
+    # ---- public steps (control.py, records.py and the engine use these) ---------------------------------
+    def evaluate(self, node: Node | None) -> Taints:
+        """The flows reaching an expression's value, walking it (its calls and sinks) as the body does."""
+        return self._eval(node)
+
+    def declare(self, declarator: Node) -> None:
+        """Bind a `variable_declarator` (a module-level constant read by this function)."""
+        self._declare(declarator)
+
+    def origin(self, src: Source, node: Node) -> Taints:
+        """A new flow of source rule `src` at `node` (records.py: a field declared as a per-session id)."""
+        return self._origin_flow(src, node)
+
+    def line(self, node: Node) -> int:
         return node.start_point[0] + 1
 
-    def _step(self, node: Node, why: str) -> Step:
-        return Step(self.pf.repo, self.pf.path, self._line(node), why)
+    def step(self, node: Node, why: str, rule: str = "") -> Step:
+        return Step(self.pf.repo, self.pf.path, self.line(node), why, rule)
 
-    def _text(self, node: Node, limit: int = 80) -> str:
+    def text(self, node: Node, limit: int = 80) -> str:
         t = _WS.sub(" ", self.pf.text(node)).strip()
         return t if len(t) <= limit else t[: limit - 1] + "…"
 
     def _site(self, rule: str, part: str, node: Node) -> Site:
-        return Site(rule, part, self.pf.repo, self.pf.path, self._line(node), self._text(node),
+        return Site(rule, part, self.pf.repo, self.pf.path, self.line(node), self.text(node),
                     self.info.node)
 
     def _sink(self, flow: Flow, sink: Sink, part: str, node: Node, what: str,
               position: tuple[tuple[str, str], ...] = ()) -> None:
         site = replace(self._site(sink.name, part, node), position=position)
-        self.summary.sinks.append(Hit(flow.then(self._step(node, f"{what} → {part} ({sink.name})")), site))
+        self.summary.sinks.append(Hit(flow.then(self.step(node, f"{what} → {part} ({sink.name})")), site))
 
     def _position(self, sink: Sink, args: list[Node]) -> tuple[tuple[str, str], ...]:
         """The entry's name and order as the registration call states them (literals only)."""
@@ -200,12 +214,12 @@ class FunctionFlow:
         self.summary.misses.append(hit)
 
     def _origin_flow(self, src: Source, node: Node) -> Taints:
-        o = Origin("source", src.name, -1, self.pf.repo, self.pf.path, self._line(node), self._text(node),
+        o = Origin("source", src.name, -1, self.pf.repo, self.pf.path, self.line(node), self.text(node),
                    self.info.node, src.kind)
-        return {o: Flow(o, (self._step(node, f"{src.kind} source: {self._text(node, 60)}"),))}
+        return {o: Flow(o, (self.step(node, f"{src.kind} source: {self.text(node, 60)}"),))}
 
     def _neutralise(self, t: Taints, n: Neutraliser, node: Node) -> Taints:
-        step = self._step(node, f"{n.reason} ({n.name})")
+        step = self.step(node, f"{n.reason} ({n.name})", n.name)
         return {o: replace(f.then(step), neutralisers=(*f.neutralisers, n.name)) for o, f in t.items()}
 
     def _returned(self, t: Taints, node: Node) -> None:
@@ -228,18 +242,18 @@ class FunctionFlow:
                 pattern = pattern.child_by_field_name("left") or pattern
             t: Taints = {}
             if symbolic:
-                o = Origin("param", "", i, self.pf.repo, self.pf.path, self._line(p), self._text(p, 40),
+                o = Origin("param", "", i, self.pf.repo, self.pf.path, self.line(p), self.text(p, 40),
                            self.info.node)
                 t = {o: Flow(o)}
             if default is not None:
-                t = union(t, stepped(self._eval(default), self._step(default, "parameter default")))
+                t = union(t, stepped(self._eval(default), self.step(default, "parameter default")))
             self._bind(pattern, t, None)
             if self.info.is_constructor and pattern.type == "identifier" and any(
                     c.type == "accessibility_modifier" or c.type == "readonly" for c in p.children):
                 # a parameter property (`constructor(private readonly root: string)`) is a field too
                 pname = self.pf.text(pattern)
                 self.summary.fields[pname] = union(self.summary.fields.get(pname, {}),
-                                                   stepped(t, self._step(p, f"stored in this.{pname}")))
+                                                   stepped(t, self.step(p, f"stored in this.{pname}")))
 
     def _bind(self, pattern: Node | None, t: Taints, step: Step | None) -> None:
         if pattern is None:
@@ -262,18 +276,21 @@ class FunctionFlow:
             returned = node.named_children[0] if node.named_children else None
             if returned is not None:
                 flows = self._eval(returned)
-                self._returned_at[node.start_byte] = flows  # what each return carries (control.py)
+                self.returned_at[node.start_byte] = flows  # what each return carries (control.py)
                 self._returned(flows, node)
-                self._ret = union(self._ret, stepped(flows, self._step(node, "returned")))
+                self._ret = union(self._ret, stepped(flows, self.step(node, "returned")))
         elif t == "for_in_statement":
             right = node.child_by_field_name("right")
             items = self._iterate(right) if right is not None else {}
-            self._bind(node.child_by_field_name("left"), items, self._step(node, "iterated into {name}"))
+            # an element of an ordered list is no ordered value itself (which agent, which file): the order is
+            # what the body accumulates (below), so the list's own ordering flows stay off the element
+            elements = {o: f for o, f in items.items() if not (self.kind(o) == "ordering" and not f.path)}
+            self._bind(node.child_by_field_name("left"), elements, self.step(node, "iterated into {name}"))
             # what the body accumulates (push, +=) comes in this iteration order
-            order = {o: replace(f, path=()) for o, f in items.items() if self._kind(o) == "ordering"}
+            order = {o: g for o, f in items.items() if (g := as_order(f)) is not None}
             params = {o: f for o, f in items.items() if o.kind == "param"}
             order = union(order, order_apart(mapped(params, ("order", ""))))
-            self._loop_order.append(stepped(order, self._step(node, "accumulated in this iteration order")))
+            self._loop_order.append(stepped(order, self.step(node, "accumulated in this iteration order")))
             try:
                 for _ in range(2):  # a second pass lets loop-carried values reach earlier statements
                     self._stmt_child(node.child_by_field_name("body"))
@@ -341,13 +358,16 @@ class FunctionFlow:
         if value is not None:
             inner = unwrap(value)
             if name.type == "identifier" and self._is_container_expr(inner, d) \
-                    and re.search(rf"\b{re.escape(self.pf.text(name))}\s*\.\s*(?:set|add)\s*\(", self.pf.text(self.fn)):
+                    and re.search(rf"\b{re.escape(self.pf.text(name))}\s*\.\s*(?:{self.rules.fill_pattern})\s*\(",
+                                  self.pf.text(self.fn)):
                 self.containers.add(self.pf.text(name))  # a Map/Set filled here by registration
+            if name.type == "identifier" and inner.type == "object" and self._not_a_message(inner):
+                self._entries[self.pf.text(name)] = self._not_a_message(inner) or ""
             t = self._eval(value)
         else:
             t = {}
         label = self.pf.text(name) if name.type == "identifier" else "destructured names"
-        self._bind(name, t, self._step(d, "assigned to {name}" if name.type == "identifier"
+        self._bind(name, t, self.step(d, "assigned to {name}" if name.type == "identifier"
                                        else f"destructured into {label}"))
 
     def _is_container_expr(self, value: Node, decl: Node) -> bool:
@@ -386,7 +406,7 @@ class FunctionFlow:
         if t == "template_string":
             parts = [self._eval(s.named_children[0]) for s in node.named_children
                      if s.type == "template_substitution" and s.named_children]
-            return stepped(mapped(union(*parts), ("flat", "")), self._step(node, "template literal"))
+            return stepped(mapped(union(*parts), ("flat", "")), self.step(node, "template literal"))
         if t == "binary_expression":
             return self._binary(node)
         if t == "ternary_expression":
@@ -423,7 +443,7 @@ class FunctionFlow:
         if t == "object":
             return self._object(node)
         if t == "array":
-            parts = [stepped(self._eval(c), self._step(c, "array element")) for c in node.named_children]
+            parts = [stepped(self._eval(c), self.step(c, "array element")) for c in node.named_children]
             return union(*parts)
         if t in FUNCTION_NODES:
             return self._closure(node)
@@ -452,25 +472,17 @@ class FunctionFlow:
         if obj is not None and obj.type == "this" and self.info.class_node:
             own = self.summary.fields.get(pname, {})  # written earlier in this very method
             return stepped(union(own, self.ctx.field_flows(self.info.class_node, pname, self.depth)),
-                           self._step(node, f"read from this.{pname}"))
+                           self.step(node, f"read from this.{pname}"))
         value = self._eval(obj)
-        if pname in ("length", "size"):  # counts do not depend on order
-            value = {o: f for o, f in value.items() if self._kind(o) != "ordering"}
+        if pname in self.rules.count_members:  # counts do not depend on order
+            value = {o: f for o, f in value.items() if self.kind(o) != "ordering"}
         stored = records.read_member(self, self.ctx.records, obj, pname, node) if obj is not None and pname else {}
         return union(mapped(value, ("read", pname)), stored) if pname else value
 
     def _member_source(self, node: Node) -> Source | None:
-        text = norm(self.pf.text(node))
-        for src in self.rules.sources:
-            for m in src.members:
-                if m.startswith("*."):
-                    if text.endswith(m[1:]):
-                        return src
-                elif text == m or text.startswith(m + ".") or text.startswith(m + "["):
-                    return src
-        return None
+        return self.rules.member_source(norm(self.pf.text(node)))
 
-    def _kind(self, origin: Origin) -> str | None:
+    def kind(self, origin: Origin) -> str | None:
         if origin.kind != "source":
             return None
         return self.rules.source(origin.rule).kind
@@ -485,9 +497,9 @@ class FunctionFlow:
             if op in n.operators:
                 return self._neutralise(both, n, node)
         if op in ("&&", "||", "??"):
-            return both
+            return union(control.settled_by_fallback(self, op, left, right), right)
         return stepped(mapped(both, ("flat", "")),
-                       self._step(node, "string concatenation" if op == "+" else f"arithmetic ({op})"))
+                       self.step(node, "string concatenation" if op == "+" else f"arithmetic ({op})"))
 
     def _is_counter_update(self, node: Node) -> bool:
         """`id = ++this.n`, `` `call_${n++}` ``: the value of an update is used (not a bare `i++`)."""
@@ -507,26 +519,26 @@ class FunctionFlow:
         if left.type == "identifier":
             name = self.pf.text(left)
             self.env[name] = union(self.env.get(name, {}) if augment else {},
-                                   stepped(value, self._step(node, f"assigned to {name}")))
+                                   stepped(value, self.step(node, f"assigned to {name}")))
             return
         if left.type in ("object_pattern", "array_pattern"):
-            self._bind(left, value, self._step(node, "destructured into {name}"))
+            self._bind(left, value, self.step(node, "destructured into {name}"))
             return
         if left.type in ("member_expression", "subscript_expression"):
             obj = left.child_by_field_name("object")
             prop = left.child_by_field_name("property")
             pname = self.pf.text(prop) if prop is not None else ""
-            for sink in self.rules.sinks:
-                if sink.kind == "assignment" and pname in sink.properties and (
-                        not sink.receivers or (obj is not None and glob_match(norm(self.pf.text(obj)),
-                                                                              sink.receivers))):
-                    for flow in value.values():
-                        self._sink(flow, sink, sink.part, node, f"assigned to {self._text(left, 40)}")
+            index = left.child_by_field_name("index")
+            if index is not None and index.type == "string":  # `headers["x-affinity"] = v`: a key by name
+                pname = self.pf.text(index)[1:-1]
+            for sink in self.rules.assignment_sinks(pname, norm(self.pf.text(obj)) if obj is not None else None):
+                for flow in value.values():
+                    self._sink(flow, sink, sink.part, node, f"assigned to {self.text(left, 40)}")
             if obj is not None and pname and left.type == "member_expression":
                 records.write_member(self, self.ctx.records, obj, pname, value, node)
             if obj is not None and obj.type == "this" and left.type == "member_expression":
                 old = self.summary.fields.get(pname, {})
-                self.summary.fields[pname] = union(old, stepped(value, self._step(node, f"stored in this.{pname}")))
+                self.summary.fields[pname] = union(old, stepped(value, self.step(node, f"stored in this.{pname}")))
                 return
             base = base_identifier(left)
             if base is not None:  # obj.prop = v: the object now carries v (in field prop)
@@ -537,7 +549,7 @@ class FunctionFlow:
                 elif pname:  # obj.a.b = v: the object carries v under a.b, not as a whole
                     wrapped = self._wrapped_path(left, base, value)
                 self.env[name] = union(self.env.get(name, {}),
-                                       stepped(wrapped, self._step(node, f"stored in {self._text(left, 40)}")))
+                                       stepped(wrapped, self.step(node, f"stored in {self.text(left, 40)}")))
 
     def _wrapped_path(self, left: Node, base: Node, value: Taints) -> Taints:
         props: list[str] = []
@@ -567,24 +579,49 @@ class FunctionFlow:
                 held = v
                 if value_node is not None and unwrap(value_node).type in FUNCTION_NODES:
                     held = mapped(v, ("wrap", CALLED))  # a function kept in a field: its result, once called
-                parts.append(stepped(mapped(held, ("wrap", kname)), self._step(c, f"object property {kname}")))
+                parts.append(stepped(mapped(held, ("wrap", kname)), self.step(c, f"object property {kname}")))
             elif c.type == "shorthand_property_identifier":
                 kname = self.pf.text(c)
                 v = written[kname] = self._eval(c)
                 self._property_sink(kname, v, c)
-                parts.append(stepped(mapped(v, ("wrap", kname)), self._step(c, f"object property {kname}")))
+                parts.append(stepped(mapped(v, ("wrap", kname)), self.step(c, f"object property {kname}")))
             elif c.type == "spread_element":
-                parts.append(stepped(self._eval(c), self._step(c, "spread into an object")))
+                parts.append(stepped(self._eval(c), self.step(c, "spread into an object")))
             elif c.type == "method_definition":
                 self._closure(c)
         records.write_object(self, self.ctx.records, node, written)
+        kept = self._not_a_message(node)
+        if kept is not None:  # an entry that never becomes a message (a label): what it holds is no history
+            rule = self.rules.non_message_types.get(kept.removesuffix(" entry"), "")
+            return stepped(mapped(union(*parts), ("wrap", kept)), self.step(node, f"inside a {kept}", rule))
         return union(*parts)
+
+    def _entry_segment(self, value: Node) -> str | None:
+        """The no-message segment of a value pushed in a loop (an entry literal, or a local holding one)."""
+        inner = unwrap(value)
+        if inner.type == "object":
+            return self._not_a_message(inner)
+        return self._entries.get(self.pf.text(inner)) if inner.type == "identifier" else None
+
+    def _not_a_message(self, node: Node) -> str | None:
+        """`{ type: "label", … }` with `label` among the history rule's `not_messages`: the entry's segment
+        name (`label entry`), else None."""
+        if not self.rules.non_message_types:
+            return None
+        for c in node.named_children:
+            if c.type == "pair" and key_text(self.pf, c.child_by_field_name("key")) in self.rules.entry_type_keys:
+                value = c.child_by_field_name("value")
+                literal = self.pf.text(value)[1:-1] if value is not None and value.type == "string" else ""
+                if literal in self.rules.non_message_types:
+                    return f"{literal} entry"
+        return None
 
     def _property_sink(self, key: str, value: Taints, node: Node) -> None:
         if not value:
             return
         for sink in self.property_sinks:
-            part = sink.keys.get(key)
+            part = sink.keys.get(key) or next((p for k, p in sink.keys.items() if "*" in k and glob_match(key, (k,))),
+                                              None)
             if part is not None:
                 for flow in value.values():
                     self._sink(flow, sink, part, node, f"property {key}")
@@ -600,7 +637,7 @@ class FunctionFlow:
         finally:
             self._nesting -= 1
         self.env = {**saved, **{k: v for k, v in self.env.items() if k in saved}}
-        return stepped(returns, self._step(node, "returned by a closure"))
+        return stepped(returns, self.step(node, "returned by a closure"))
 
     # ---- iteration ---------------------------------------------------------------------------------
     def _is_container(self, node: Node) -> bool:
@@ -657,20 +694,20 @@ class FunctionFlow:
         for n in self.rules.neutralisers:
             if receiver is not None and method in n.methods and self._args_ok(n, args_node):
                 neutral = self._neutralise(recv_t, n, node)
-                if receiver.type == "identifier" and method in ("sort",):
+                if receiver.type == "identifier" and method in n.in_place:
                     self.env[self.pf.text(receiver)] = neutral
                 return union(result, neutral)
             if callee in n.calls and self._args_ok(n, args_node):
                 return union(result, self._neutralise(union(*arg_t), n, node))
 
-        edges = self.ctx.callees(self.info.node, self._line(node), node.start_point[1], callee)
+        edges = self.ctx.callees(self.info.node, self.line(node), node.start_point[1], callee)
         if not edges:  # a forwarded call the graph has no edge for (`Reflect.apply(this.slot.m, …)`)
             edges = self.ctx.forwarded(self.info.node, self.info.class_node, self.pf, node, callee, args)
         if edges:
             composed = self._compose(edges, arg_t, node, callee, args, elements)
             if fn.type == "identifier" and self.pf.text(fn) in self.env:  # a function value (a parameter
                 # such as a listener's `next`): what it holds is what calling it gives, whatever the edge
-                composed = union(composed, stepped(self.env[self.pf.text(fn)], self._step(node, f"called {callee}()")))
+                composed = union(composed, stepped(self.env[self.pf.text(fn)], self.step(node, f"called {callee}()")))
             return union(result, composed)
 
         if fn.type == "identifier" and self.pf.text(fn) in self.env:  # calling a local function value
@@ -678,12 +715,19 @@ class FunctionFlow:
                 if t:
                     self._miss(t, "not-followed", f"passed to {callee}(), a function value without a "
                                "call-graph edge — not followed", node)
-            return union(result, stepped(self.env[self.pf.text(fn)], self._step(node, f"called {callee}()")))
+            return union(result, stepped(self.env[self.pf.text(fn)], self.step(node, f"called {callee}()")))
         if receiver is not None and method in self.rules.mutators:
             base = base_identifier(receiver) if receiver.type != "identifier" else receiver
-            added = stepped(union(*arg_t), self._step(node, f"added by {self._text(fn, 40)}()"))
-            if self._loop_order and method in ("push", "unshift", "set", "add"):
-                added = union(added, self._loop_order[-1])
+            added = stepped(union(*arg_t), self.step(node, f"added by {self.text(fn, 40)}()",
+                                                      self.rules.step_rules.get(("mutator", method), "")))
+            if self._loop_order and method in self.rules.ordered_mutators:
+                order = self._loop_order[-1]
+                entry = self._entry_segment(args[0]) if args else None
+                if entry:  # an entry that is no message: its order is no order of the messages either
+                    rule = self.rules.non_message_types.get(entry.removesuffix(" entry"), "")
+                    order = stepped(mapped(order, ("wrap", entry)), self.step(node, f"inside a {entry}", rule))
+                added = union(added, stepped(order, self.step(node, "added in this iteration order",
+                                                               self.rules.step_rules.get(("mutator", method), ""))))
             holder = receiver.child_by_field_name("object") if receiver.type == "member_expression" else None
             field_node = receiver.child_by_field_name("property") if holder is not None else None
             if holder is not None and holder.type == "this" and field_node is not None:
@@ -695,19 +739,19 @@ class FunctionFlow:
                 self._mutated(name, added)
             return union(result, recv_t)
         if receiver is not None and method in self.rules.carry_methods:
-            carried = union(recv_t, *arg_t) if method in self.rules.carry_with_args or method in (
-                "map", "flatMap", "filter", "then", "find", "replace", "replaceAll", "join") else recv_t
-            if method == "join":
-                carried = union(recv_t, *arg_t)
+            carried = union(recv_t, *arg_t) if method in self.rules.carry_with_args else recv_t
             if method in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
-            return union(result, stepped(carried, self._step(node, f".{method}()")))
-        builtin = self._imported_name(callee)
+            rule = self.rules.step_rules.get(("args" if any(arg_t) and method in self.rules.carry_with_args
+                                              else "method", method), "")
+            return union(result, stepped(carried, self.step(node, f".{method}()", rule)))
+        builtin = self.imported_name(callee)
         if builtin in self.rules.carry_calls:
             carried = union(*arg_t)
             if builtin in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
-            return union(result, stepped(carried, self._step(node, f"{callee}()")))
+            return union(result, stepped(carried, self.step(node, f"{callee}()",
+                                                             self.rules.step_rules.get(("call", builtin), ""))))
         # an unresolved call: say so, never guess. Parameter flows are cut here too, and the cut is
         # replayed at every call site that passes a volatile value in (so a loss is never silent). An
         # inline listener handed to `on('x/y', …)` is no loss: its emitters run it (analyzer.hazards.seams).
@@ -724,7 +768,7 @@ class FunctionFlow:
         for i, a in enumerate(args):
             inner = unwrap(a)
             if inner.type == "array" and not any(c.type == "spread_element" for c in inner.named_children):
-                elements[i] = [stepped(self._eval(c), self._step(c, "array element"))
+                elements[i] = [stepped(self._eval(c), self.step(c, "array element"))
                                for c in inner.named_children if c.type != "comment"]
                 arg_t.append(union(*elements[i]))
             else:
@@ -745,49 +789,26 @@ class FunctionFlow:
         return bool(n.args.search(text.strip()))
 
     def _call_source(self, callee: str, method: str) -> Source | None:
-        head = callee.rsplit(".", 1)[-1]
-        if head not in self.rules.call_heads and method not in self.rules.call_heads:
-            return None  # no rule names this call (the common case: answered by one set lookup)
-        for src in self.rules.sources:
-            for pat in src.calls:
-                p = pat.call
-                if p.startswith("*."):
-                    if method and method == p[2:]:
-                        return src
-                elif callee == p:
-                    if "." in p or not pat.modules:
-                        return src
-                    if self.pf.imports.get(callee) in pat.modules:
-                        return src
-                elif pat.modules and "." in callee:  # `crypto.randomUUID` with `import * as crypto`
-                    head, _, last = callee.rpartition(".")
-                    if last == p and self.pf.imports.get(head) in pat.modules:
-                        return src
-        return None
+        return self.rules.call_source(callee, method, self.pf.imports)
 
-    def _imported_name(self, callee: str) -> str:
+    def imported_name(self, callee: str) -> str:
         """`nodeResolve` for `import { resolve as nodeResolve } from "node:path"` is `resolve` (so the
         carrier rules, which name the exported functions, apply to renamed imports)."""
         exported = self.pf.imported_as.get(callee)
         return exported if exported and exported not in ("*", "default") else callee
 
     def _dismiss(self, callee: str) -> Any:
-        for d in self.rules.dismissals:
-            if glob_match(callee, d.calls):
-                return d
-        return None
+        return self.rules.dismissal(callee)
 
     def _call_sinks(self, callee: str, receiver: Node | None, method: str, args: list[Node],
                     arg_t: list[Taints], node: Node) -> None:
         recv_text = norm(self.pf.text(receiver)) if receiver is not None else ""
         bare = callee if receiver is None else method
-        for sink in self.rules.sinks:
-            if sink.kind != "call_argument" or bare != sink.method \
-                    or not glob_match(recv_text or "*", (sink.receiver,)):
-                continue
-            if receiver is None and sink.receiver not in ("*", ""):
-                continue
+        for sink in self.rules.call_sinks(bare, recv_text if receiver is not None else None):
             if sink.arg >= len(args):
+                continue
+            if sink.url_arg is not None and (sink.url_arg >= len(args)
+                                             or not glob_match(self.pf.text(args[sink.url_arg]), sink.urls)):
                 continue
             value = arg_t[sink.arg]
             arg = unwrap(args[sink.arg])
@@ -841,15 +862,17 @@ class FunctionFlow:
                 continue  # handed over, not called here: its own summary holds what it computes
             kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
             kind += f", {ran}" if ran else ""
+            seam = " ".join(r for r in (ran[len("forwarded by "):] if ran.startswith("forwarded by ") else "",
+                                        str(attrs.get("rule") or "")) if r)
             possible = bool(attrs.get("possible"))
-            line = self._line(node)
+            line = self.line(node)
 
             def through(flow: Flow, inner: Flow, i: int, qual: str = qual, kind: str = kind,
-                        possible: bool = possible, line: int = line) -> Flow | None:
-                call = Step(self.pf.repo, self.pf.path, line, f"argument {i + 1} of {callee}() → {qual} ({kind})")
+                        possible: bool = possible, line: int = line, seam: str = seam) -> Flow | None:
+                call = Step(self.pf.repo, self.pf.path, line, f"argument {i + 1} of {callee}() → {qual} ({kind})", seam)
                 return compose_through(flow, inner, call, possible)
 
-            back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call")
+            back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call", seam)
             for origin, rf in summ.returns.items():
                 if origin.kind == "param":
                     if origin.index in params:
@@ -906,17 +929,17 @@ class FunctionFlow:
             for t in arg_t:
                 self._miss(t, dismissed.name, dismissed.reason, node)
             return {}
-        edges = self.ctx.callees(self.info.node, self._line(node), node.start_point[1], name)
+        edges = self.ctx.callees(self.info.node, self.line(node), node.start_point[1], name)
         if edges:  # a constructor the graph knows: its sinks, and the fields it sets from its arguments
             made = self._compose(edges, arg_t, node, f"new {name}", args, elements)
             if any(arg_t):
-                self.ctx.constructed(edges, arg_t, self._step(node, f"new {name}()"))
+                self.ctx.constructed(edges, arg_t, self.step(node, f"new {name}()"))
             return made
         if name in self.rules.carry_new:
             carried = union(*arg_t)
             if name in self.rules.flattening:
                 carried = mapped(carried, ("flat", ""))
-            return stepped(carried, self._step(node, f"new {name}()"))
+            return stepped(carried, self.step(node, f"new {name}()", self.rules.step_rules.get(("new", name), "")))
         for t in arg_t:  # a constructor the graph does not know: its arguments stop here, visibly
             if t:
                 self._miss(t, "not-followed", f"passed to new {name}() — no call-graph edge, not followed", node)

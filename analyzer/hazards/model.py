@@ -20,11 +20,16 @@ finding   = {"id": str,                                  # stable across line sh
              "category": "value" | "structural",
              "kind": str, "neutralised_by": str,                      # from the source rule (value)
              "granularity": "request"|"session"|"day"|"machine"|"install", "granularity_rule": str,
-             "effect": "breaks-prefix"|"cross-session"|"frozen-in-history"|"tail-append"|"out-of-band",
+             "effect": "breaks-prefix"|"cross-session"|"cache-routing"|"frozen-in-history"|"tail-append"|"out-of-band",
              "effect_rule": str, "effect_reason": str,                 # the [[effect]] rule that decided it
-             "possible": bool,                           # the chain passes a one-of-several edge
+             "possible": bool,                           # the chain passes a one-of-several edge, or
+                                                         # the value differs only under `condition`
+             "condition": str|null,                      # e.g. "only when the user has written SYSTEM.md"
              "source": place + {"rule": str},
-             "steps": [{"repo", "path", "line", "why"}, …],            # in order, source first
+             "steps": [{"repo", "path", "line", "why", "rule"?}, …],   # in order, source first; "rule"
+                                                                      # when a rule made the step
+             "rules": [str, …],                         # every rule that decided something about it
+             "wire_rule": str?,                         # the [[wire]] rule that let the value's field through
              "sink": place + {"rule": str, "part": str},
              "rule", "description", "evidence": [str, …],             # structural only
              "control": {"rule", "tested": str|null, "test": place,   # kind "control" only: the volatile
@@ -38,7 +43,8 @@ place     = {"repo", "path", "line", "text", "function"}   # function: the graph
                                                            # {"name", "order"} as the code states them, or null;
                                                            # message history sinks also "message": "new" (put
                                                            # into a message built for this request) or
-                                                           # "replayed" (read back from the stored history)
+                                                           # "replayed" (read back from the stored history) or
+                                                           # "appended" (a tool result appended after it)
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ import networkx as nx
 
 from analyzer.hazards.engine import EngineResult, effective_neutraliser
 from analyzer.hazards.grouping import group_findings
-from analyzer.hazards.rules import EFFECTS, GRANULARITIES, Effect, HazardRules, glob_match
+from analyzer.hazards.rules import EFFECTS, GRANULARITIES, Effect, HazardRules, UnchangedChoice, glob_match
 from analyzer.hazards.taints import Hit
 
 SCHEMA = "analyzer.hazards/1"
@@ -94,7 +100,8 @@ def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, 
     o, site = hit.flow.origin, hit.site
     src = rules.source(o.rule)
     granularity, granularity_rule = rules.granularity(o.rule, hit.flow.neutralisers, o.tested)
-    effect = rules.effect(site.part, granularity)
+    message = message_origin(rules, hit) if site.part == "message history" else None
+    effect = rules.effect(site.part, granularity, message=message)
     chosen = {"control": {"rule": o.rule, "tested": o.tested or None,
                           "test": _place(g, o.repo, o.path, o.line, o.text, o.function),
                           "branches": [{"repo": o.repo, "path": o.path, "line": line, "text": text}
@@ -104,12 +111,14 @@ def _value_entry(g: nx.MultiDiGraph, rules: HazardRules, hit: Hit) -> dict[str, 
         "category": "value", "kind": src.kind, "neutralised_by": src.neutralised,
         "granularity": granularity, "granularity_rule": granularity_rule,
         **_effect_fields(effect),
-        "possible": hit.flow.possible,
+        "possible": hit.flow.possible or bool(o.condition),
+        "condition": o.condition or None,
         "source": {**_place(g, o.repo, o.path, o.line, o.text, o.function), "rule": o.rule},
-        "steps": [{"repo": s.repo, "path": s.path, "line": s.line, "why": s.why} for s in hit.flow.steps],
+        "steps": [{"repo": s.repo, "path": s.path, "line": s.line, "why": s.why, **({"rule": s.rule} if s.rule else {})}
+                  for s in hit.flow.steps],
         "sink": {**_place(g, site.repo, site.path, site.line, site.text, site.function), "rule": site.rule,
                  "part": site.part, "position": dict(site.position) or None,
-                 **({"message": message_origin(rules, hit)} if site.part == "message history" else {})},
+                 **({"message": message} if message is not None else {})},
         **chosen,
     }
 
@@ -118,8 +127,14 @@ _READ_STEP = re.compile(r"^(?:read from this\.([\w$]+)|returned by ([\w$.]+) )")
 
 
 def message_origin(rules: HazardRules, hit: Hit) -> str:
-    """`replayed` when the chain reads the stored history on its way (a field or getter the `[[history]]`
-    rule names), else `new`: the value is put into a message built for this request."""
+    """`appended` when the value comes out of a function whose result is a new message appended after the
+    history (a tool's `execute`, the `[[history]]` rule's `appended_by`); `replayed` when the chain reads the
+    stored history on its way (a field or getter the `[[history]]` rule names); else `new`: the value is put
+    into a message built for this request."""
+    for step in hit.flow.steps:
+        m = _READ_STEP.match(step.why)
+        if m and m.group(2) and glob_match(m.group(2).rsplit(".", 1)[-1], rules.appended_by):
+            return "appended"
     for step in hit.flow.steps:
         m = _READ_STEP.match(step.why)
         name = (m.group(1) or m.group(2).rsplit(".", 1)[-1]) if m else ""
@@ -143,8 +158,13 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
         entry = _value_entry(g, rules, hit)
         neutral = effective_neutraliser(rules, hit.flow)
         off_wire = _off_wire(rules, hit)
-        if off_wire is not None and neutral is None:
-            entry.update(reason=off_wire, dismissed_by="wire-fields")
+        unchanged = _unchanged_choice(rules, entry)
+        if unchanged is not None and neutral is None:
+            entry.update(reason=unchanged.reason, dismissed_by=unchanged.name)
+            entry["id"] = finding_id(entry["id"], unchanged.name)
+            _keep(misses, entry)
+        elif off_wire is not None and neutral is None:
+            entry.update(reason=off_wire, dismissed_by=rules.wire_rules.get(hit.site.part, "wire-fields"))
             entry["id"] = finding_id(entry["id"], "wire")
             _keep(misses, entry)
         elif neutral is not None:
@@ -152,6 +172,8 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
             entry.update(reason=n.reason, dismissed_by=neutral)
             _keep(misses, entry)
         else:
+            if hit.flow.path:  # a field the [[wire]] rule of its part lets through
+                entry["wire_rule"] = rules.wire_rules.get(hit.site.part)
             _keep(findings, entry)
             continue
         entry.update(_effect_fields(rules.effect(None, entry["granularity"], entry["dismissed_by"])))
@@ -162,6 +184,9 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
         entry.update(_effect_fields(rules.effect(None, entry["granularity"], hit.site.rule)))
         entry["id"] = finding_id(entry["id"], hit.site.rule)
         _keep(misses, entry)
+    _covered_choices(rules, findings, misses)
+    for entry in (*findings.values(), *misses.values()):
+        entry["rules"] = rules_of(rules, entry)
     cut = cut_flows(res)
     # a flow that is a finding somewhere is not also a near-miss for the same source
     found_sources = {(f["source"]["repo"], f["source"]["path"], f["source"]["line"]) for f in findings.values()}
@@ -217,11 +242,55 @@ def _off_wire(rules: HazardRules, hit: Hit) -> str | None:
     if not path:
         return None
     sent = rules.wire_fields.get(hit.site.part, set())
-    off = [p for p in path if p not in sent]
+    off = [] if "*" in sent else [p for p in path if p not in sent]
     if not off:
         return None
     return (f"only inside field {'.'.join(path)} of the value; {off[0]!r} is not among the fields sent for "
             f"{hit.site.part} (rule [[wire]])")
+
+
+def rules_of(rules: HazardRules, entry: dict[str, Any]) -> list[str]:
+    """Every rule that decided something about this entry: its source, sink, effect, granularity, dismissal,
+    the history rule of a replayed message, and the rules of its steps (carriers, seams, neutralisers)."""
+    named = {entry["source"].get("rule"), entry["sink"].get("rule"), entry.get("effect_rule"),
+             entry.get("granularity_rule"), entry.get("dismissed_by")}
+    named |= {r for s in entry["steps"] for r in str(s.get("rule", "")).split()}
+    named.add(entry.get("wire_rule"))
+    if entry["sink"].get("message") == "replayed":
+        named |= {rules.history_rule}
+    if entry["sink"].get("message") == "appended":
+        named |= {rules.appended_rule}
+    return sorted(n for n in named if n)
+
+
+def _covered_choices(rules: HazardRules, findings: dict[str, dict[str, Any]],
+                     misses: dict[str, dict[str, Any]]) -> None:
+    """Move to the near-misses the control findings whose test sits in a function whose own (non-control)
+    volatile value reaches the same sink ([[covered_choice]])."""
+    if rules.covered_choice is None:
+        return
+    name, reason = rules.covered_choice
+    valued = {(f["source"]["function"], _sink_key(f)) for f in findings.values() if "control" not in f}
+    for key, f in list(findings.items()):
+        if "control" in f and (f["source"]["function"], _sink_key(f)) in valued:
+            del findings[key]
+            f.update(reason=reason, dismissed_by=name, effect=None, effect_rule=None, effect_reason=None)
+            f["id"] = finding_id(f["id"], name)
+            _keep(misses, f)
+
+
+def _sink_key(f: dict[str, Any]) -> tuple[Any, ...]:
+    s = f["sink"]
+    return (s["repo"], s["path"], s["line"], s["part"])
+
+
+def _unchanged_choice(rules: HazardRules, entry: dict[str, Any]) -> UnchangedChoice | None:
+    """The [[unchanged_choice]] rule a control finding matches (its alternatives send the same text)."""
+    if "control" not in entry:
+        return None
+    sink = entry["sink"]
+    return next((u for u in rules.unchanged_choices
+                 if sink["part"] in u.parts and (not u.message or sink.get("message") == u.message)), None)
 
 
 def _keep(into: dict[str, dict[str, Any]], entry: dict[str, Any]) -> None:

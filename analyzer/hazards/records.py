@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import networkx as nx
 from tree_sitter import Node, QueryError
 
-from analyzer.hazards.rules import HazardRules, Record
+from analyzer.hazards.rules import HazardRules, Record, Source, glob_match
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, SourceFiles, descendants, key_text, matches, unwrap
 from analyzer.hazards.taints import Step, Summary, Taints, stepped, union
 from analyzer.index.types import base_name, candidate_types, type_arguments
@@ -39,7 +39,8 @@ class Walker(Protocol):
     ctx: Any
     summary: Summary
 
-    def _step(self, node: Node, why: str) -> Step: ...
+    def step(self, node: Node, why: str, rule: str = "") -> Step: ...
+    def origin(self, src: Any, node: Node) -> Taints: ...
 
 
 class RecordStore:
@@ -53,6 +54,7 @@ class RecordStore:
         self._fields: dict[str, dict[str, str]] = {}  # declaration → field → annotation text
         self.values: dict[tuple[str, str], Taints] = {}  # (KEY + declaration, field) → written flows
         self.class_fields: dict[tuple[str, str], str | None] = {}  # (class, field) → record declaration
+        self.typed_sources = [src for src in rules.sources if src.field_types]  # sources known by field type
 
     # ---- declarations --------------------------------------------------------------------------------
     def _declarations(self) -> dict[tuple[str, str], list[str]]:
@@ -85,6 +87,13 @@ class RecordStore:
             elif pick:
                 return None  # ambiguous: not followed
         return found.pop() if len(found) == 1 else None
+
+    def field_annotation(self, decl: str, name: str) -> str | None:
+        """The annotation text of field `name` of `decl` (`SessionId`), or None."""
+        fields = self._fields.get(decl)
+        if fields is None:
+            fields = self._fields[decl] = self._read_fields(decl)
+        return fields.get(name)
 
     def field_type(self, decl: str, name: str) -> str | None:
         """The record declaration of field `name` of `decl`, when its annotation names one."""
@@ -157,10 +166,20 @@ def _declared(w: Walker) -> dict[str, str]:
     if cache is not None:
         return cache
     out: dict[str, str] = {}
-    try:
-        found = matches("declared.scm", w.pf.language, w.fn)
-    except QueryError:  # a language without type annotations (JavaScript): nothing is declared
-        found = []
+    # a closure the graph holds as a node of its own also sees its enclosing functions' names (outer first,
+    # the innermost first, so an inner declaration wins)
+    scopes = [w.fn]
+    up = w.fn.parent
+    while up is not None:
+        if up.type in FUNCTION_NODES:
+            scopes.append(up)
+        up = up.parent
+    found = []
+    for scope in scopes:
+        try:
+            found += matches("declared.scm", w.pf.language, scope)
+        except QueryError:  # a language without type annotations (JavaScript): nothing is declared
+            break
     for _, got in found:
         names, types = got.get("name", []), got.get("type", [])
         if names and types:
@@ -254,7 +273,7 @@ def write_object(w: Walker, store: RecordStore, obj: Node, fields: dict[str, Tai
         return
     for name, flows in fields.items():
         if flows:
-            _pending(w).append((decl, name, stepped(flows, w._step(obj, f"written into {_name(store, decl)}.{name}"))))
+            _pending(w).append((decl, name, stepped(flows, w.step(obj, f"written into {_name(store, decl)}.{name}"))))
 
 
 def write_member(w: Walker, store: RecordStore, obj: Node, name: str, flows: Taints, node: Node) -> None:
@@ -263,7 +282,7 @@ def write_member(w: Walker, store: RecordStore, obj: Node, name: str, flows: Tai
         return
     decl = type_of(w, store, obj)
     if decl is not None:
-        _pending(w).append((decl, name, stepped(flows, w._step(node, f"written into {_name(store, decl)}.{name}"))))
+        _pending(w).append((decl, name, stepped(flows, w.step(node, f"written into {_name(store, decl)}.{name}"))))
 
 
 def _pending(w: Walker) -> list[tuple[str, str, Taints]]:
@@ -292,10 +311,23 @@ def read_member(w: Walker, store: RecordStore, obj: Node, name: str, node: Node)
     decl = type_of(w, store, obj)
     if decl is None:
         return {}
+    typed = identity_source(store, decl, name)
+    if typed is not None:  # a field declared as a per-session id (`readonly id: SessionId`)
+        return w.origin(typed, node)
     key = (KEY + decl, name)
     w.ctx.depend(key)
     flows = store.values.get(key, {})
-    return stepped(flows, w._step(node, f"read from a stored {_name(store, decl)}.{name}")) if flows else {}
+    rule = store.rule.name if store.rule is not None else ""
+    return stepped(flows, w.step(node, f"read from a stored {_name(store, decl)}.{name}", rule)) if flows else {}
+
+
+def identity_source(store: RecordStore, decl: str, name: str) -> Source | None:
+    """The source rule whose `field_types` name the declared type of field `name` of record `decl`."""
+    if not store.typed_sources:
+        return None
+    ann = store.field_annotation(decl, name)
+    base = base_name(ann.strip().lstrip(":").strip()) if ann else ""
+    return next((src for src in store.typed_sources if base and glob_match(base, src.field_types)), None)
 
 
 def _name(store: RecordStore, decl: str) -> str:

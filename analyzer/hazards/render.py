@@ -91,6 +91,8 @@ def _hazard(console: Console, i: int, h: dict[str, Any], branches: list[dict[str
 def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
     src, sink = f["source"], f["sink"]
     possible = " [yellow]possible[/]" if f["possible"] else ""
+    if f.get("condition"):
+        possible += f" [yellow]({escape(f['condition'])})[/]"
     console.print(f"   source {escape(_where(src))}  [bold]{escape(src['text'])}[/]  "
                   f"[dim]in {escape(src['function'].split(':', 2)[-1])} ({escape(f['kind'])}; "
                   f"{escape(f['granularity'])} "
@@ -103,7 +105,14 @@ def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
         if s is None:
             console.print("     [dim]…[/]")
             continue
-        console.print(f"     ↳ {escape(s['repo'])}:{escape(s['path'])}:{s['line']}  {escape(s['why'])}")
+        rule = f"  [dim](rule {escape(s['rule'])})[/]" if s.get("rule") and verbose else ""
+        console.print(f"     ↳ {escape(s['repo'])}:{escape(s['path'])}:{s['line']}  {escape(s['why'])}{rule}")
+    seen = f.get("observed")
+    if seen:
+        what = (f"seen in {seen['differed']} of {seen['requests']} varied request(s), "
+                f"{seen['cached_tokens_lost']:,} cached token(s) lost" if seen["observed"]
+                else f"not seen in {seen['requests']} varied request(s)")
+        console.print(f"   observed  varying {escape(str(seen['factor']))}: {what} ({escape(seen['record'])})")
     if sink.get("position"):
         where = ", ".join(f"{k} {v}" for k, v in sink["position"].items())
         console.print(f"   lands  {escape(sink['part'])} entry {escape(where)}")

@@ -17,12 +17,13 @@ from analyzer.errors import AnalyzerError
 from analyzer.rules.files import read_rule_files
 
 KINDS = ("time", "random", "environment", "filesystem", "ordering", "counter", "locale")
-PARTS = ("system prompt", "tool definitions", "message history", "runtime context", "cache key")
+PARTS = ("system prompt", "tool definitions", "message history", "runtime context", "cache key", "request headers",
+         "request body")
 # How often a value changes, finest first: a value fixed at a coarser scope is the coarser one.
 GRANULARITIES = ("request", "session", "day", "machine", "install")
 # What a value does to the cached prefix, in the order findings are ranked (the vocabulary of
 # [[effect]] rules, see effects.toml).
-EFFECTS = ("breaks-prefix", "cross-session", "frozen-in-history", "tail-append", "out-of-band")
+EFFECTS = ("breaks-prefix", "cross-session", "cache-routing", "frozen-in-history", "tail-append", "out-of-band")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,9 @@ class Source:
     containers: list[str] = field(default_factory=list)
     updates: bool = False
     identifiers: list[str] = field(default_factory=list)
+    fills: list[str] = field(default_factory=list)  # methods that register into a container (`set`, `add`)
+    field_types: list[str] = field(default_factory=list)  # a record field declared with one of these types
+    typed_fields: list[str] = field(default_factory=list)  # …read under one of these names (candidates)
 
 
 @dataclass
@@ -55,6 +59,7 @@ class Neutraliser:
     calls: tuple[str, ...] = ()
     operators: tuple[str, ...] = ()
     args: re.Pattern[str] | None = None
+    in_place: tuple[str, ...] = ()  # methods that change their receiver (`xs.sort()`): the name is neutralised
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ class Effect:
     parts: tuple[str, ...] = ()  # request parts (empty: any)
     granularities: tuple[str, ...] = ()  # effective granularities (empty: any)
     dismissed_by: tuple[str, ...] = ()  # for near-misses: the dismissing rule (empty: findings only)
+    messages: tuple[str, ...] = ()  # message history only: the message origins (new | replayed | appended)
 
 
 @dataclass
@@ -93,6 +99,8 @@ class Sink:
     receivers: tuple[str, ...] = ()
     position: tuple[str, ...] = ()  # call_argument: object keys that say where the entry lands
     name_arg: int | None = None  # call_argument: the argument whose literal names the entry
+    url_arg: int | None = None  # call_argument: the argument whose text must match one of `urls`
+    urls: tuple[str, ...] = ()
 
 
 @dataclass
@@ -124,6 +132,30 @@ class Control:
     source_kinds: tuple[str, ...] = ()
     catch_calls: tuple[str, ...] = ()
     probe_calls: tuple[str, ...] = ()
+    # string literals of the probing function that name a file the user writes (globs): a choice made by
+    # whether such a file exists is a `possible` finding, its condition named
+    optional_files: tuple[str, ...] = ()
+    in_callbacks: bool = False  # catch_calls: also calls inside callbacks handed to a call of the try block
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A choice settled by a volatile fallback (control.toml `[[fallback]]`): `a ?? process.cwd()`. What a
+    volatile test chose for `a` only decides whether the fallback is used; the fallback is its own finding."""
+    name: str
+    operators: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class UnchangedChoice:
+    """A control finding whose alternatives send the same text (control.toml `[[unchanged_choice]]`): a test
+    choosing whether stored history is replayed chooses between resuming and starting anew; what is replayed
+    is what was already sent."""
+    name: str
+    parts: tuple[str, ...]
+    message: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -135,6 +167,10 @@ class Record:
     kept_by: tuple[str, ...] = ()  # [[dismiss]] rules whose calls keep a record (and `this` fields)
     fixed: str | None = None
 
+
+# What every rule says about itself (`analyze hazards --explain RULE`): what it matches, why that matters for
+# the cached prefix, an example in code, and the fix.
+EXPLAINED = ("what", "why", "example", "fix")
 
 CONTROL_KIND = "control"  # the kind of a finding whose value a volatile test selected
 
@@ -155,10 +191,24 @@ class HazardRules:
     carry_calls: set[str] = field(default_factory=set)
     carry_new: set[str] = field(default_factory=set)
     mutators: set[str] = field(default_factory=set)
+    ordered_mutators: set[str] = field(default_factory=set)  # mutators that add in the order they are called
+    count_members: set[str] = field(default_factory=set)  # members that count a value (`length`): no order
     flattening: set[str] = field(default_factory=set)  # carriers whose result is a plain value
     wire_fields: dict[str, set[str]] = field(default_factory=dict)  # request part → serialised fields
+    wire_rules: dict[str, str] = field(default_factory=dict)  # request part → the [[wire]] rule naming its fields
+    history_rule: str = ""  # the [[history]] rule naming the reads
+    appended_by: tuple[str, ...] = ()  # functions whose result is a new message appended after the history
+    appended_rule: str = ""
     history_reads: tuple[str, ...] = ()  # names whose read means a message of the stored history is replayed
     handoff_edges: set[str] = field(default_factory=set)  # edge rules whose target runs later, with other args
+    fallbacks: list[Fallback] = field(default_factory=list)
+    unchanged_choices: list[UnchangedChoice] = field(default_factory=list)
+    covered_choice: tuple[str, str] | None = None  # (rule name, reason): a choice inside a volatile value
+    # `type` values of entries that never become a message (a label, UI state): what they hold is no history
+    non_message_types: dict[str, str] = field(default_factory=dict)  # type literal → the rule naming it
+    entry_type_keys: tuple[str, ...] = ()  # the object keys that hold an entry's type (`type`)
+    step_rules: dict[tuple[str, str], str] = field(default_factory=dict)  # (method|call|new|mutator, name) → rule
+    explanations: dict[str, dict[str, str]] = field(default_factory=dict)  # rule name → table, file, EXPLAINED
     files: list[str] = field(default_factory=list)
     text_hash: str = ""
     _heads: frozenset[str] | None = None
@@ -172,6 +222,61 @@ class HazardRules:
         if self._heads is None:
             self._heads = frozenset(c.call.rsplit(".", 1)[-1] for s in self.sources for c in s.calls)
         return self._heads
+
+    @property
+    def fill_pattern(self) -> str:
+        """A regex alternation of the container sources' filling methods (`set|add`); never matches when none."""
+        fills = sorted({re.escape(m) for s in self.sources for m in s.fills})
+        return "|".join(fills) or "(?!)"
+
+    # ---- the walker's questions: is this node a source, a barrier? (flow.py asks, the files answer) -------
+    def call_source(self, callee: str, method: str, imports: dict[str, str]) -> Source | None:
+        """The source rule a call matches (`Date.now()`, `randomUUID()` imported from a listed module,
+        `*.readdirSync`), given the file's imports (local name → module)."""
+        head = callee.rsplit(".", 1)[-1]
+        if head not in self.call_heads and method not in self.call_heads:
+            return None  # no rule names this call (the common case: answered by one set lookup)
+        for src in self.sources:
+            for pat in src.calls:
+                p = pat.call
+                if p.startswith("*."):
+                    if method and method == p[2:]:
+                        return src
+                elif callee == p:
+                    if "." in p or not pat.modules or imports.get(callee) in pat.modules:
+                        return src
+                elif pat.modules and "." in callee:  # `crypto.randomUUID` with `import * as crypto`
+                    first, _, last = callee.rpartition(".")
+                    if last == p and imports.get(first) in pat.modules:
+                        return src
+        return None
+
+    def member_source(self, text: str) -> Source | None:
+        """The source rule a member read matches (`process.env.X`, `….header.cwd`), on normalised text."""
+        for src in self.sources:
+            for m in src.members:
+                if m.startswith("*."):
+                    if text.endswith(m[1:]):
+                        return src
+                elif text == m or text.startswith(m + ".") or text.startswith(m + "["):
+                    return src
+        return None
+
+    def call_sinks(self, method: str, receiver: str | None) -> list[Sink]:
+        """The registration-call sinks a call matches: its method (or bare callee) and receiver text (None for a
+        bare call, which only a sink with any receiver takes)."""
+        return [s for s in self.sinks if s.kind == "call_argument" and s.method == method
+                and glob_match(receiver or "*", (s.receiver,))
+                and (receiver is not None or s.receiver in ("*", ""))]
+
+    def assignment_sinks(self, prop: str, receiver: str | None) -> list[Sink]:
+        """The assignment sinks a write `receiver.prop = …` matches (`state.systemPrompt = …`)."""
+        return [s for s in self.sinks if s.kind == "assignment" and prop in s.properties
+                and (not s.receivers or (receiver is not None and glob_match(receiver, s.receivers)))]
+
+    def dismissal(self, callee: str) -> Dismiss | None:
+        """The [[dismiss]] rule whose calls match: a barrier (logging, timers, stores…)."""
+        return next((d for d in self.dismissals if glob_match(callee, d.calls)), None)
 
     def scoped(self, scope: str) -> Fixed | None:
         return next((n for n in self.fixed if n.scope == scope), None)
@@ -190,9 +295,12 @@ class HazardRules:
                 best, rule = f.granularity, f.name
         return best, rule
 
-    def effect(self, part: str | None, granularity: str, dismissed_by: str | None = None) -> Effect | None:
+    def effect(self, part: str | None, granularity: str, dismissed_by: str | None = None,
+               message: str | None = None) -> Effect | None:
         for e in self.effects:
             if (e.parts and part not in e.parts) or (e.granularities and granularity not in e.granularities):
+                continue
+            if e.messages and message not in e.messages:
                 continue
             if (dismissed_by is None) != (not e.dismissed_by) or (dismissed_by and dismissed_by not in e.dismissed_by):
                 continue
@@ -222,6 +330,9 @@ def load_hazard_rules(extra: list[Path] | None = None) -> HazardRules:
             for entry in entries:
                 if not isinstance(entry, dict) or "name" not in entry:
                     raise AnalyzerError(f"{name}: a [[{table}]] entry has no name; add name = \"…\"")
+                rules.explanations[str(entry["name"])] = {
+                    "rule": str(entry["name"]), "table": table, "file": name,
+                    **{k: str(entry[k]) for k in EXPLAINED if k in entry}}
                 try:
                     _READERS[table](rules, entry)
                 except (KeyError, TypeError, ValueError, re.error) as exc:
@@ -229,6 +340,19 @@ def load_hazard_rules(extra: list[Path] | None = None) -> HazardRules:
                                         "top of the shipped file for the expected keys") from None
         rules.files.append(name)
     return rules
+
+
+def explain(rules: HazardRules, name: str) -> dict[str, str]:
+    """A rule's own explanation (its table, file, what/why/example/fix), or one `error:` naming close rules."""
+    found = rules.explanations.get(name)
+    if found is None:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(rules.explanations), n=4, cutoff=0.5)
+        hint = f"; closest: {', '.join(close)}" if close else ""
+        raise AnalyzerError(f"no hazard rule named {name!r}{hint}; rule names are the `name` keys of "
+                            "analyzer/rules/hazards/*.toml (findings print them as `rule …`)")
+    return found
 
 
 def _granularity(value: str) -> str:
@@ -246,7 +370,8 @@ def _source(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.sources.append(Source(e["name"], e["kind"], str(e["granularity"]), str(e["neutralised"]), calls,
                                 list(e.get("new", [])), list(e.get("members", [])), list(e.get("iterators", [])),
                                 list(e.get("containers", [])), bool(e.get("updates", False)),
-                                list(e.get("identifiers", []))))
+                                list(e.get("identifiers", [])), list(e.get("fills", [])),
+                                list(e.get("field_types", [])), list(e.get("typed_fields", []))))
 
 
 def _neutraliser(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -255,7 +380,8 @@ def _neutraliser(rules: HazardRules, e: dict[str, Any]) -> None:
         raise ValueError(f"applies_to names unknown kinds {bad}")
     rules.neutralisers.append(Neutraliser(e["name"], kinds, str(e["reason"]), tuple(e.get("methods", ())),
                                           tuple(e.get("calls", ())), tuple(e.get("operators", ())),
-                                          re.compile(e["args"]) if e.get("args") else None))
+                                          re.compile(e["args"]) if e.get("args") else None,
+                                          tuple(e.get("in_place", ()))))
 
 
 def _fixed(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -269,7 +395,7 @@ def _effect(rules: HazardRules, e: dict[str, Any]) -> None:
         raise ValueError(f"effect must be one of {', '.join(EFFECTS)}")
     rules.effects.append(Effect(e["name"], e["effect"], str(e["reason"]), tuple(_part(p) for p in e.get("parts", ())),
                                 tuple(_granularity(g) for g in e.get("granularities", ())),
-                                tuple(e.get("dismissed_by", ()))))
+                                tuple(e.get("dismissed_by", ())), tuple(e.get("messages", ()))))
 
 
 def _part(value: str) -> str:
@@ -291,7 +417,8 @@ def _call_argument(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.sinks.append(Sink(e["name"], "call_argument", _part(e["part"]), receiver=str(e.get("receiver", "*")),
                             method=str(e["method"]), arg=int(e.get("arg", 0)), property=e.get("property"),
                             position=tuple(e.get("position", ())),
-                            name_arg=int(e["name_arg"]) if "name_arg" in e else None))
+                            name_arg=int(e["name_arg"]) if "name_arg" in e else None,
+                            url_arg=int(e["url_arg"]) if "url_arg" in e else None, urls=tuple(e.get("urls", ()))))
 
 
 def _assignment(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -321,7 +448,8 @@ def _control(rules: HazardRules, e: dict[str, Any]) -> None:
         raise ValueError(f"source_kinds names unknown kinds {bad}")
     control = Control(e["name"], str(e["neutralised"]),
                       _granularity(str(e["granularity"])) if "granularity" in e else None, kinds,
-                      tuple(e.get("catch_calls", ())), tuple(e.get("probe_calls", ())))
+                      tuple(e.get("catch_calls", ())), tuple(e.get("probe_calls", ())),
+                      tuple(str(x) for x in e.get("optional_files", ())), bool(e.get("in_callbacks", False)))
     if not (control.source_kinds or control.catch_calls or control.probe_calls):
         raise ValueError("needs source_kinds, catch_calls or probe_calls")
     if control.granularity is None and not control.source_kinds:
@@ -339,6 +467,12 @@ def _record(rules: HazardRules, e: dict[str, Any]) -> None:
 
 def _carrier(rules: HazardRules, e: dict[str, Any]) -> None:
     methods = set(e.get("methods", ()))
+    for what in ("methods", "calls", "new"):
+        for x in e.get(what, ()):
+            rules.step_rules.setdefault(({"methods": "method", "calls": "call"}.get(what, what), str(x)), e["name"])
+    if e.get("with_args"):  # what the arguments add is this rule's doing
+        for x in methods:
+            rules.step_rules.setdefault(("args", str(x)), e["name"])
     rules.carry_methods |= methods
     if e.get("flattens"):
         rules.flattening |= methods | set(e.get("calls", ())) | set(e.get("new", ()))
@@ -346,14 +480,20 @@ def _carrier(rules: HazardRules, e: dict[str, Any]) -> None:
         rules.carry_with_args |= methods
     rules.carry_calls |= set(e.get("calls", ()))
     rules.carry_new |= set(e.get("new", ()))
+    rules.count_members |= set(e.get("counts", ()))
 
 
 def _mutator(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.mutators |= set(e["methods"])
+    for x in e["methods"]:
+        rules.step_rules.setdefault(("mutator", str(x)), e["name"])
+    if e.get("keeps_order"):
+        rules.ordered_mutators |= set(e["methods"])
 
 
 def _wire(rules: HazardRules, e: dict[str, Any]) -> None:
     rules.wire_fields.setdefault(_part(e["part"]), set()).update(e["fields"])
+    rules.wire_rules.setdefault(e["part"], str(e["name"]))
 
 
 def _handoff(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -361,7 +501,27 @@ def _handoff(rules: HazardRules, e: dict[str, Any]) -> None:
 
 
 def _history(rules: HazardRules, e: dict[str, Any]) -> None:
-    rules.history_reads = (*rules.history_reads, *(str(x) for x in e["reads"]))
+    if e.get("reads"):
+        rules.history_rule = rules.history_rule or str(e["name"])
+    if e.get("appended_by"):
+        rules.appended_rule = rules.appended_rule or str(e["name"])
+        rules.appended_by = (*rules.appended_by, *(str(x) for x in e["appended_by"]))
+    rules.history_reads = (*rules.history_reads, *(str(x) for x in e.get("reads", ())))
+    rules.non_message_types.update({str(x): e["name"] for x in e.get("not_messages", ())})
+    rules.entry_type_keys = (*rules.entry_type_keys, *(str(x) for x in e.get("type_keys", ())))
+
+
+def _fallback(rules: HazardRules, e: dict[str, Any]) -> None:
+    rules.fallbacks.append(Fallback(e["name"], tuple(str(x) for x in e["operators"]), str(e["reason"])))
+
+
+def _covered_choice(rules: HazardRules, e: dict[str, Any]) -> None:
+    rules.covered_choice = (str(e["name"]), str(e["reason"]))
+
+
+def _unchanged_choice(rules: HazardRules, e: dict[str, Any]) -> None:
+    rules.unchanged_choices.append(UnchangedChoice(e["name"], tuple(_part(p) for p in e["parts"]),
+                                                   str(e.get("message", "")), str(e["reason"])))
 
 
 def _elsewhere(rules: HazardRules, e: dict[str, Any]) -> None:
@@ -374,5 +534,6 @@ _READERS = {"experiment": _elsewhere, "forwarder": _elsewhere, "registry": _else
             "mutator": _mutator, "source": _source, "control": _control, "record": _record,
             "neutraliser": _neutraliser, "returns": _returns, "property": _property,
             "call_argument": _call_argument, "assignment": _assignment, "dismiss": _dismiss,
-            "history": _history, "handoff": _handoff,
+            "history": _history, "handoff": _handoff, "fallback": _fallback,
+            "unchanged_choice": _unchanged_choice, "covered_choice": _covered_choice,
             "rewrite": _structural("rewrite"), "runtime_tools": _structural("runtime_tools")}

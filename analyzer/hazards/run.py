@@ -13,7 +13,7 @@ from analyzer.analysis import Analysis
 from analyzer.hazards.candidates import Candidates
 from analyzer.hazards.engine import DEFAULT_MAX_DEPTH, Engine
 from analyzer.hazards.model import build_result
-from analyzer.hazards.rules import load_hazard_rules
+from analyzer.hazards.rules import HazardRules, load_hazard_rules
 from analyzer.hazards.structural import structural_hazards
 from analyzer.hazards.syntax import SourceFiles
 from analyzer.index.model import FileFacts
@@ -67,9 +67,11 @@ def hazards_for(ctx: Any, analysis: Analysis, *, max_depth: int = DEFAULT_MAX_DE
 
 def compute_hazards(analysis: Analysis, git_dirs: dict[str, str], facts: dict[str, list[FileFacts]], *,
                     max_depth: int = DEFAULT_MAX_DEPTH, include_near_misses: bool = False,
-                    allow_guesses: bool = False, include_tests: bool = False) -> dict[str, Any]:
-    """One scan: candidates from `facts` (repo → indexed files), bodies read from `git_dirs` at the pins."""
-    rules = load_hazard_rules()
+                    allow_guesses: bool = False, include_tests: bool = False,
+                    rules: HazardRules | None = None) -> dict[str, Any]:
+    """One scan: candidates from `facts` (repo → indexed files), bodies read from `git_dirs` at the pins;
+    `rules` replaces the shipped rule files (a test that edits one)."""
+    rules = rules or load_hazard_rules()
     commits = {p.name: p.commit for p in analysis.pins}
     repos = [p.name for p in analysis.pins if p.name in git_dirs]
     files = SourceFiles(git_dirs, commits)

@@ -21,6 +21,7 @@ class Step:
     path: str
     line: int
     why: str
+    rule: str = ""  # the rule that made this step (a carrier, a seam, a neutraliser), when one did
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class Origin:
     # a probe) and the alternatives it selects between, as (line, text).
     tested: str = ""
     branches: tuple[tuple[int, str], ...] = ()
+    # When the value differs only under a condition a user chooses (an optional file they write, named by a
+    # [[control]] rule's `optional_files`): the finding is `possible`, with this condition named.
+    condition: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
             return replace(flow, origin=replace(flow.origin, field=key), ops=(op,))
         return replace(flow, ops=(*flow.ops, op)[-8:])
     if kind == "order":  # only the iteration order carries on: ordering sources, as a whole
-        return replace(flow, path=()) if flow.origin.volatility == "ordering" else None
+        return as_order(flow)
     if kind == "flat":
         if CALLED in flow.path:  # a function in the value: its string or JSON form holds no result of it
             return None
@@ -103,6 +107,15 @@ def _names_field(text: str, key: str) -> bool:
     """An object literal's text names field `key` (`{ key: … }`, `{ key }`; a nested member read counts too:
     the text may be cut short, so this errs towards keeping the flow)."""
     return re.search(rf"(?<![\w$.]){re.escape(key)}(?![\w$])", text) is not None
+
+
+def as_order(flow: Flow) -> Flow | None:
+    """A list's iteration order as a whole value, when `flow` is the order of the list's elements themselves
+    (an ordering source as the whole value). An ordering inside a field of each element (`{ result: { text:
+    names } }`), or inside what a function an element holds would return, is no order of the list."""
+    if flow.origin.volatility != "ordering" or flow.path:
+        return None
+    return flow
 
 
 def apply_ops(flow: Flow, ops: tuple[tuple[str, str], ...]) -> Flow | None:

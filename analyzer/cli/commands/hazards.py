@@ -21,6 +21,11 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--include-tests", action="store_true", help="read test code as well")
     parser.add_argument("--experiment", metavar="ID",
                         help="write an observe experiment that varies this finding's (or hazard's) value in the app")
+    parser.add_argument("--explain", metavar="RULE",
+                        help="print what a rule matches, why it matters, an example and the fix, then exit")
+    parser.add_argument("--observed", action="append", metavar="RUN.json", default=[],
+                        help="an app summary of `analyze observe EXPERIMENT --json` for an experiment --experiment "
+                             "wrote: the finding says whether the variation was seen and what it cost")
     parser.add_argument("--out", metavar="FILE", help="where --experiment writes (default hazard-ID.toml)")
     parser.add_argument("--at", action="append", metavar="NAME=SHA",
                         help="analyse NAME at another commit for this run (the lock is not edited)")
@@ -31,10 +36,18 @@ def run(args: Any, ctx: CliContext) -> int:
     from analyzer.cli.graphload import session_for
     from analyzer.hazards.render import render_text
 
+    if args.explain:
+        return _explain(args.explain, ctx)
     options = HazardOptions(args.max_depth, include_near_misses=args.all, allow_guesses=args.allow_guesses,
                             include_tests=args.include_tests)
     with session_for(ctx) as session:
         result = hazards(session, options, at=args.at).document
+    if args.observed:
+        from pathlib import Path
+
+        from analyzer.hazards.observed import attach
+
+        result = attach(result, [Path(p) for p in args.observed])
     if args.experiment:
         from pathlib import Path
 
@@ -48,3 +61,16 @@ def run(args: Any, ctx: CliContext) -> int:
     else:
         render_text(result, ctx.out, verbose=ctx.verbose)
     return 1 if result["findings"] else 0
+
+
+def _explain(name: str, ctx: CliContext) -> int:
+    from analyzer.api.hazards import explain_rule
+
+    found = explain_rule(name)
+    if ctx.json:
+        ctx.emit_json(found)
+        return 0
+    ctx.out.print(f"{found['rule']}  ([[{found['table']}]] in {found['file']})", markup=False)
+    for key in ("what", "why", "example", "fix"):
+        ctx.out.print(f"  {key:<8} {found.get(key, '(not written)')}", markup=False)
+    return 0
