@@ -56,7 +56,7 @@ class _App:
 ])
 def test_a_pi_session_writes_the_chosen_api_its_base_url_and_the_servers_window(
         tmp_path: Path, api: str | None, base: str, window: int | None, expected_window: int) -> None:
-    from analyzer.apps.session import AppSession
+    from analyzer.apps.private_home import AppSession
 
     session = AppSession(_App("pi"), "http://127.0.0.1:9/v1", "local", tmp_path, api=api,  # type: ignore[arg-type]
                          context_window=window)

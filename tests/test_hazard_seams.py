@@ -106,7 +106,7 @@ def test_fixture_has_no_other_findings(result: dict[str, Any]) -> None:
 def test_a_listener_cut_by_the_depth_bound_deep_in_a_chain_is_made_again_nearer_its_emitter(
         tmp_path_factory: pytest.TempPathFactory) -> None:
     from analyzer.hazards.candidates import Candidates
-    from analyzer.hazards.engine import Engine
+    from analyzer.hazards.driver import Engine
     from analyzer.hazards.rules import load_hazard_rules
     from analyzer.hazards.syntax import SourceFiles
 

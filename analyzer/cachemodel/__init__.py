@@ -13,8 +13,8 @@ with 2xx become arrivals that never enter the state.
 Rule parameters, sources and dates: `analyzer/rules/cache/*.toml`.
 """
 
-from analyzer.cachemodel.causes import Cause, explain, within
 from analyzer.cachemodel.fromlog import LoggedRequest, arrival, logged_requests
+from analyzer.cachemodel.miss_causes import Cause, explain, within
 from analyzer.cachemodel.model import Arrival, Held, Lost, Marker, Match, Skipped, common_prefix
 from analyzer.cachemodel.rules import Rule, all_rules, provider_rule, rule_names
 from analyzer.cachemodel.simulate import simulate, skipped

@@ -55,7 +55,7 @@ from typing import Any
 
 import networkx as nx
 
-from analyzer.hazards.engine import EngineResult, effective_neutraliser
+from analyzer.hazards.driver import EngineResult, effective_neutraliser
 from analyzer.hazards.grouping import group_findings
 from analyzer.hazards.rules import EFFECTS, GRANULARITIES, Effect, HazardRules, UnchangedChoice, glob_match
 from analyzer.hazards.taints import Hit

@@ -11,7 +11,7 @@ from typing import Any
 
 from analyzer.analysis import Analysis
 from analyzer.hazards.candidates import Candidates
-from analyzer.hazards.engine import DEFAULT_MAX_DEPTH, Engine
+from analyzer.hazards.driver import DEFAULT_MAX_DEPTH, Engine
 from analyzer.hazards.model import build_result
 from analyzer.hazards.rules import HazardRules, load_hazard_rules
 from analyzer.hazards.structural import structural_hazards

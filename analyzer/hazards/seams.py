@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 
 class Engine(FlowContext, Protocol):
-    """What the seams read of the engine (`analyzer.hazards.engine.Engine`), without importing it."""
+    """What the seams read of the engine (`analyzer.hazards.driver.Engine`), without importing it."""
 
     g: nx.MultiDiGraph
     files: SourceFiles

@@ -13,7 +13,7 @@ from typing import Any
 
 from tree_sitter import Node
 
-from analyzer.hazards.engine import Engine, EngineResult
+from analyzer.hazards.driver import Engine, EngineResult
 from analyzer.hazards.model import finding_id
 from analyzer.hazards.rules import HazardRules, Structural, glob_match
 from analyzer.hazards.taints import norm

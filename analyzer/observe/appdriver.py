@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.apps.install import InstalledApp
+from analyzer.apps.private_home import AppSession
 from analyzer.apps.profile import fill
-from analyzer.apps.session import AppSession
 from analyzer.observe.experiment import Experiment
 from analyzer.observe.jsonl import RowWriter, read_rows
 from analyzer.observe.runner import APP_ROW_KEY, AppRun, RunResult, SeriesTurn

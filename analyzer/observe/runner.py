@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import httpx
 
     from analyzer.apps.install import InstalledApp
-    from analyzer.apps.session import TurnResult
+    from analyzer.apps.private_home import TurnResult
     from analyzer.observe.client import Outcome
     from analyzer.observe.experiment import Experiment
 

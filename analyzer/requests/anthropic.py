@@ -17,8 +17,8 @@ from analyzer.requests.build import (
     marker,
     text_or_none,
 )
+from analyzer.requests.cachecontrol import Headers, control_of
 from analyzer.requests.chat import tool_block, tool_name
-from analyzer.requests.control import Headers, control_of
 from analyzer.requests.model import Block, Request
 from analyzer.requests.rules import render_rules
 

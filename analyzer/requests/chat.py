@@ -18,7 +18,7 @@ from analyzer.requests.build import (
     text_or_none,
     without_control,
 )
-from analyzer.requests.control import Headers, control_of
+from analyzer.requests.cachecontrol import Headers, control_of
 from analyzer.requests.model import Block, Request
 from analyzer.requests.rules import ShapeRules, render_rules
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from analyzer.requests.control import Headers
+from analyzer.requests.cachecontrol import Headers
 from analyzer.requests.model import SHAPES, Request, Shape
 from analyzer.requests.rules import render_rules
 

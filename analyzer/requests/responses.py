@@ -20,8 +20,8 @@ from analyzer.requests.build import (
     text_or_none,
     without_control,
 )
+from analyzer.requests.cachecontrol import Headers, control_of
 from analyzer.requests.chat import tool_block, tool_name
-from analyzer.requests.control import Headers, control_of
 from analyzer.requests.model import Block, Request
 from analyzer.requests.rules import ShapeRules, render_rules
 

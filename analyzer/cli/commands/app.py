@@ -104,7 +104,7 @@ def _report_install(ctx: CliContext, app: Any) -> int:
 def _run(ctx: CliContext, app: Any, args: argparse.Namespace) -> int:
     import tempfile
 
-    from analyzer.apps.session import AppSession
+    from analyzer.apps.private_home import AppSession
     from analyzer.apps.setup import default_base_url
 
     base_url = args.base_url or default_base_url(ctx)
