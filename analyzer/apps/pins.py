@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from analyzer.analysis import apply_at
+from analyzer.analysis import Workspace, apply_at
 
 
-def pinned_repo(ctx: Any, repo: str, at: list[str] | None) -> tuple[str, str]:
+def pinned_repo(ctx: Workspace, repo: str, at: list[str] | None) -> tuple[str, str]:
     """(git dir, full commit) of `repo` at its pin; the checkout is synced or fetched when missing."""
     from analyzer.sources import open_repo
 

@@ -1,7 +1,7 @@
 """An app ready to run for a workspace: installed at the version its pin names, and the endpoint to point it at.
 
 Shared by `analyze app` and `analyze observe`'s app experiments, so both install and pick the base URL the
-same way; `ctx` is anything with `lock`, `cache_dir` and `source_for` (a CLI context or an api session).
+same way; `ctx` is the `Workspace` (a CLI context or an api session).
 """
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from analyzer.analysis import Workspace
 from analyzer.errors import AnalyzerError
 
 
-def install_app(ctx: Any, name: str, at: list[str] | None, *, version: str | None = None,
+def install_app(ctx: Workspace, name: str, at: list[str] | None, *, version: str | None = None,
                 say: Callable[[str], None]) -> Any:
     """The installed app `name` (profile): at the version its pinned commit names, or `version` by hand;
     `say` hears the progress lines of a long install or build."""
@@ -29,7 +30,7 @@ def install_app(ctx: Any, name: str, at: list[str] | None, *, version: str | Non
     return ensure_app(ctx.cache_dir, profile, git_dir, commit, say=say)
 
 
-def default_base_url(ctx: Any) -> str:
+def default_base_url(ctx: Workspace) -> str:
     """The running local engine's base URL; an error that says what to do when none runs."""
     from analyzer.engine.state import is_live, load_state
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.analysis import Analysis
+from analyzer.analysis import Analysis, Workspace
 
 
-def mark_hazards(ctx: Any, analysis: Analysis, report: dict[str, Any]) -> None:
+def mark_hazards(ctx: Workspace, analysis: Analysis, report: dict[str, Any]) -> None:
     """Adds `hazards` (marks) to every hop and a `hazards` summary to the report; a failure is noted in
     the report and warned about, never fatal (the path is still worth writing)."""
     from analyzer.hazards.compare import hop_marks

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analyzer.analysis import Analysis
+from analyzer.analysis import Analysis, Workspace
 from analyzer.hazards.candidates import Candidates
 from analyzer.hazards.driver import DEFAULT_MAX_DEPTH, Engine
 from analyzer.hazards.model import build_result
@@ -19,7 +19,7 @@ from analyzer.hazards.syntax import SourceFiles
 from analyzer.index.model import FileFacts
 
 
-def git_dirs_for(ctx: Any, analysis: Analysis) -> dict[str, str]:
+def git_dirs_for(ctx: Workspace, analysis: Analysis) -> dict[str, str]:
     """The git dir of every pinned repo (already open when the graph was built, else from the cache)."""
     from analyzer.sources.workspace import open_repo
 
@@ -30,7 +30,7 @@ def git_dirs_for(ctx: Any, analysis: Analysis) -> dict[str, str]:
     return out
 
 
-def index_facts_for(ctx: Any, analysis: Analysis) -> dict[str, list[FileFacts]]:
+def index_facts_for(ctx: Workspace, analysis: Analysis) -> dict[str, list[FileFacts]]:
     """The indexed files of every pinned repo: this run's program when it built the graph, else the per-blob
     facts of the index cache (extracted there when missing)."""
     if analysis.program is not None:
@@ -47,7 +47,7 @@ def index_facts_for(ctx: Any, analysis: Analysis) -> dict[str, list[FileFacts]]:
     return out
 
 
-def hazards_for(ctx: Any, analysis: Analysis, *, max_depth: int = DEFAULT_MAX_DEPTH,
+def hazards_for(ctx: Workspace, analysis: Analysis, *, max_depth: int = DEFAULT_MAX_DEPTH,
                 include_near_misses: bool = False, allow_guesses: bool = False,
                 include_tests: bool = False, cache_dir: Path | None = None) -> dict[str, Any]:
     """The hazards result for this analysis, scanned once per graph and options (stored in the cache dir)."""
