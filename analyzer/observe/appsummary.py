@@ -99,7 +99,23 @@ def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
         "prefix_error": result.prefix_error, "source": dict(exp.source), "lookup_note": result.lookup_note,
         "prefix": result.prefix.as_json() if result.prefix is not None else None,
     })
+    base["session_cost"], base["session_cost_error"] = session_costs(result)
     return base
+
+
+def session_costs(result: AppRunResult) -> tuple[list[dict[str, Any]], str | None]:
+    """What the treatment's value costs each new session at DeepSeek's prices (`analyzer.cost.session`), from
+    the run's rows and its prefix report; why not, when it cannot be priced."""
+    from analyzer.errors import AnalyzerError
+
+    if result.prefix is None or not any(r.get("series") == "control" for r in result.rows):
+        return [], None
+    from analyzer.cost.session import new_session_costs
+
+    try:
+        return [c.as_json() for c in new_session_costs(result.rows, result.prefix)], None
+    except AnalyzerError as exc:
+        return [], f"not priced: {exc}"
 
 
 def divergence_text(d: Any) -> str:
@@ -111,6 +127,17 @@ def divergence_text(d: Any) -> str:
         return f"appended from {d.get('part')} (token {token}): {d.get('new')!r}"
     where = f"{d.get('part')} char {d.get('offset')}" if d.get("offset") is not None else str(d.get("part"))
     return where + (f", token {token}" if token is not None else "") + f": {d.get('new')!r}"
+
+
+def cost_lines(s: dict[str, Any]) -> list[str]:
+    """The cost of the factor per new session, one line per treatment series."""
+    from analyzer.cost.session import session_cost_line
+
+    finding = (s.get("source") or {}).get("finding") or None
+    lines = [session_cost_line(c, finding=finding) for c in s.get("session_cost") or []]
+    if s.get("session_cost_error"):
+        lines.append(f"cost: {s['session_cost_error']}")
+    return lines
 
 
 def app_summary_lines(s: dict[str, Any]) -> list[str]:
@@ -139,6 +166,7 @@ def app_summary_lines(s: dict[str, Any]) -> list[str]:
             lines.append(f"  {r['series']} {r['index']}: {finding}")
         if r.get("attribution"):
             lines.append(f"  {r['series']} {r['index']}: written by {r['attribution']}")
+    lines += cost_lines(s)
     if s.get("prefix_error"):
         lines.append(f"prefix: {s['prefix_error']}")
     elif s.get("prefix_file"):
