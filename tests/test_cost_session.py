@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from analyzer.cost.session import newsession_cost_observations
+from analyzer.cost.session import new_session_costs
 from analyzer.observe.apprecord import session_cost_observations
 from analyzer.observe.apprunner import AppRunResult
 from analyzer.observe.appsummary import cost_lines, session_costs
@@ -57,7 +57,7 @@ def rows() -> list[dict[str, Any]]:
 def test_the_treatments_first_request_is_priced_from_where_the_value_enters_the_prompt() -> None:
     log = rows()
     prefix = analyse(log, against="control", renderer=CharServer())
-    [c] = newsession_cost_observations(log, prefix)
+    [c] = new_session_costs(log, prefix)
     # both prompts are "<system>" + HEAD + value + TAIL + "<user>Say hello.<assistant>"; values differ after "/"
     total = len("<system>" + HEAD + "/srv/app" + TAIL + "<user>Say hello.<assistant>")
     recomputed = total - len("<system>" + HEAD + "/")
@@ -87,7 +87,7 @@ def test_the_summary_line_and_the_record_say_the_finding_costs_per_new_session(t
 def test_a_treatment_that_shares_the_control_prompt_costs_nothing() -> None:
     log = rows()
     log[1] = row("treatment", "/srv/app", 0, "2026-12-07T05:01:00Z", cached=40)
-    [c] = newsession_cost_observations(log, analyse(log, against="control", renderer=CharServer()))
+    [c] = new_session_costs(log, analyse(log, against="control", renderer=CharServer()))
     assert c.tokens == 0 and c.money == 0.0
     assert "costs nothing per new session" in cost_lines({"session_cost": [c.as_json()]})[0]
 
