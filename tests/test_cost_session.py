@@ -97,3 +97,14 @@ def test_a_log_without_a_control_series_is_not_priced(tmp_path: Path) -> None:
     prefix = analyse(log, renderer=CharServer())
     result = AppRunResult(log, tmp_path / "l", tmp_path / "p", tmp_path, prefix=prefix)
     assert session_costs(result) == ([], None)
+
+
+def test_a_value_changed_mid_session_is_priced_at_the_turn_it_changes() -> None:
+    log = [row("control", "/srv/app", 0, "2026-12-07T05:00:00Z", cached=0),
+           row("control", "/srv/app", 1, "2026-12-07T05:00:10Z", cached=50),
+           row("treatment", "/srv/app", 0, "2026-12-07T05:01:00Z", cached=80),
+           row("treatment", "/tmp/pkg", 1, "2026-12-07T05:01:10Z", cached=41)]
+    [c] = new_session_costs(log, analyse(log, against="control", renderer=CharServer()))
+    assert c.row == 4 and c.baseline_row == 2 and c.tokens > 0
+    line = cost_lines({"session_cost": [c.as_json()], "vary": {"from_turn": 2}})[0]
+    assert "each time it changes inside a session (turn 2)" in line

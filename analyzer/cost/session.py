@@ -1,6 +1,7 @@
-"""What one factor of an experiment costs a new session: the treatment session's first request against the
-control's (the one-factor comparison the app experiment's prefix report makes, `against="control"`), priced at a
-provider's published prices — DeepSeek's by default, the research route's service.
+"""What one factor of an experiment costs a new session: the treatment session's first request that breaks
+against the control's at the same turn (the one-factor comparison the app experiment's prefix report makes,
+`against="control"`), priced at a provider's published prices — DeepSeek's by default, the research route's
+service. A value changed inside a session (`from_turn`) is priced the same way, at the turn it changes.
 
 Why the first request only: a value that differs between sessions (a directory, an environment variable, a
 file) makes a new session recompute its prompt from where the value enters it, tokens a session with a stable
@@ -54,8 +55,10 @@ def new_session_costs(rows: list[dict[str, Any]], prefix: Any, *, provider: str 
     add_breaks(report, prefix)
     by_row = {r.row: r for r in report.requests}
     firsts: dict[str, Any] = {}
-    for rep in prefix.requests:
-        if rep.series != "control" and rep.series not in firsts and rep.row in by_row:
+    for rep in prefix.requests:   # the first request of each treatment series that breaks, else its first
+        if rep.series == "control" or rep.row not in by_row:
+            continue
+        if rep.series not in firsts or (not by_row[firsts[rep.series].row].breaks and by_row[rep.row].breaks):
             firsts[rep.series] = rep
     out = []
     for series, rep in firsts.items():
@@ -70,18 +73,20 @@ def new_session_costs(rows: list[dict[str, Any]], prefix: Any, *, provider: str 
     return out
 
 
-def session_cost_line(c: dict[str, Any], *, finding: str | None = None) -> str:
-    """One line a user who ran the experiment reads: what the factor costs each new session, and where from."""
+def session_cost_line(c: dict[str, Any], *, finding: str | None = None, from_turn: int | None = None) -> str:
+    """One line a user who ran the experiment reads: what the factor costs each new session (or each change
+    inside a session, `from_turn`), and where the price is from."""
     from analyzer.cost.text import money
 
     what = f"this finding ({finding})" if finding else f"the {c['series']} value"
+    per = "per new session" if from_turn is None else f"each time it changes inside a session (turn {from_turn})"
     period = f", {c['period'].replace('_', '-')}" if c.get("period") else ""
     price = f"at {c['family']} prices{period}: {c['price_source']}"
     if not c["tokens"]:
-        return (f"{what} costs nothing per new session here: {c['series']} request (row {c['row']}) shares the "
-                f"control's prompt up to its end ({price})")
+        return (f"{what} costs nothing {per} here: {c['series']} row {c['row']} shares the control's prompt up to "
+                f"its end ({price})")
     est = ", estimated" if c["estimated"] else ""
-    return (f"{what} costs {c['tokens']:,} tokens, {money(c['money'], c['currency'])} per new session {price} — "
+    return (f"{what} costs {c['tokens']:,} tokens, {money(c['money'], c['currency'])} {per} {price} — "
             f"{c['series']} row {c['row']} recomputes them from {c['where']} on (vs control row {c['baseline_row']}"
             f"{est}; the server read {c['reported_cached']:,} of its {c['prompt_tokens']:,} prompt tokens from the "
             "cache)")

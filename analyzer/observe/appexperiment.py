@@ -2,8 +2,10 @@
 
 The file names an app profile and the turns (prompts sent in one continued session) and varies one thing the app
 is given — an environment variable, the working directory, one command-line option, one file in its private
-config — between a control session (values[0]) and one treatment session per further value. Anything that would
-change a second thing is refused before anything runs, as for the raw experiments.
+config, the idle time between turns — between a control session (values[0]) and one treatment session per further
+value. `from_turn` changes the value inside a session (the treatment's turns before it run with the control's
+value: a tool set changed mid-session). Anything that would change a second thing is refused before anything
+runs, as for the raw experiments.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from typing import Any
 from analyzer.errors import AnalyzerError
 from analyzer.observe.experiment import ROUTE_RULE, parse_experiment, read_experiment
 
-APP_FACTORS = ("env", "cwd", "arg", "config-file", "none")
+APP_FACTORS = ("env", "cwd", "arg", "config-file", "interval", "none")
+MID_SESSION_FACTORS = ("env", "arg")   # each turn is its own app process: these can change between turns
 _TOP_KEYS = {"name", "question", "description", "endpoint", "app", "vary", "source", "run"}
 _ENDPOINT_KEYS = {"base_url", "model", "api_key_env", "timeout_s"}
 _APP_KEYS = {"profile", "turns", "api"}
-_VARY_KEYS = {"factor", "name", "path", "values", "link_to"}
+_VARY_KEYS = {"factor", "name", "path", "values", "link_to", "from_turn", "side_prompt"}
 _RUN_KEYS = {"max_tokens"}
 DEFAULT_MODEL = "local"
 
@@ -31,6 +34,18 @@ class AppVary:
     name: str | None = None      # env: the variable
     path: str | None = None      # config-file: the file, relative to the app's private home
     link_to: str | None = None   # env/cwd: make each missing path value a symlink to this (e.g. "{app_dir}")
+    from_turn: int | None = None  # env/arg: the value applies from this turn on; earlier turns use values[0]
+    side_prompt: str | None = None   # interval: another conversation sent to the endpoint in each pause
+
+    def value_at(self, value: str | None, turn: int) -> str | None:
+        """The value in force at `turn` (1-based) of a series whose value is `value`."""
+        if self.from_turn is not None and turn < self.from_turn and self.values:
+            return self.values[0]
+        return value
+
+    def pause_s(self, value: str | None, turn: int) -> float:
+        """interval: the idle seconds before `turn` (none before the first)."""
+        return float(value or 0) if self.factor == "interval" and turn > 1 else 0.0
 
     def series(self) -> list[tuple[str, str | None]]:
         """(series name, value) in run order: control at values[0], then one treatment per further value."""
@@ -41,8 +56,9 @@ class AppVary:
 
     def describe(self) -> str:
         what = {"env": f"${self.name}", "config-file": f"file {self.path}", "cwd": "working directory",
-                "arg": "command-line option", "none": "nothing"}[self.factor]
-        return f"{self.factor} ({what})"
+                "arg": "command-line option", "interval": "idle seconds between turns", "none": "nothing"}[self.factor]
+        when = f", from turn {self.from_turn} on" if self.from_turn is not None else ""
+        return f"{self.factor} ({what}{when})"
 
 
 @dataclass(frozen=True)
@@ -177,7 +193,24 @@ def _parse_vary(t: dict[str, Any], label: str) -> AppVary:
     link_to = t.get("link_to")
     if link_to is not None and (factor not in ("env", "cwd") or not isinstance(link_to, str)):
         raise AnalyzerError(f"experiment {label}: vary.link_to (a path) is only for factors \"env\" and \"cwd\"")
-    return AppVary(factor, tuple(values), name, path, link_to)
+    from_turn = t.get("from_turn")
+    if from_turn is not None and (factor not in MID_SESSION_FACTORS or not isinstance(from_turn, int)
+                                  or isinstance(from_turn, bool) or from_turn < 2):
+        raise AnalyzerError(f"experiment {label}: vary.from_turn (a turn number ≥ 2) is only for factors "
+                            f"{', '.join(MID_SESSION_FACTORS)} (each turn is its own app process)")
+    side_prompt = t.get("side_prompt")
+    if side_prompt is not None and (factor != "interval" or not isinstance(side_prompt, str) or not side_prompt):
+        raise AnalyzerError(f"experiment {label}: vary.side_prompt (a prompt) is only for factor \"interval\"")
+    if factor == "interval":
+        for v in values:
+            try:
+                ok = float(v) >= 0
+            except ValueError:
+                ok = False
+            if not ok:
+                raise AnalyzerError(f"experiment {label}: factor \"interval\" takes idle seconds as vary.values "
+                                    f"(e.g. [\"0\", \"330\"]); got {v!r}")
+    return AppVary(factor, tuple(values), name, path, link_to, from_turn, side_prompt)
 
 
 def _need_str(t: dict[str, Any], key: str, label: str, prefix: str = "") -> str:

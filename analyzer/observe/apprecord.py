@@ -29,13 +29,15 @@ def session_cost_observations(s: Any, summary: dict[str, Any]) -> list[str]:
     from analyzer.cost.text import money
 
     finding = (summary.get("source") or {}).get("finding")
+    from_turn = (summary.get("vary") or {}).get("from_turn")
+    per = s["cost.per_session"] if from_turn is None else s.format("cost.per_change", turn=from_turn)
     out = []
     for c in summary.get("session_cost") or []:
         what = s.format("cost.finding", finding=finding) if finding else s.format("cost.value", series=c["series"])
         if not c["tokens"]:
-            out.append(s.format("observations.session_cost_none", what=what, series=c["series"], row=c["row"]))
+            out.append(s.format("observations.session_cost_none", what=what, per=per, series=c["series"], row=c["row"]))
             continue
-        out.append(s.format("observations.session_cost", what=what, tokens=_v(c["tokens"]),
+        out.append(s.format("observations.session_cost", what=what, per=per, tokens=_v(c["tokens"]),
                             money=money(c["money"], c["currency"]), family=c["family"],
                             period=(c["period"] or s["cost.flat"]).replace("_", "-"), source=c["price_source"],
                             series=c["series"], row=c["row"], where=c["where"], baseline=c["baseline_row"],

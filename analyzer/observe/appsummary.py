@@ -93,7 +93,7 @@ def app_summary(exp: Any, app: Any, result: AppRunResult) -> dict[str, Any]:
         "schema": "analyzer.observe.app-summary/1", "app": {"profile": app.profile.name, "version": app.version,
                                                             "version_from": app.version_source, "commit": app.commit},
         "question": exp.question, "vary": {"factor": exp.vary.factor, "name": exp.vary.name, "path": exp.vary.path,
-                                           "values": list(exp.vary.values)},
+                                           "values": list(exp.vary.values), "from_turn": exp.vary.from_turn},
         "turns": result.turns, "app_requests": per_request, "proxy_log": str(result.proxy_log),
         "run_dir": str(result.run_dir), "prefix_file": str(result.prefix_path) if result.prefix_path else None,
         "prefix_error": result.prefix_error, "source": dict(exp.source), "lookup_note": result.lookup_note,
@@ -134,7 +134,8 @@ def cost_lines(s: dict[str, Any]) -> list[str]:
     from analyzer.cost.session import session_cost_line
 
     finding = (s.get("source") or {}).get("finding") or None
-    lines = [session_cost_line(c, finding=finding) for c in s.get("session_cost") or []]
+    from_turn = (s.get("vary") or {}).get("from_turn")
+    lines = [session_cost_line(c, finding=finding, from_turn=from_turn) for c in s.get("session_cost") or []]
     if s.get("session_cost_error"):
         lines.append(f"cost: {s['session_cost_error']}")
     return lines
