@@ -10,29 +10,17 @@ import json
 from typing import Any
 
 import pytest
+from renderfixtures import CharServer
 
 from analyzer.cost.session import new_session_costs
 from analyzer.observe.record import session_cost_observations
 from analyzer.observe.summary import cost_lines, session_costs
 from analyzer.prefix import analyse
-from analyzer.prefix.tokens import PlainRenderer, Rendered
 from analyzer.records import sentences
 
 M = 1_000_000
 HEAD = "You are a coding agent. Work in "
 TAIL = ". Be brief."
-
-
-class CharServer:
-    exact = True
-    describe = "one token per character (test stand-in)"
-
-    def render(self, body: dict[str, Any]) -> Rendered:
-        prompt = PlainRenderer().render(body).prompt
-        return Rendered(prompt, [ord(c) for c in prompt], list(prompt))
-
-    def model(self) -> str | None:
-        return None
 
 
 def row(series: str, value: str, index: int, started: str, *, cached: int) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from observe_server import fake_engine
+from renderfixtures import CharServer
 
 from analyzer.api.cost import CostOptions, cost
 from analyzer.cli import main
@@ -17,7 +18,7 @@ from analyzer.cost.fixes import parse_fix
 from analyzer.cost.fixsim import fix_whatif
 from analyzer.cost.prices import load_book
 from analyzer.prefix import analyse
-from analyzer.prefix.tokens import LlamaServerRenderer, PlainRenderer, Rendered, RenderError
+from analyzer.prefix.tokens import LlamaServerRenderer, RenderError
 
 SYSTEM = "You are a terse helper. Reply in one word. " * 4
 ANSWER = " Ok."
@@ -83,23 +84,6 @@ def test_cost_fix_whatif_falls_back_to_estimates_for_both_versions_with_the_engi
     assert fix["tokens"].startswith("assumed: a plain template")
     # the clock broke every prefix as recorded; the fix lets the later requests read the earlier ones
     assert fix["cached_tokens_gain"] > 0
-
-
-class CharServer:
-    """An exact stand-in for a llama.cpp server: one token per character, and `tokenize` for the answer."""
-
-    exact = True
-    describe = "one token per character (test stand-in for the server's own tokenizer)"
-
-    def render(self, body: dict[str, Any]) -> Rendered:
-        prompt = PlainRenderer().render(body).prompt
-        return Rendered(prompt, [ord(c) for c in prompt], list(prompt))
-
-    def tokenize(self, text: str) -> list[int]:
-        return [ord(c) for c in text]
-
-    def model(self) -> str | None:
-        return None
 
 
 def test_fix_whatif_predicts_what_prefix_predicts_with_the_servers_fixed_answer_counted() -> None:
