@@ -118,3 +118,45 @@ def test_the_command_runs_an_app_experiment_and_writes_its_record(pi_app, local_
     summary = json.loads(out)
     assert len(summary["app_requests"]) >= 2 and summary["app_requests"][1]["raw_cached"] > 0
     assert record.is_file() and "one-turn" in record.read_text(encoding="utf-8")
+
+
+def test_a_tool_set_changed_mid_session_breaks_at_the_turn_it_changes_and_is_priced_there(
+        pi_app, local_engine, tmp_path: Path) -> None:  # noqa: F811
+    exp = _experiment(tmp_path, ["Say hello.", "Say it again."],
+                      {"factor": "arg", "values": ["", "--tools read,bash"], "from_turn": 2})
+    result = _run(exp, pi_app, local_engine.base_url, tmp_path / "obs")
+    assert not any(t.failed for t in result.app.turns)
+    treatment = [r for r in result.rows if r["series"] == "treatment"]
+    tools = [len(json.loads(r["request_body"]).get("tools") or []) for r in treatment]
+    control_tools = len(json.loads(result.rows[0]["request_body"]).get("tools") or [])
+    assert tools[0] == control_tools and tools[-1] == 2   # turn 1 with the control's tools, turn 2 with read, bash
+    assert [t.value_in_force for t in result.app.turns if t.series == "treatment"] == ["", "--tools read,bash"]
+    summary = summarise_run(exp, result)
+    [cost] = summary["session_cost"]
+    assert cost["row"] == result.rows.index(treatment[-1]) + 1 and cost["tokens"] > 0
+    assert "each time it changes inside a session (turn 2)" in "\n".join(summary_lines(summary))
+
+
+def test_the_interval_factor_sends_the_side_conversation_in_each_pause_and_not_into_the_rows(
+        pi_app, tmp_path: Path) -> None:  # noqa: F811
+    from enginefixtures import require_engine
+
+    from analyzer.engine import start_engine
+    from analyzer.engine.options import EngineOptions
+
+    handle = start_engine(require_engine(), options=EngineOptions(parallel=1, cache_ram_mib=0))
+    try:
+        exp = _experiment(tmp_path, ["Say hello.", "Say it again."],
+                          {"factor": "interval", "values": ["0", "1"], "side_prompt": "Another user: hi"})
+        result = _run(exp, pi_app, handle.base_url, tmp_path / "obs")
+    finally:
+        handle.stop()
+    sides = [t.side_request for t in result.app.turns]
+    # only the treatment's second turn follows a pause
+    assert [s is not None for s in sides] == [False, False, False, True]
+    assert sides[3]["status"] == 200 and sides[3]["prompt"] > 0
+    assert len(result.rows) == 4   # the side conversation is not one of the session's rows
+    # one slot, no prompt cache in RAM: the side conversation evicted the session's prefix
+    later = read_usage(result.rows[3]["usage"], result.rows[3].get("timings"))
+    control = read_usage(result.rows[1]["usage"], result.rows[1].get("timings"))
+    assert later.cached is not None and control.cached is not None and later.cached < control.cached // 2

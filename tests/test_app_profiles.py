@@ -207,3 +207,31 @@ def test_dsh_session_logs_give_their_token_usage(tmp_path: Path) -> None:
     got = dsh_session_log(tmp_path / "none", home, 0.0)
     assert [(g["prompt"], g["cached"], g["output"]) for g in got] == [(7701, 7700, 3)]  # the chunk is not counted
     assert got[0]["source"] == "sessions/session.jsonl.zstd:2"
+
+
+def test_a_value_changed_inside_a_session_and_an_interval_factor_parse_and_say_when_they_apply(
+        tmp_path: Path) -> None:
+    base = {"name": "x", "question": "q", "app": {"profile": "pi", "turns": ["a", "b", "c"]}}
+    mid = parse_experiment({**base, "vary": {"factor": "arg", "values": ["", "--tools read"], "from_turn": 2}},
+                           tmp_path / "e.toml").vary
+    # the treatment runs turn 1 with the control's value, then its own
+    assert [mid.value_at("--tools read", n) for n in (1, 2, 3)] == ["", "--tools read", "--tools read"]
+    assert mid.value_at("", 3) == "" and "from turn 2 on" in mid.describe()
+    gap = parse_experiment({**base, "vary": {"factor": "interval", "values": ["0", "330"],
+                                             "side_prompt": "other"}}, tmp_path / "e.toml").vary
+    assert [gap.pause_s("330", n) for n in (1, 2, 3)] == [0.0, 330.0, 330.0] and gap.pause_s("0", 2) == 0.0
+    assert gap.side_prompt == "other"
+    for bad, said in (({"factor": "config-file", "path": "s.json", "values": ["a", "b"], "from_turn": 2},
+                       "from_turn .* only for factors env, arg"),
+                      ({"factor": "arg", "values": ["", "-x"], "from_turn": 1}, "turn number ≥ 2"),
+                      ({"factor": "interval", "values": ["0", "soon"]}, "idle seconds.*'soon'"),
+                      ({"factor": "arg", "values": ["", "-x"], "side_prompt": "hi"}, "side_prompt .* only for")):
+        with pytest.raises(AnalyzerError, match=said):
+            parse_experiment({**base, "vary": bad}, tmp_path / "e.toml")
+
+
+def test_the_shipped_round3_experiments_change_tools_mid_session_and_vary_the_interval() -> None:
+    tools = load_experiment("pi-dynamic-tools")
+    assert tools.vary.from_turn == 2 and "--tools" in tools.vary.values[1] and len(tools.app.turns) >= 3
+    gap = load_experiment("pi-retention-interval")
+    assert gap.vary.factor == "interval" and float(gap.vary.values[1]) > 300 and gap.vary.side_prompt

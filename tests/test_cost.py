@@ -426,3 +426,18 @@ def test_the_record_of_an_experiment_log_names_its_factor_and_prices_each_series
     assert "the experiment demo varies env — control: A; treatment: B" in text
     # each series: 4,000 uncached tokens at the off-peak $0.66 and 10 output tokens at $1.98
     assert f"series treatment: {money((4000 * 0.66 + 10 * 1.98) / M)} for 1 requests" in text
+
+
+@pytest.mark.parametrize(("lang", "said"), [("en", "the treatment cost {m} more than the control (3,000 fewer tokens "
+                                                    "read from the cache)"),
+                                            ("zh", "处理组比对照组多花 {m}（读自缓存的 token 少 3,000 个）")])
+def test_the_record_says_what_the_treatment_cost_beyond_the_control(lang: str, said: str) -> None:
+    from analyzer.cost.record import record_markdown
+
+    rows = [row("2026-12-07T05:00:00Z", deepseek_usage(3000, 1000, 10), model="deepseek-v4-pro", series="control"),
+            row("2026-12-07T05:06:00Z", deepseek_usage(0, 4000, 10), model="deepseek-v4-pro", series="treatment")]
+    for r in rows:
+        r.update(factor="interval", value="0", experiment="demo")
+    # off-peak: the treatment computes 3,000 more tokens at $0.66 instead of reading them at $0.022
+    m = money(3000 * (0.66 - 0.022) / M)
+    assert said.format(m=m) in record_markdown(bill(rows, load_book()), lang)

@@ -63,3 +63,19 @@ def test_not_reported_is_none_never_zero() -> None:
     assert (responses_plain.prompt, responses_plain.cached, responses_plain.output) == (12, None, 3)
     junk = read_usage({"prompt_tokens": "12", "prompt_tokens_details": {"cached_tokens": True}})
     assert (junk.prompt, junk.cached) == (None, None)
+
+
+def test_gemini_usage_metadata_cached_inside_the_prompt_and_thinking_as_output() -> None:
+    u = read_usage({"promptTokenCount": 4000, "cachedContentTokenCount": 3000, "candidatesTokenCount": 200,
+                    "thoughtsTokenCount": 50, "totalTokenCount": 4250})
+    assert (u.prompt, u.cached, u.uncached, u.output, u.reasoning) == (4000, 3000, 1000, 250, 50)
+    assert u.cached_field == "usageMetadata.cachedContentTokenCount"
+    assert u.output_field == "usageMetadata.candidatesTokenCount + usageMetadata.thoughtsTokenCount"
+    snake = read_usage({"prompt_token_count": 10, "cached_content_token_count": 4, "candidates_token_count": 2})
+    assert (snake.prompt, snake.cached, snake.uncached, snake.output) == (10, 4, 6, 2)
+
+
+def test_gemini_without_a_cached_count_is_not_reported_and_all_uncached() -> None:
+    u = read_usage({"promptTokenCount": 900, "candidatesTokenCount": 12})
+    assert (u.prompt, u.cached, u.uncached, u.output) == (900, None, 900, 12) and not u.reported
+    assert u.prompt_field == "usageMetadata.promptTokenCount"

@@ -163,12 +163,15 @@ def replay_log(rows: list[dict[str, Any]], options: ReplayOptions) -> ReplayRepo
         report = bill(replayed, load_book(), provider="deepseek")   # prices are not compared here, only tokens
         try:
             what = fix_whatif(replayed, report, [], renderer=LlamaServerRenderer(root), rule=options.rule)
-        except (AnalyzerError, KeyError) as exc:   # a server without llama.cpp's /apply-template and /tokenize
-            note = (f"no prediction: {root} did not render the requests for the cache model "
-                    f"({exc if isinstance(exc, AnalyzerError) else 'no ' + str(exc) + ' in its answer'})")
+        except AnalyzerError as exc:
+            note = f"no prediction: {exc}"
         else:
-            by_row = {r.row: r.recorded.cached for r in what.rows}
-            predicted = [by_row.get(i, 0) for i in range(1, len(replayed) + 1)]
+            if what.render_errors:   # estimated tokens never compare with the endpoint's: no prediction
+                note = (f"no prediction: {root} did not render the requests for the cache model "
+                        f"({'; '.join(what.render_errors)})")
+            else:
+                by_row = {r.row: r.recorded.cached for r in what.rows}
+                predicted = [by_row.get(i, 0) for i in range(1, len(replayed) + 1)]
     measured = []
     for r in replayed:
         b = row_buckets(r)

@@ -1,8 +1,7 @@
 """A response's tokens in the four billing buckets: uncached input, cache read, cache write (by TTL), output.
 
 Read through `analyzer.requests.read_usage`, the one reader of every usage shape (DeepSeek, chat, Anthropic
-with its per-TTL write split, Responses, llama.cpp timings); Gemini's `usageMetadata`, which it does not read
-yet, is read here into the same `Usage`.
+with its per-TTL write split, Responses, Gemini's `usageMetadata`, llama.cpp timings).
 """
 
 from __future__ import annotations
@@ -35,30 +34,6 @@ class Buckets:
                 "fields": self.fields}
 
 
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _gemini(u: dict[str, Any]) -> Usage | None:
-    """Gemini's `usageMetadata` (the shared reader has no Gemini shape yet): cached tokens are inside the prompt
-    count, thinking tokens are billed as output."""
-    if "promptTokenCount" not in u and "prompt_token_count" not in u:
-        return None
-    prompt = _int(u.get("promptTokenCount", u.get("prompt_token_count"))) or 0
-    cached = _int(u.get("cachedContentTokenCount", u.get("cached_content_token_count"))) or 0
-    gen = (_int(u.get("candidatesTokenCount", u.get("candidates_token_count"))) or 0) + \
-          (_int(u.get("thoughtsTokenCount", u.get("thoughts_token_count"))) or 0)
-    return Usage(prompt=prompt, cached=cached, uncached=prompt - cached, output=gen,
-                 prompt_field="usageMetadata.promptTokenCount",
-                 cached_field="usageMetadata.cachedContentTokenCount",
-                 output_field="usageMetadata.candidatesTokenCount + thoughtsTokenCount")
-
-
-def usage_of(usage: dict[str, Any], timings: dict[str, Any] | None = None) -> Usage:
-    """`analyzer.requests.read_usage` (every shape it knows), Gemini's shape here until it knows that one too."""
-    return _gemini(usage) or read_usage(usage, timings)
-
-
 def buckets(usage: Usage) -> Buckets | None:
     """The billing buckets, or None when the usage says nothing about the prompt."""
     if usage.prompt is None and usage.uncached is None:
@@ -80,4 +55,4 @@ def row_buckets(row: dict[str, Any]) -> Buckets | None:
     if not isinstance(usage, dict):
         return None
     timings = row.get("timings") if isinstance(row.get("timings"), dict) else None
-    return buckets(usage_of(usage, timings))
+    return buckets(read_usage(usage, timings))

@@ -50,6 +50,7 @@ class FixWhatIf:
     tokens: str
     rows: list[FixRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    render_errors: list[str] = field(default_factory=list)   # the engine's own error when it fell back to estimates
 
     def cached_gain(self) -> int:
         return sum(r.fixed.cached - r.recorded.cached for r in self.rows)
@@ -62,6 +63,7 @@ class FixWhatIf:
                 "cached_tokens_gain": self.cached_gain(), "money_gain": self.money_gain(),
                 "as_recorded": sum(r.recorded.money for r in self.rows),
                 "fixed": sum(r.fixed.money for r in self.rows), "notes": self.notes,
+                "render_errors": self.render_errors,
                 "requests": [r.as_json() for r in self.rows]}
 
 
@@ -73,8 +75,8 @@ def fix_whatif(rows: list[dict[str, Any]], report: CostReport, fixes: list[Fix],
     The rows become the cache model's arrivals exactly as `prefix` makes them (`analyzer.cachemodel.fromlog`:
     which rows the cache saw, their times, breakpoints and server settings); only the body differs."""
     from analyzer.cachemodel import provider_rule, simulate
-    from analyzer.cachemodel.fromlog import LoggedRequest, arrival, logged_requests
-    from analyzer.prefix.tokens import render_request
+    from analyzer.cachemodel.fromlog import LoggedRequest, logged_requests
+    from analyzer.prefix.arrivals import log_arrivals, render_versions
     from analyzer.requests import parse_request
 
     cache_rule = provider_rule(rule)
@@ -84,7 +86,6 @@ def fix_whatif(rows: list[dict[str, Any]], report: CostReport, fixes: list[Fix],
     if not priced:
         raise AnalyzerError("no priced row carries its request body (`request_body`); the fix what-if rewrites "
                             "the recorded requests, so record them through `analyze proxy`")
-    out = FixWhatIf([f.describe() for f in fixes], cache_rule.name, cache_rule.cite, renderer.describe)
     changed: dict[int, list[str]] = {}
     versions: dict[str, list[LoggedRequest]] = {"recorded": [], "fixed": []}
     for e in logged:
@@ -93,16 +94,15 @@ def fix_whatif(rows: list[dict[str, Any]], report: CostReport, fixes: list[Fix],
         request = parse_request(fixed_body, path=e.data.get("client_path")) or e.request
         versions["recorded"].append(e)
         versions["fixed"].append(LoggedRequest(e.row, e.data, fixed_body, request, e.ok, e.error))
-    lengths: dict[tuple[str, int], int] = {}
-    matches = {}
-    for name, entries in versions.items():
-        arrivals = []
-        for e in entries:
-            rendered = render_request(renderer, e.request, e.body) if e.ok else None
-            if rendered is not None:
-                lengths[(name, e.row)] = len(rendered.tokens)
-            arrivals.append(arrival(e, rendered, settings))
-        matches[name] = {m.key: m for m in simulate(arrivals, cache_rule)}
+    done = render_versions(versions, renderer)   # an engine that cannot render: both versions estimated, said
+    renderer = done.renderer
+    out = FixWhatIf([f.describe() for f in fixes], cache_rule.name, cache_rule.cite, renderer.describe,
+                    render_errors=done.errors)
+    out.notes.extend(done.errors)
+    lengths = {(name, row): len(r.tokens) for name, rendered in done.rendered.items() for row, r in rendered.items()}
+    matches = {name: {m.key: m for m in simulate(log_arrivals(entries, done.rendered[name], renderer, settings),
+                                                   cache_rule)}
+               for name, entries in versions.items()}
     if not any(changed.values()):
         out.notes.append("the fix changed no request of this log")
     exact = bool(getattr(renderer, "exact", False))

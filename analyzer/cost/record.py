@@ -44,6 +44,12 @@ def build_record(rep: CostReport, lang: str = "en") -> Record:
     for name, v in rep.by_series().items() if len(rep.by_series()) > 1 else ():
         obs.append(s.format("obs.series", series=name, money=money(v["money"], cur), requests=v["requests"],
                             cached=v["cache_read"], prompt=v["prompt"]))
+    series = rep.by_series()
+    if {"control", "treatment"} <= set(series):
+        c, t_ = series["control"], series["treatment"]
+        diff, cached = t_["money"] - c["money"], t_["cache_read"] - c["cache_read"]
+        obs.append(s.format("obs.treatment_more" if diff >= 0 else "obs.treatment_less", money=money(abs(diff), cur),
+                            tokens=abs(cached), fewer_more=s["word.fewer"] if cached <= 0 else s["word.more"]))
     if rep.causes:
         top = rep.causes[0]
         obs.append(s.format("obs.breaks", lost=money(rep.lost_total(), cur), breaks=sum(c.breaks for c in rep.causes),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,12 +56,16 @@ class AppRunner:
             else None
         with start_proxy(self.upstream, run_dir, api_key_env=exp.endpoint.api_key_env, log_name="proxy") as proxy:
             for series, value in exp.vary.series():
-                session = _session(exp, app, proxy.base_url, run_dir, value, window)
+                session = _session(exp, app, proxy.base_url, run_dir, exp.vary.value_at(value, 1), window)
                 for n, prompt in enumerate(spec.turns, 1):
+                    side = self._pause(exp, value, n)
+                    now = exp.vary.value_at(value, n)
+                    if n > 1 and now != exp.vary.value_at(value, n - 1):  # the value changes inside the session
+                        _set_value(exp, session, now, run_dir)
                     proxy.label(series, factor=exp.vary.factor, value=value, turn=n)
                     self.say(f"observe: {exp.name}: {series} turn {n} of {len(spec.turns)} ({app.profile.name})")
                     turn = session.run_turn(prompt)
-                    turns.append(SeriesTurn(series, value, turn))
+                    turns.append(SeriesTurn(series, value, turn, value_in_force=now, side_request=side))
                 _set_aside(session, run_dir / series)  # the turns' stdout paths move with the files
             proxy_log = proxy.log_path
         rows = [_with_experiment(r, exp, app) for r in read_rows(proxy_log) if r.get("measured", True)]
@@ -73,13 +78,46 @@ class AppRunner:
         _analyse_prefix(result, app_run, self.engine_url, self.lookup)
         return result
 
+    def _pause(self, exp: Experiment, value: str | None, turn: int) -> dict[str, Any] | None:
+        """interval: the idle time before this turn; a side conversation, when given, is sent to the endpoint at
+        the start of the pause (another user taking the engine's slot), straight to it and not into the rows."""
+        seconds = exp.vary.pause_s(value, turn)
+        if seconds <= 0:
+            return None
+        side = _side_request(self.upstream, exp, turn) if exp.vary.side_prompt else None
+        self.say(f"observe: {exp.name}: idle {seconds:,.0f} s before turn {turn}")
+        time.sleep(seconds)
+        return side
+
+
+def _side_request(upstream: str, exp: Experiment, turn: int) -> dict[str, Any]:
+    """One chat request of another conversation; what the endpoint reported, for the turn's record."""
+    import httpx
+
+    body = {"model": exp.endpoint.model, "max_tokens": 4,
+            "messages": [{"role": "user", "content": f"{exp.vary.side_prompt} (before turn {turn})"}]}
+    url = upstream.rstrip("/") + "/chat/completions"
+    try:
+        response = httpx.post(url, json=body, timeout=exp.endpoint.timeout_s, trust_env=False)
+        usage = response.json().get("usage") if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError) as exc:
+        return {"url": url, "error": f"{type(exc).__name__}"}
+    u = read_usage(usage if isinstance(usage, dict) else None)
+    return {"url": url, "status": response.status_code, "prompt": u.prompt, "cached": u.cached}
+
 
 def _session(exp: Experiment, app: InstalledApp, base_url: str, run_dir: Path, value: str | None,
              context_window: int | None = None) -> AppSession:
     session = AppSession(app, base_url, exp.endpoint.model, run_dir, max_tokens=exp.run.max_tokens,
                          api=exp.app.api, context_window=context_window)
-    if value is None:
-        return session
+    _set_value(exp, session, value, run_dir)
+    return session
+
+
+def _set_value(exp: Experiment, session: AppSession, value: str | None, run_dir: Path) -> None:
+    """Give the app `value` of the factor (for the next turn it runs)."""
+    if value is None or exp.vary.factor == "interval":
+        return
     filled = fill(value, {**session.placeholders(), "run_dir": str(run_dir)})
     vary = exp.vary
     if vary.factor == "env":
@@ -95,7 +133,6 @@ def _session(exp: Experiment, app: InstalledApp, base_url: str, run_dir: Path, v
     elif vary.factor == "config-file" and filled:
         assert vary.path is not None
         session.files[vary.path] = value
-    return session
 
 
 def _make_path(value: str, run_dir: Path, link_to: str | None, session: AppSession, *, always: bool = False) -> None:

@@ -20,10 +20,13 @@ from typing import Any
 from analyzer.errors import AnalyzerError
 
 # the factors each mode can vary; request factors change the request the tool builds, app factors what the app
-# is given (an environment variable, the working directory, one command-line option, one private config file)
+# is given (an environment variable, the working directory, one command-line option, one private config file, the
+# idle time between turns)
 REQUEST_FACTORS = ("none", "system-prefix", "system-suffix", "tools-order", "tool-added", "history-compacted",
                    "interval", "warmup")
-APP_FACTORS = ("env", "cwd", "arg", "config-file", "none")
+APP_FACTORS = ("env", "cwd", "arg", "config-file", "interval", "none")
+# each app turn is its own app process, so these app factors can change between turns (vary.from_turn)
+MID_SESSION_FACTORS = ("env", "arg")
 FACTORS = {"request": REQUEST_FACTORS, "app": APP_FACTORS}
 # the request factors whose values are strings; the others take numbers, tool-name lists or no values
 _STRING_FACTORS = ("system-prefix", "system-suffix", "history-compacted")
@@ -35,7 +38,8 @@ _RUN_KEYS = {"request": {"requests", "interval_s", "max_tokens", "stream", "temp
              "app": {"max_tokens"}}  # the app decides how many requests, when and how to stream
 _REQUEST_KEYS = {"system", "system_file", "tools", "tools_file", "messages"}
 _APP_KEYS = {"profile", "turns", "api"}
-_VARY_KEYS = {"request": {"factor", "values", "tool"}, "app": {"factor", "name", "path", "values", "link_to"}}
+_VARY_KEYS = {"request": {"factor", "values", "tool"},
+              "app": {"factor", "name", "path", "values", "link_to", "from_turn", "side_prompt"}}
 # keys that, inside [vary] or a per-series table, would be a second change; what each one changes
 _SECOND_CHANGES = {
     "model": "the model", "base_url": "the endpoint", "endpoint": "the endpoint", "api_key_env": "the endpoint",
@@ -98,6 +102,18 @@ class Vary:
     name: str | None = None              # app factor env: the variable
     path: str | None = None              # app factor config-file: the file, relative to the app's private home
     link_to: str | None = None           # app factors env/cwd: make each missing path value a symlink to this
+    from_turn: int | None = None         # app factors env/arg: the value applies from this turn on (values[0] before)
+    side_prompt: str | None = None       # app factor interval: another conversation sent in each pause
+
+    def value_at(self, value: Any, turn: int) -> Any:
+        """The value in force at `turn` (1-based) of a series whose value is `value`."""
+        if self.from_turn is not None and turn < self.from_turn and self.values:
+            return self.values[0]
+        return value
+
+    def pause_s(self, value: Any, turn: int) -> float:
+        """App factor interval: the idle seconds before `turn` (none before the first)."""
+        return float(value or 0) if self.factor == "interval" and turn > 1 else 0.0
 
     def series(self) -> list[tuple[str, Any]]:
         """(series name, value) of an app run: control at values[0], then one treatment per further value."""
@@ -109,8 +125,10 @@ class Vary:
     def describe(self) -> str:
         """The factor and what it changes, in a few words."""
         what = {"env": f"${self.name}", "config-file": f"file {self.path}", "cwd": "working directory",
-                "arg": "command-line option", "none": "nothing"}.get(self.factor)
-        return f"{self.factor} ({what})" if what else self.factor
+                "arg": "command-line option", "interval": "idle seconds between turns",
+                "none": "nothing"}.get(self.factor)
+        when = f", from turn {self.from_turn} on" if self.from_turn is not None else ""
+        return f"{self.factor} ({what}{when})" if what else self.factor
 
 
 @dataclass(frozen=True)
@@ -426,7 +444,29 @@ def _parse_app_vary(t: dict[str, Any], factor: str, label: str) -> Vary:
     link_to = t.get("link_to")
     if link_to is not None and (factor not in ("env", "cwd") or not isinstance(link_to, str)):
         raise AnalyzerError(f"experiment {label}: vary.link_to (a path) is only for factors \"env\" and \"cwd\"")
-    return Vary(factor, tuple(values), name=name, path=path, link_to=link_to)
+    from_turn = t.get("from_turn")
+    if from_turn is not None and (factor not in MID_SESSION_FACTORS or not isinstance(from_turn, int)
+                                  or isinstance(from_turn, bool) or from_turn < 2):
+        raise AnalyzerError(f"experiment {label}: vary.from_turn (a turn number ≥ 2) is only for factors "
+                            f"{', '.join(MID_SESSION_FACTORS)} (each turn is its own app process)")
+    side_prompt = t.get("side_prompt")
+    if side_prompt is not None and (factor != "interval" or not isinstance(side_prompt, str) or not side_prompt):
+        raise AnalyzerError(f"experiment {label}: vary.side_prompt (a prompt) is only for factor \"interval\"")
+    if factor == "interval":
+        for v in values:
+            if not _seconds(v):
+                raise AnalyzerError(f"experiment {label}: factor \"interval\" takes idle seconds as vary.values "
+                                    f"(e.g. [\"0\", \"330\"]); got {v!r}")
+    return Vary(factor, tuple(values), name=name, path=path, link_to=link_to, from_turn=from_turn,
+                side_prompt=side_prompt)
+
+
+def _seconds(value: str) -> bool:
+    """Whether an app interval value (a string, like every app value) is a number of seconds ≥ 0."""
+    try:
+        return float(value) >= 0
+    except ValueError:
+        return False
 
 
 def _refuse_second_change(data: dict[str, Any], label: str) -> None:

@@ -147,6 +147,30 @@ def _open_points(s: Sentences, exp: Experiment, summary: dict[str, Any]) -> list
     return points
 
 
+def session_cost_observations(s: Sentences, summary: dict[str, Any]) -> list[str]:
+    """What the factor costs each new session (`analyzer.cost.session`), with the price's source and date."""
+    from analyzer.cost.text import money
+
+    finding = (summary.get("source") or {}).get("finding")
+    from_turn = (summary.get("vary") or {}).get("from_turn")
+    per = s["cost.per_session"] if from_turn is None else s.format("cost.per_change", turn=from_turn)
+    out = []
+    for c in summary.get("session_cost") or []:
+        what = s.format("cost.finding", finding=finding) if finding else s.format("cost.value", series=c["series"])
+        if not c["tokens"]:
+            out.append(s.format("observations.session_cost_none", what=what, per=per, series=c["series"], row=c["row"]))
+            continue
+        out.append(s.format("observations.session_cost", what=what, per=per, tokens=_v(c["tokens"]),
+                            money=money(c["money"], c["currency"]), family=c["family"],
+                            period=(c["period"] or s["cost.flat"]).replace("_", "-"), source=c["price_source"],
+                            series=c["series"], row=c["row"], where=c["where"], baseline=c["baseline_row"],
+                            estimated=s["cost.estimated"] if c["estimated"] else "",
+                            cached=_v(c["reported_cached"]), prompt=_v(c["prompt_tokens"])))
+    if summary.get("session_cost_error"):
+        out.append(s.format("observations.session_cost_missing", why=summary["session_cost_error"]))
+    return out
+
+
 def _app_fields(s: Sentences, exp: Experiment, summary: dict[str, Any], git: str) -> dict[str, Any]:
     app = summary["app"]
     srv = summary.get("server") or {}
@@ -200,6 +224,7 @@ def _app_fields(s: Sentences, exp: Experiment, summary: dict[str, Any], git: str
             observations.append(s.format("observations.turn_failed", series=t["series"], turn=t["turn"],
                                          exit_code=t["exit_code"], error="; ".join(errors) or t["stderr_tail"]
                                          or "–"))
+    observations += session_cost_observations(s, summary)
     if summary.get("prefix_error"):
         observations.append(s.format("observations.prefix_missing", why=summary["prefix_error"]))
     interpretation = (s.format("interpretation.disagree", n=disagree) if disagree else s["interpretation.agree"])

@@ -31,11 +31,16 @@ APP_ROW_KEY = "app_reported"  # in a row of an app run: the app's own usage for 
 
 @dataclass(frozen=True)
 class SeriesTurn:
-    """One turn of one series as the app ran it: the series, the factor's value, and what the turn did."""
+    """One turn of one series as the app ran it: the series, the factor's value, and what the turn did.
+
+    `value_in_force` differs from `value` before a `from_turn` (the control's value still applies);
+    `side_request` is what the endpoint reported for the other conversation sent in an interval's pause."""
 
     series: str
     value: Any
     result: TurnResult
+    value_in_force: Any = None
+    side_request: dict[str, Any] | None = None
 
     @property
     def failed(self) -> bool:
@@ -43,7 +48,8 @@ class SeriesTurn:
 
     def as_json(self) -> dict[str, Any]:
         """The turn in the app summary (`analyzer.observe.app-summary/1`)."""
-        return {"series": self.series, "value": self.value, **self.result.as_dict()}
+        return {"series": self.series, "value": self.value, "value_in_force": self.value_in_force,
+                **self.result.as_dict(), **({"side_request": self.side_request} if self.side_request else {})}
 
 
 @dataclass

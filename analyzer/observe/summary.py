@@ -197,13 +197,29 @@ def _with_app(base: dict[str, Any], exp: Experiment, rows: list[dict[str, Any]],
         "schema": "analyzer.observe.app-summary/1", "app": {"profile": app.profile.name, "version": app.version,
                                                             "version_from": app.version_source, "commit": app.commit},
         "question": exp.question, "vary": {"factor": exp.vary.factor, "name": exp.vary.name, "path": exp.vary.path,
-                                           "values": list(exp.vary.values)},
+                                           "values": list(exp.vary.values), "from_turn": exp.vary.from_turn},
         "turns": [t.as_json() for t in run.turns], "app_requests": per_request, "proxy_log": str(run.proxy_log),
         "run_dir": str(run.run_dir), "prefix_file": str(run.prefix_path) if run.prefix_path else None,
         "prefix_error": run.prefix_error, "source": dict(exp.source), "lookup_note": run.lookup_note,
         "prefix": run.prefix.as_json() if run.prefix is not None else None,
     })
+    base["session_cost"], base["session_cost_error"] = session_costs(rows, run.prefix)
     return base
+
+
+def session_costs(rows: list[dict[str, Any]], prefix: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """What the treatment's value costs each new session at DeepSeek's prices (`analyzer.cost.session`), from
+    the run's rows and its prefix report; why not, when it cannot be priced."""
+    from analyzer.errors import AnalyzerError
+
+    if prefix is None or not any(r.get("series") == "control" for r in rows):
+        return [], None
+    from analyzer.cost.session import new_session_costs
+
+    try:
+        return [c.as_json() for c in new_session_costs(rows, prefix)], None
+    except AnalyzerError as exc:
+        return [], f"not priced: {exc}"
 
 
 def prefix_entries(report: Any) -> dict[tuple[str, int], dict[str, Any]]:
@@ -270,6 +286,18 @@ def divergence_text(d: Any) -> str:
     return where + (f", token {token}" if token is not None else "") + f": {d.get('new')!r}"
 
 
+def cost_lines(s: dict[str, Any]) -> list[str]:
+    """The cost of the factor per new session, one line per treatment series."""
+    from analyzer.cost.session import session_cost_line
+
+    finding = (s.get("source") or {}).get("finding") or None
+    from_turn = (s.get("vary") or {}).get("from_turn")
+    lines = [session_cost_line(c, finding=finding, from_turn=from_turn) for c in s.get("session_cost") or []]
+    if s.get("session_cost_error"):
+        lines.append(f"cost: {s['session_cost_error']}")
+    return lines
+
+
 def turn_lines(turns: list[dict[str, Any]]) -> list[str]:
     """One line per app turn: exit code, time and what the app reported."""
     lines = []
@@ -308,6 +336,7 @@ def _app_lines(s: dict[str, Any]) -> list[str]:
             lines.append(f"  {r['series']} {r['index']}: {finding}")
         if r.get("attribution"):
             lines.append(f"  {r['series']} {r['index']}: written by {r['attribution']}")
+    lines += cost_lines(s)
     if s.get("prefix_error"):
         lines.append(f"prefix: {s['prefix_error']}")
     elif s.get("prefix_file"):

@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.cachemodel import Cause, Match, explain, provider_rule, simulate, within
-from analyzer.cachemodel.fromlog import LoggedRequest, answer_text, arrival, logged_requests
+from analyzer.cachemodel.fromlog import LoggedRequest, logged_requests
 from analyzer.cachemodel.lineage import group
 from analyzer.cachemodel.simulate import arrival_order
 from analyzer.errors import AnalyzerError
+from analyzer.prefix.arrivals import log_arrivals, render_versions
 from analyzer.prefix.attribute import Attribution, LiteralLookup, attribute
 from analyzer.prefix.predict import RuleSet, detect_rule, load_rules
 from analyzer.prefix.structure import CONTEXT_CHARS, StructureDiff, common_chars, first_difference, visible
-from analyzer.prefix.tokens import PlainRenderer, Rendered, Renderer, RenderError, render_request
+from analyzer.prefix.tokens import PlainRenderer, Rendered, Renderer
 from analyzer.requests import Request, read_usage
 
 SCHEMA = "analyzer.prefix/2"
@@ -162,7 +163,8 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
         cache_rule = provider_rule(rule)
     except AnalyzerError as exc:
         raise AnalyzerError(f"--rule {rule}: {exc}") from None
-    rendered, render_errors, renderer = _render_all(good, renderer)
+    versions = render_versions({"log": good}, renderer)
+    rendered, render_errors, renderer = versions.rendered["log"], versions.errors, versions.renderer
     describe, exact = renderer.describe, renderer.exact
     if exact and rule != "llama.cpp":  # a llama.cpp server's template and tokenizer, standing in for another's
         describe, exact = f"assumed: {describe}, standing in for the {rule} endpoint's own", False
@@ -170,7 +172,7 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
     if exact and log_model and rendering and log_model != rendering:
         describe, exact = (f"assumed: {describe}, whose model ({rendering}) is not the one that served the log "
                            f"({log_model}): its counts stand in for the server's"), False
-    arrivals = [arrival(e, rendered.get(e.row), settings or {}, _answer_ids(e.data, renderer)) for e in logged]
+    arrivals = log_arrivals(logged, rendered, renderer, settings)
     matches = {m.key: m for m in simulate(arrivals, cache_rule)}
     served = [a.key for a in arrival_order([a for a in arrivals if a.ok])]   # lineage follows what the server saw
     lineage = group([(row, by_row[row].request) for row in served], matches,
@@ -217,23 +219,6 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
                         skipped=skipped, render_errors=render_errors)
 
 
-def _render_all(good: list[LoggedRequest], renderer: Renderer) -> tuple[dict[int, Rendered], list[str], Renderer]:
-    """Every request rendered by `renderer`; when the engine cannot render one, its error is kept and every
-    request is estimated instead (tokens of two tokenizers never compare)."""
-    out: dict[int, Rendered] = {}
-    for e in good:
-        try:
-            out[e.row] = render_request(renderer, e.request, e.body)
-        except RenderError as exc:
-            plain = PlainRenderer()
-            note = (f"row {e.row} ({e.request.shape}): the engine could not render it — {exc}; every request is "
-                    "estimated instead")
-            return {x.row: plain.render_request(x.request) for x in good}, [note], plain
-        except AnalyzerError as exc:
-            raise AnalyzerError(f"row {e.row}: {exc}") from None
-    return out, [], renderer
-
-
 def _served_model(good: list[LoggedRequest]) -> str | None:
     """The model file the log's server ran, when its rows recorded the server's settings."""
     for e in good:
@@ -243,15 +228,6 @@ def _served_model(good: list[LoggedRequest]) -> str | None:
         if isinstance(model, str) and model:
             return model
     return None
-
-
-def _answer_ids(row: dict[str, Any], renderer: Renderer) -> tuple[int, ...] | None:
-    """The fixed answer's ids, from the server that renders (only an exact renderer's ids are the server's)."""
-    text = answer_text(row)
-    tokenize = getattr(renderer, "tokenize", None)
-    if text is None or tokenize is None or not renderer.exact:
-        return None
-    return tuple(tokenize(text))
 
 
 def _baseline(good: list[LoggedRequest], pos: int, against: int | str | None,

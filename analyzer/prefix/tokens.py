@@ -63,11 +63,20 @@ class LlamaServerRenderer:
         request = {k: body[k] for k in REQUEST_KEYS if k in body}
         key = json.dumps(request, sort_keys=True, ensure_ascii=False)
         if key not in self._cache:
-            prompt = self._post("/apply-template", request)["prompt"]
+            answer = self._post("/apply-template", request)
+            prompt = answer.get("prompt")
+            if not isinstance(prompt, str):
+                raise RenderError(f"{self.root}/apply-template answered without a \"prompt\" ({_said(answer)}); "
+                                  "--engine-url must be a llama.cpp server (llama-server)")
             data = self._post("/tokenize", {"content": prompt, "add_special": True, "with_pieces": True})
-            tokens = [int(t["id"]) for t in data["tokens"]]
-            pieces = [t["piece"] if isinstance(t["piece"], str) else bytes(t["piece"]).decode("utf-8", "replace")
-                      for t in data["tokens"]]
+            tokens, pieces = [], []
+            for t in _token_list(data, self.root):
+                if not isinstance(t, dict) or not isinstance(t.get("id"), int) or "piece" not in t:
+                    raise RenderError(f"{self.root}/tokenize answered a token without an id and piece ({t!r:.80}); "
+                                      "--engine-url must be a llama.cpp server (llama-server)")
+                piece = t["piece"]
+                tokens.append(int(t["id"]))
+                pieces.append(piece if isinstance(piece, str) else bytes(piece).decode("utf-8", "replace"))
             self._cache[key] = Rendered(prompt, tokens, pieces)
         return self._cache[key]
 
@@ -84,7 +93,13 @@ class LlamaServerRenderer:
     def tokenize(self, text: str) -> list[int]:
         """The ids of `text` alone (no special tokens): what the model emits when it writes that text."""
         data = self._post("/tokenize", {"content": text, "add_special": False})
-        return [int(t["id"]) if isinstance(t, dict) else int(t) for t in data["tokens"]]
+        out = []
+        for t in _token_list(data, self.root):
+            value = t.get("id") if isinstance(t, dict) else t
+            if not isinstance(value, int):
+                raise RenderError(f"{self.root}/tokenize answered a token that is not an id ({t!r:.80})")
+            out.append(value)
+        return out
 
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -93,14 +108,20 @@ class LlamaServerRenderer:
             raise AnalyzerError(f"cannot reach {self.root}{path} ({type(exc).__name__}); start the engine "
                                 "(`analyze engine start`) and pass its URL with --engine-url, or drop --engine-url "
                                 "for estimated tokens") from None
+        # a server that answers but cannot render (no such endpoint, another kind of server, its own error) is a
+        # RenderError: `prefix` and `cost` quote it and fall back to estimated tokens
         if response.status_code == 404:
-            raise AnalyzerError(f"{self.root}{path} answered HTTP 404; --engine-url must be a llama.cpp server "
-                                "(llama-server) that offers /apply-template and /tokenize")
+            raise RenderError(f"{self.root}{path} answered HTTP 404: {_server_error(response)}; --engine-url must be "
+                              "a llama.cpp server (llama-server) that offers /apply-template and /tokenize")
         if response.status_code != 200:
             raise RenderError(f"{self.root}{path} answered HTTP {response.status_code}: {_server_error(response)}")
-        data = response.json()
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
         if not isinstance(data, dict):
-            raise AnalyzerError(f"{self.root}{path} did not answer with a JSON object; is it a llama.cpp server?")
+            raise RenderError(f"{self.root}{path} did not answer with a JSON object ({response.text[:80]!r}); "
+                              "--engine-url must be a llama.cpp server (llama-server)")
         return data
 
     def close(self) -> None:
@@ -183,6 +204,24 @@ def block_token_ends(request: Request, rendered: Rendered) -> tuple[int, ...]:
                 cursor = at + len(text)
             out.append(bisect.bisect_left(starts, cursor))
     return tuple(out)
+
+
+def _token_list(data: dict[str, Any], root: str) -> list[Any]:
+    tokens = data.get("tokens")
+    if not isinstance(tokens, list):
+        raise RenderError(f"{root}/tokenize answered without a \"tokens\" list ({_said(data)}); --engine-url must "
+                          "be a llama.cpp server (llama-server)")
+    return tokens
+
+
+def _said(data: dict[str, Any]) -> str:
+    """What a server answered instead: its own error message when it gave one, else the answer's keys."""
+    err = data.get("error")
+    if isinstance(err, dict) and isinstance(err.get("message"), str):
+        return f"its error: {err['message']}"
+    if isinstance(err, str):
+        return f"its error: {err}"
+    return "it answered the keys " + (", ".join(sorted(map(str, data))[:8]) or "none")
 
 
 def _server_error(response: httpx.Response) -> str:

@@ -7,6 +7,8 @@ Providers disagree on what "input" means, so each reader says which buckets it f
 - OpenAI Responses: `input_tokens` includes `input_tokens_details.cached_tokens`; `output_tokens`.
 - Anthropic Messages: `input_tokens` is only the *uncached* part; the prompt is `input_tokens` +
   `cache_read_input_tokens` + `cache_creation_input_tokens` (split by TTL in `cache_creation.ephemeral_5m/1h…`).
+- Gemini `usageMetadata` (camelCase over REST, snake_case in the SDKs): `promptTokenCount` *includes*
+  `cachedContentTokenCount`; thinking (`thoughtsTokenCount`) is billed as output beside `candidatesTokenCount`.
 - llama.cpp `timings`: `cache_n` tokens reused, `prompt_n` evaluated.
 
 A field that is absent stays None: "not reported" is never 0.
@@ -30,10 +32,10 @@ def _dict(value: Any) -> Mapping[str, Any]:
 
 def read_usage(usage: Mapping[str, Any] | None, timings: Mapping[str, Any] | None = None) -> Usage:
     """The buckets of one response's usage (and llama.cpp timings); the first shape whose cache field is present
-    decides (DeepSeek, chat, Anthropic, Responses, then timings)."""
+    decides (DeepSeek, chat, Anthropic, Responses), then Gemini's prompt count, then timings."""
     u = _dict(usage)
     t = _dict(timings)
-    for reader in (_deepseek, _chat, _anthropic, _responses):
+    for reader in (_deepseek, _chat, _anthropic, _responses, _gemini):
         found = reader(u)
         if found is not None:
             return found
@@ -99,6 +101,37 @@ def _responses(u: Mapping[str, Any]) -> Usage | None:
                  reasoning=_int(_dict(u.get("output_tokens_details")).get("reasoning_tokens")),
                  prompt_field=_field(u, "input_tokens"), cached_field="usage.input_tokens_details.cached_tokens",
                  output_field=_field(u, "output_tokens"))
+
+
+def _gemini(u: Mapping[str, Any]) -> Usage | None:
+    """Gemini's `usageMetadata`. Its JSON omits zero-valued fields, so a prompt with no cache hit arrives without
+    `cachedContentTokenCount` ("If implicit caching is not active or no content was cached, this will be 0":
+    firebase.google.com/docs/reference/js/ai.usagemetadata, checked 2026-12-07); here it stays None (not
+    reported) like every absent field, and the billing buckets count it as 0. `toolUsePromptTokenCount` is not
+    read (not in the prompt count, and no price page read says how it is billed)."""
+    names = _gemini_names(u)
+    if names is None:
+        return None
+    prompt_key, cached_key, out_key, thoughts_key = names
+    prompt, cached = _int(u.get(prompt_key)), _int(u.get(cached_key))
+    candidates, thoughts = _int(u.get(out_key)), _int(u.get(thoughts_key))
+    parts = [x for x in (candidates, thoughts) if x is not None]
+    output_field = " + ".join(f"usageMetadata.{k}" for k, x in ((out_key, candidates), (thoughts_key, thoughts))
+                              if x is not None)
+    return Usage(prompt=prompt, cached=cached, uncached=_minus(prompt, cached if cached is not None else 0),
+                 output=sum(parts) if parts else None, reasoning=thoughts,
+                 prompt_field=f"usageMetadata.{prompt_key}" if prompt is not None else None,
+                 cached_field=f"usageMetadata.{cached_key}" if cached is not None else None,
+                 output_field=output_field or None)
+
+
+def _gemini_names(u: Mapping[str, Any]) -> tuple[str, str, str, str] | None:
+    """The field names of the spelling the usage uses: REST's camelCase or the SDKs' snake_case."""
+    if _int(u.get("promptTokenCount")) is not None:
+        return "promptTokenCount", "cachedContentTokenCount", "candidatesTokenCount", "thoughtsTokenCount"
+    if _int(u.get("prompt_token_count")) is not None:
+        return "prompt_token_count", "cached_content_token_count", "candidates_token_count", "thoughts_token_count"
+    return None
 
 
 def _timings_or_plain(u: Mapping[str, Any], t: Mapping[str, Any]) -> Usage:
