@@ -187,3 +187,37 @@ def test_the_attribution_rules_are_not_part_of_the_stored_graphs_key() -> None:
     root = Path(store.__file__).resolve().parent.parent
     assert store._hazard_rule(root / "rules" / "prefix" / "attribution.toml", root)
     assert not store._hazard_rule(root / "rules" / "typescript.toml", root)   # the resolver reads this one
+
+
+def _later_commit(where: Path, old: str, new: str) -> str:
+    """A second commit of the fixture app in which the writer's words changed from `old` to `new`."""
+    import git
+    from attributionfixtures import ACTOR
+
+    prompt = where / "src" / "prompt.ts"
+    prompt.write_text(prompt.read_text().replace(old, new))
+    repo = git.Repo(where)
+    repo.git.add("-A")
+    return repo.index.commit("words changed", author=ACTOR, committer=ACTOR).hexsha
+
+
+def test_analyze_prefix_at_looks_the_text_up_at_another_commit_than_the_lock_pins(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = make_app_repo(tmp_path / "app")
+    later = _later_commit(tmp_path / "app", "Present folder: ", "Checked-out folder: ")
+    lock = tmp_path / "repos.lock"
+    lock.write_text(f'[repos.app]\nurl = "{(tmp_path / "app").as_posix()}"\ncommit = "{first}"\n')
+    rows = [{"series": "app", "index": i,
+             "request_body": json.dumps(system_body(f"Custom words.\nChecked-out folder: /home/{d}")),
+             "usage": {"prompt_tokens": 30, "prompt_tokens_details": {"cached_tokens": 0}},
+             "server": {"version": "llama.cpp test"}} for i, d in ((1, "alpha"), (2, "beta"))]
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = ["--lock", str(lock), "--cache-dir", str(tmp_path / "cache"), "prefix", str(log), "--rule", "vllm"]
+    assert main([*base, "--at", f"app={later}"]) == 0
+    out = capsys.readouterr().out
+    # the words exist only at the later commit: found there, and said to be looked up there
+    assert f"literals looked up in app @ {later[:12]}" in out
+    assert f"app src/prompt.ts:4 @ {later[:12]}" in out
+    assert main([*base, "--at", "app=abc123"]) == 2
+    assert "--at 'app=abc123': the commit must be the full 40-hex sha" in capsys.readouterr().err
