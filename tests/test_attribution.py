@@ -221,3 +221,22 @@ def test_analyze_prefix_at_looks_the_text_up_at_another_commit_than_the_lock_pin
     assert f"app src/prompt.ts:4 @ {later[:12]}" in out
     assert main([*base, "--at", "app=abc123"]) == 2
     assert "--at 'app=abc123': the commit must be the full 40-hex sha" in capsys.readouterr().err
+
+
+def test_a_files_content_under_its_own_title_is_traced_to_the_heading_above_the_title(app) -> None:
+    # the file's text shares its first words with a string the app shows elsewhere (off the request path);
+    # the heading the writer puts above the file stands past the file's own title line and a blank line
+    head = f"{OPENER}\n{WORDS}/w\n# Folder notes here\n\nType a task "
+    d = first_difference(system_body(head + "first"), system_body(head + "second"))
+    assert ("before", f"{WORDS}/w") in needles(d)
+    a = attribute(d, [], app["lookup"])
+    assert a.literal is not None and (a.literal.path, a.literal.line) == ("src/prompt.ts", 8)
+
+
+def test_a_heading_line_ending_in_a_long_path_is_looked_up_by_its_opening_words(app) -> None:
+    deep = "/srv/" + "/".join(f"level-{i}" for i in range(12)) + "/notes.md"
+    head = f"{OPENER}\n{WORDS}{deep}\n# Folder notes here\n\nType a task "
+    d = first_difference(system_body(head + "first"), system_body(head + "second"))
+    assert ("before", WORDS) in needles(d)
+    a = attribute(d, [], app["lookup"])
+    assert a.literal is not None and (a.literal.path, a.literal.line) == ("src/prompt.ts", 8)

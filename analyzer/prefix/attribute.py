@@ -210,8 +210,9 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
     its line (up to `max_chars`); the same text without the differing value's shared start, shortened word by
     word from the left (the words next to the value are the ones the code writes around it: `…model. Your
     working directory is ` when the model's name is a placeholder too); the same shortened from the right;
-    the nearest earlier line with text (within `lookback_lines`: a file's content — an AGENTS.md — lands under a
-    heading line the app writes, and its own words are in no code); then the new text and the baseline's text
+    the earlier lines with text, nearest first (up to `lookback_lines` of them: a file's content — an AGENTS.md —
+    lands under a heading line the app writes, a few lines up past the file's own title, and its own words are in
+    no code); then the new text and the baseline's text
     from the divergence on (their first line)."""
     cfg = _rules()["literals"]
     most, least = int(cfg["max_chars"]), int(cfg["min_chars"])
@@ -249,12 +250,14 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
         if cut <= 0:
             break
         before = before[:cut + 1]
-    end = line_start - 1  # the nearest earlier line with text: a heading the code writes above a file's content
-    for _ in range(int(cfg.get("lookback_lines", 1))):
-        if end <= 0:
-            break
+    # the earlier lines with text, nearest first: a heading the code writes above a file's content, which may
+    # stand a few lines up (the file's own title line and blank lines come between)
+    end, tried = line_start - 1, 0
+    while end > 0 and tried < int(cfg.get("lookback_lines", 1)):
         start = text.rfind("\n", 0, end) + 1
-        line = text[max(start, end - most):end]
+        line = text[start:min(end, start + most)]  # a heading's words open its line; a long value may follow
+        if line.strip():
+            tried += 1
         if len(line.strip()) >= least:
             add("before", line)
             cut = line.rstrip().rfind(" ")
@@ -262,7 +265,6 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
                 line = line[:cut + 1]
                 add("before", line)
                 cut = line.rstrip().rfind(" ")
-            break
         end = start - 1
     for side, tail in (("new", text[k:]), ("old", diff.old)):
         first = tail.lstrip("\n").split("\n", 1)[0][:most]
