@@ -240,3 +240,32 @@ def test_a_heading_line_ending_in_a_long_path_is_looked_up_by_its_opening_words(
     assert ("before", WORDS) in needles(d)
     a = attribute(d, [], app["lookup"])
     assert a.literal is not None and (a.literal.path, a.literal.line) == ("src/prompt.ts", 8)
+
+
+class _TwoLiteralLookup:
+    """Two literals of one module: an intro farther up the block (with framing written just before it) and the
+    heading right above a file's content."""
+
+    def __init__(self) -> None:
+        from analyzer.prefix.attribute import LiteralSite
+
+        self.sites = [
+            LiteralSite("app", "c" * 40, "src/render.ts", 3, "intro", "", "before", "index literals",
+                        full="'Intro words for the files below, please read.'", node="app:src/render.ts:intro"),
+            LiteralSite("app", "c" * 40, "src/render.ts", 20, "heading", "", "before", "index literals",
+                        full="`Notes from: ${path}\\n\\n${content}`", node="app:src/render.ts:section"),
+        ]
+
+    def __call__(self, needle: str) -> list[Any]:
+        return [s for s in self.sites if needle in s.full]
+
+    def written_before(self, site: Any, lines: int) -> list[str]:
+        return ["Framing line that opens the notes box"] if site.line == 3 else []
+
+
+def test_the_heading_nearest_above_a_files_content_wins_over_a_farther_line_placed_no_better() -> None:
+    head = ("Framing line that opens the notes box\nIntro words for the files below, please read.\n\n"
+            "Notes from: NOTES.md\n\n# Title of file\n\nBody text shared then ")
+    d = first_difference(system_body(head + "one"), system_body(head + "two"))
+    a = attribute(d, [], _TwoLiteralLookup())
+    assert a.literal is not None and a.literal.line == 20 and a.literal.needle == "Notes from: "

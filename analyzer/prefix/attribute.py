@@ -206,22 +206,30 @@ def match_hazard(diff: StructureDiff, findings: Iterable[dict[str, Any]]) -> tup
 
 
 def needles(diff: StructureDiff) -> list[tuple[str, str]]:
-    """(side, text) to look for in the pinned literals, most specific first: the text before the divergence on
+    """(side, text) to look for in the pinned literals, most specific first (`ranked_needles` without the
+    distances)."""
+    return [(side, text) for side, text, _up in ranked_needles(diff)]
+
+
+def ranked_needles(diff: StructureDiff) -> list[tuple[str, str, int]]:
+    """(side, text, lines up) to look for in the pinned literals, most specific first: the text before the divergence on
     its line (up to `max_chars`); the same text without the differing value's shared start, shortened word by
     word from the left (the words next to the value are the ones the code writes around it: `…model. Your
     working directory is ` when the model's name is a placeholder too); the same shortened from the right;
     the earlier lines with text, nearest first (up to `lookback_lines` of them: a file's content — an AGENTS.md —
     lands under a heading line the app writes, a few lines up past the file's own title, and its own words are in
     no code); then the new text and the baseline's text
-    from the divergence on (their first line)."""
+    from the divergence on (their first line). `lines up` is 0 but for the earlier lines: the how-manieth line
+    with text above the divergence's own line."""
     cfg = _rules()["literals"]
     most, least = int(cfg["max_chars"]), int(cfg["min_chars"])
     text, k = diff.field_text, diff.offset or 0
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, int]] = []
+    up = 0
 
     def add(side: str, needle: str) -> None:
-        if len(needle.strip()) >= least and (side, needle) not in out:
-            out.append((side, needle))
+        if len(needle.strip()) >= least and all((side, needle) != (s, n) for s, n, _u in out):
+            out.append((side, needle, up))
 
     line_start = text.rfind("\n", 0, k) + 1
     lead = max(line_start, k - most)
@@ -258,6 +266,7 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
         line = text[start:min(end, start + most)]  # a heading's words open its line; a long value may follow
         if line.strip():
             tried += 1
+            up = tried
         if len(line.strip()) >= least:
             add("before", line)
             cut = line.rstrip().rfind(" ")
@@ -266,6 +275,7 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
                 add("before", line)
                 cut = line.rstrip().rfind(" ")
         end = start - 1
+    up = 0
     for side, tail in (("new", text[k:]), ("old", diff.old)):
         first = tail.lstrip("\n").split("\n", 1)[0][:most]
         add(side, first)
@@ -291,16 +301,21 @@ def attribute(diff: StructureDiff, findings: Iterable[dict[str, Any]] = (),
         # message, an example, code off the request path): then a shorter needle whose best literal ranks
         # higher and covers at least as much of the field takes over (a short needle alone, `a coding agent`,
         # must not pull in another app's prompt that merely shares the words)
+        # Of two earlier lines, the nearer one's literal is the heading right above the text: a farther line
+        # takes over only when its literal is better placed (not merely longer or with more written before it)
         chosen: tuple[tuple[int, ...], str, str, list[RankedSite]] | None = None
+        chosen_up = 0
         before = getattr(lookup, "written_before", None)
-        for side, needle in needles(diff):
+        for side, needle, up in ranked_needles(diff):
             hits = lookup(needle)
             if not hits:
                 continue
             ranked = rank_sites(hits, diff, hazard, request_path, before)
             key = ranked[0].key
-            if chosen is None or (key < chosen[0] and key[-1] <= chosen[0][-1]):
-                chosen = (key, side, needle, ranked)
+            farther = chosen is not None and chosen_up > 0 and up > chosen_up
+            if chosen is None or (key < chosen[0] and key[-1] <= chosen[0][-1]
+                                  and (not farther or key[:3] < chosen[0][:3])):
+                chosen, chosen_up = (key, side, needle, ranked), up
             if chosen[0][:3] <= (0, 0, ON_PATH_RANK):
                 break
         if chosen is not None:
