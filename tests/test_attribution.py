@@ -269,3 +269,16 @@ def test_the_heading_nearest_above_a_files_content_wins_over_a_farther_line_plac
     d = first_difference(system_body(head + "one"), system_body(head + "two"))
     a = attribute(d, [], _TwoLiteralLookup())
     assert a.literal is not None and a.literal.line == 20 and a.literal.needle == "Notes from: "
+
+
+def test_text_that_only_an_example_holds_names_no_writer(app) -> None:
+    d = first_difference(system_body("Custom words.\n(in the local host)"),
+                         system_body("Custom words.\n(on the remote host)"))
+    a = attribute(d, [], app["lookup"])
+    assert a.literal is not None and a.literal.path == "examples/extensions/remote.ts"
+    assert a.only_later and a.as_json()["only_tests_or_examples"] is True
+    line = a.source_lines()[0]
+    assert line.startswith("  source:  no application code holds «on·the·remote·host)»")
+    assert "app examples/extensions/remote.ts:2" in line and "is in the literal" not in line
+    # the application's own template is still named when it holds the words
+    assert not attribute(_cwd_diff(), [], app["lookup"]).only_later

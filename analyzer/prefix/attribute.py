@@ -109,6 +109,12 @@ class Attribution:
     placed: bool = False                   # ranked against the call graph's request path
 
     @property
+    def only_later(self) -> bool:
+        """Every literal that holds the text is in a test, example or documentation path: none of them wrote
+        the request (a user's own words that a test happens to hold too), so no writer is named."""
+        return bool(self.writers) and all(w.key[:1] == (1,) for w in self.writers)
+
+    @property
     def fitting(self) -> int:
         """How many literals are ranked as high as the first (several writers fit when > 1)."""
         return sum(1 for w in self.writers if w.fits)
@@ -121,7 +127,7 @@ class Attribution:
                 "hazard_why": self.hazard_why, "other_matching_hazards": self.other_hazards,
                 "literal": None if self.literal is None else self.literal.as_json(), "value_shape": self.shape,
                 "writers": [w.as_json() for w in self.writers], "writers_that_fit": self.fitting,
-                "ranked_by_request_path": self.placed}
+                "ranked_by_request_path": self.placed, "only_tests_or_examples": self.only_later}
 
     def source_lines(self) -> list[str]:
         """The report's `source:` line, and when several literals hold the text, the ranked list with why."""
@@ -132,6 +138,12 @@ class Attribution:
         if lit.first_line and lit.last_line > lit.first_line:
             among += f"; the literal spans lines {lit.first_line}–{lit.last_line}"
         needle = visible(lit.needle.strip())
+        if self.only_later:
+            where = ", ".join(f"{w.site.repo} {w.site.place()}" for w in self.writers[:3])
+            more = f" and {lit.candidates - 3} more" if lit.candidates > 3 else ""
+            return [f"  source:  no application code holds «{needle}»: only tests, examples or documentation "
+                    f"({where}{more}), which never wrote a request — the text is not from the pinned code "
+                    "(a user's own words, a file's content)"]
         out = [f"  source:  «{needle}» is in the literal «{lit.literal}» at {lit.repo} {lit.place()} @ "
                f"{lit.commit[:12]} ({lit.via}{among})"]
         if len(self.writers) > 1:

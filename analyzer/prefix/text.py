@@ -37,7 +37,7 @@ def summary_line(r: RequestReport) -> str | None:
     where = _where(r)
     a = r.attribution
     written = []
-    if a is not None and a.literal is not None:
+    if a is not None and a.literal is not None and not a.only_later:
         lit = a.literal
         what = {"before": "the text before it", "new": "the new text"}.get(lit.side, "the baseline's text")
         written.append(f"{what} written by {lit.repo} {lit.place()} @ {lit.commit[:12]}")
