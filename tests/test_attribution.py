@@ -282,3 +282,41 @@ def test_text_that_only_an_example_holds_names_no_writer(app) -> None:
     assert "app examples/extensions/remote.ts:2" in line and "is in the literal" not in line
     # the application's own template is still named when it holds the words
     assert not attribute(_cwd_diff(), [], app["lookup"]).only_later
+
+
+def test_the_closest_earlier_request_names_who_wrote_the_text_where_it_differs(app) -> None:
+    """A changed file after a session in another folder: the state reused is the other folder's, the closest
+    request is the same folder's; where that one differs is traced too (like with like)."""
+    from analyzer.prefix import analyse, report_lines
+    from analyzer.prefix.tokens import PlainRenderer
+    from analyzer.requests import parse_request
+
+    def body(folder: str, notes: str) -> dict[str, Any]:
+        return system_body(f"{OPENER}\n{WORDS}/srv/{folder}\n# Folder notes here\n\n{notes}")
+
+    def tokens(b: dict[str, Any]) -> list[int]:
+        request = parse_request(b, path="/v1/chat/completions")
+        assert request is not None
+        return list(PlainRenderer().render_request(request).tokens)
+
+    a, b, c = body("alpha", "Keep tests green."), body("beta", "Keep tests green."), body("alpha", "Keep lint quiet.")
+    ta, tb, tc = tokens(a), tokens(b), tokens(c)
+
+    def common(x: list[int], y: list[int]) -> int:
+        return next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
+
+    server = {"version": "llama.cpp test", "slots": 1, "cache_ram_mib": 0, "slot_prompt_similarity": 0.1,
+              "cache_reuse": 0}
+    rows = [{"series": "proxy", "index": 0, "request_body": json.dumps(x), "client_path": "/v1/chat/completions",
+             "status": 200, "outcome": "ok", "started_at": f"2026-12-07T03:00:0{i}Z", "total_s": 0.5,
+             "usage": {"prompt_tokens": len(t), "prompt_tokens_details": {"cached_tokens": cached}},
+             "server": server} for i, (x, t, cached) in enumerate(((a, ta, 0), (b, tb, common(ta, tb)),
+                                                                    (c, tc, common(tb, tc))))]
+    rep = analyse(rows, renderer=PlainRenderer(), lookup=app["lookup"])
+    last = rep.requests[2]
+    assert last.closest is not None and last.closest[0] == 1
+    assert last.closest_attribution is not None and last.closest_attribution.literal is not None
+    assert last.closest_attribution.literal.path == "src/prompt.ts"
+    text = "\n".join(report_lines(rep))
+    assert "closest: row 1 shares" in text and "(the text before it written by app src/prompt.ts:8 @" in text
+    assert last.as_json()["closest"]["attribution"]["literal"]["path"] == "src/prompt.ts"
