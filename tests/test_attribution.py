@@ -187,3 +187,136 @@ def test_the_attribution_rules_are_not_part_of_the_stored_graphs_key() -> None:
     root = Path(store.__file__).resolve().parent.parent
     assert store._hazard_rule(root / "rules" / "prefix" / "attribution.toml", root)
     assert not store._hazard_rule(root / "rules" / "typescript.toml", root)   # the resolver reads this one
+
+
+def _later_commit(where: Path, old: str, new: str) -> str:
+    """A second commit of the fixture app in which the writer's words changed from `old` to `new`."""
+    import git
+    from attributionfixtures import ACTOR
+
+    prompt = where / "src" / "prompt.ts"
+    prompt.write_text(prompt.read_text().replace(old, new))
+    repo = git.Repo(where)
+    repo.git.add("-A")
+    return repo.index.commit("words changed", author=ACTOR, committer=ACTOR).hexsha
+
+
+def test_analyze_prefix_at_looks_the_text_up_at_another_commit_than_the_lock_pins(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = make_app_repo(tmp_path / "app")
+    later = _later_commit(tmp_path / "app", "Present folder: ", "Checked-out folder: ")
+    lock = tmp_path / "repos.lock"
+    lock.write_text(f'[repos.app]\nurl = "{(tmp_path / "app").as_posix()}"\ncommit = "{first}"\n')
+    rows = [{"series": "app", "index": i,
+             "request_body": json.dumps(system_body(f"Custom words.\nChecked-out folder: /home/{d}")),
+             "usage": {"prompt_tokens": 30, "prompt_tokens_details": {"cached_tokens": 0}},
+             "server": {"version": "llama.cpp test"}} for i, d in ((1, "alpha"), (2, "beta"))]
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = ["--lock", str(lock), "--cache-dir", str(tmp_path / "cache"), "prefix", str(log), "--rule", "vllm"]
+    assert main([*base, "--at", f"app={later}"]) == 0
+    out = capsys.readouterr().out
+    # the words exist only at the later commit: found there, and said to be looked up there
+    assert f"literals looked up in app @ {later[:12]}" in out
+    assert f"app src/prompt.ts:4 @ {later[:12]}" in out
+    assert main([*base, "--at", "app=abc123"]) == 2
+    assert "--at 'app=abc123': the commit must be the full 40-hex sha" in capsys.readouterr().err
+
+
+def test_a_files_content_under_its_own_title_is_traced_to_the_heading_above_the_title(app) -> None:
+    # the file's text shares its first words with a string the app shows elsewhere (off the request path);
+    # the heading the writer puts above the file stands past the file's own title line and a blank line
+    head = f"{OPENER}\n{WORDS}/w\n# Folder notes here\n\nType a task "
+    d = first_difference(system_body(head + "first"), system_body(head + "second"))
+    assert ("before", f"{WORDS}/w") in needles(d)
+    a = attribute(d, [], app["lookup"])
+    assert a.literal is not None and (a.literal.path, a.literal.line) == ("src/prompt.ts", 8)
+
+
+def test_a_heading_line_ending_in_a_long_path_is_looked_up_by_its_opening_words(app) -> None:
+    deep = "/srv/" + "/".join(f"level-{i}" for i in range(12)) + "/notes.md"
+    head = f"{OPENER}\n{WORDS}{deep}\n# Folder notes here\n\nType a task "
+    d = first_difference(system_body(head + "first"), system_body(head + "second"))
+    assert ("before", WORDS) in needles(d)
+    a = attribute(d, [], app["lookup"])
+    assert a.literal is not None and (a.literal.path, a.literal.line) == ("src/prompt.ts", 8)
+
+
+class _TwoLiteralLookup:
+    """Two literals of one module: an intro farther up the block (with framing written just before it) and the
+    heading right above a file's content."""
+
+    def __init__(self) -> None:
+        from analyzer.prefix.attribute import LiteralSite
+
+        self.sites = [
+            LiteralSite("app", "c" * 40, "src/render.ts", 3, "intro", "", "before", "index literals",
+                        full="'Intro words for the files below, please read.'", node="app:src/render.ts:intro"),
+            LiteralSite("app", "c" * 40, "src/render.ts", 20, "heading", "", "before", "index literals",
+                        full="`Notes from: ${path}\\n\\n${content}`", node="app:src/render.ts:section"),
+        ]
+
+    def __call__(self, needle: str) -> list[Any]:
+        return [s for s in self.sites if needle in s.full]
+
+    def written_before(self, site: Any, lines: int) -> list[str]:
+        return ["Framing line that opens the notes box"] if site.line == 3 else []
+
+
+def test_the_heading_nearest_above_a_files_content_wins_over_a_farther_line_placed_no_better() -> None:
+    head = ("Framing line that opens the notes box\nIntro words for the files below, please read.\n\n"
+            "Notes from: NOTES.md\n\n# Title of file\n\nBody text shared then ")
+    d = first_difference(system_body(head + "one"), system_body(head + "two"))
+    a = attribute(d, [], _TwoLiteralLookup())
+    assert a.literal is not None and a.literal.line == 20 and a.literal.needle == "Notes from: "
+
+
+def test_text_that_only_an_example_holds_names_no_writer(app) -> None:
+    d = first_difference(system_body("Custom words.\n(in the local host)"),
+                         system_body("Custom words.\n(on the remote host)"))
+    a = attribute(d, [], app["lookup"])
+    assert a.literal is not None and a.literal.path == "examples/extensions/remote.ts"
+    assert a.only_later and a.as_json()["only_tests_or_examples"] is True
+    line = a.source_lines()[0]
+    assert line.startswith("  source:  no application code holds «on·the·remote·host)»")
+    assert "app examples/extensions/remote.ts:2" in line and "is in the literal" not in line
+    # the application's own template is still named when it holds the words
+    assert not attribute(_cwd_diff(), [], app["lookup"]).only_later
+
+
+def test_the_closest_earlier_request_names_who_wrote_the_text_where_it_differs(app) -> None:
+    """A changed file after a session in another folder: the state reused is the other folder's, the closest
+    request is the same folder's; where that one differs is traced too (like with like)."""
+    from analyzer.prefix import analyse, report_lines
+    from analyzer.prefix.tokens import PlainRenderer
+    from analyzer.requests import parse_request
+
+    def body(folder: str, notes: str) -> dict[str, Any]:
+        return system_body(f"{OPENER}\n{WORDS}/srv/{folder}\n# Folder notes here\n\n{notes}")
+
+    def tokens(b: dict[str, Any]) -> list[int]:
+        request = parse_request(b, path="/v1/chat/completions")
+        assert request is not None
+        return list(PlainRenderer().render_request(request).tokens)
+
+    a, b, c = body("alpha", "Keep tests green."), body("beta", "Keep tests green."), body("alpha", "Keep lint quiet.")
+    ta, tb, tc = tokens(a), tokens(b), tokens(c)
+
+    def common(x: list[int], y: list[int]) -> int:
+        return next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
+
+    server = {"version": "llama.cpp test", "slots": 1, "cache_ram_mib": 0, "slot_prompt_similarity": 0.1,
+              "cache_reuse": 0}
+    rows = [{"series": "proxy", "index": 0, "request_body": json.dumps(x), "client_path": "/v1/chat/completions",
+             "status": 200, "outcome": "ok", "started_at": f"2026-12-07T03:00:0{i}Z", "total_s": 0.5,
+             "usage": {"prompt_tokens": len(t), "prompt_tokens_details": {"cached_tokens": cached}},
+             "server": server} for i, (x, t, cached) in enumerate(((a, ta, 0), (b, tb, common(ta, tb)),
+                                                                    (c, tc, common(tb, tc))))]
+    rep = analyse(rows, renderer=PlainRenderer(), lookup=app["lookup"])
+    last = rep.requests[2]
+    assert last.closest is not None and last.closest[0] == 1
+    assert last.closest_attribution is not None and last.closest_attribution.literal is not None
+    assert last.closest_attribution.literal.path == "src/prompt.ts"
+    text = "\n".join(report_lines(rep))
+    assert "closest: row 1 shares" in text and "(the text before it written by app src/prompt.ts:8 @" in text
+    assert last.as_json()["closest"]["attribution"]["literal"]["path"] == "src/prompt.ts"

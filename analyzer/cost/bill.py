@@ -307,7 +307,7 @@ def _attribution_text(a: Any) -> str | None:
     parts = []
     if a.hazard is not None:
         parts.append(f"hazard {a.hazard['id']}")
-    if a.literal is not None:
+    if a.literal is not None and not a.only_later:
         parts.append(f"written by {a.literal.repo} {a.literal.place()} @ {a.literal.commit[:12]}")
     return "; ".join(parts) or None
 

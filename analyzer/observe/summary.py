@@ -266,7 +266,7 @@ def attribution_line(a: dict[str, Any] | None) -> str | None:
         return None
     bits = []
     lit = a.get("literal")
-    if lit:
+    if lit and not a.get("only_tests_or_examples"):  # a test holding the words never wrote the request
         bits.append(f"{lit['repo']}@{str(lit['commit'])[:12]} {lit['path']}:{lit['line']} ({lit['via']}, "
                     f"{lit['side']} text {lit['needle']!r})")
     hz = a.get("hazard")

@@ -109,6 +109,12 @@ class Attribution:
     placed: bool = False                   # ranked against the call graph's request path
 
     @property
+    def only_later(self) -> bool:
+        """Every literal that holds the text is in a test, example or documentation path: none of them wrote
+        the request (a user's own words that a test happens to hold too), so no writer is named."""
+        return bool(self.writers) and all(w.key[:1] == (1,) for w in self.writers)
+
+    @property
     def fitting(self) -> int:
         """How many literals are ranked as high as the first (several writers fit when > 1)."""
         return sum(1 for w in self.writers if w.fits)
@@ -121,7 +127,7 @@ class Attribution:
                 "hazard_why": self.hazard_why, "other_matching_hazards": self.other_hazards,
                 "literal": None if self.literal is None else self.literal.as_json(), "value_shape": self.shape,
                 "writers": [w.as_json() for w in self.writers], "writers_that_fit": self.fitting,
-                "ranked_by_request_path": self.placed}
+                "ranked_by_request_path": self.placed, "only_tests_or_examples": self.only_later}
 
     def source_lines(self) -> list[str]:
         """The report's `source:` line, and when several literals hold the text, the ranked list with why."""
@@ -132,6 +138,12 @@ class Attribution:
         if lit.first_line and lit.last_line > lit.first_line:
             among += f"; the literal spans lines {lit.first_line}–{lit.last_line}"
         needle = visible(lit.needle.strip())
+        if self.only_later:
+            where = ", ".join(f"{w.site.repo} {w.site.place()}" for w in self.writers[:3])
+            more = f" and {lit.candidates - 3} more" if lit.candidates > 3 else ""
+            return [f"  source:  no application code holds «{needle}»: only tests, examples or documentation "
+                    f"({where}{more}), which never wrote a request — the text is not from the pinned code "
+                    "(a user's own words, a file's content)"]
         out = [f"  source:  «{needle}» is in the literal «{lit.literal}» at {lit.repo} {lit.place()} @ "
                f"{lit.commit[:12]} ({lit.via}{among})"]
         if len(self.writers) > 1:
@@ -206,21 +218,30 @@ def match_hazard(diff: StructureDiff, findings: Iterable[dict[str, Any]]) -> tup
 
 
 def needles(diff: StructureDiff) -> list[tuple[str, str]]:
-    """(side, text) to look for in the pinned literals, most specific first: the text before the divergence on
+    """(side, text) to look for in the pinned literals, most specific first (`ranked_needles` without the
+    distances)."""
+    return [(side, text) for side, text, _up in ranked_needles(diff)]
+
+
+def ranked_needles(diff: StructureDiff) -> list[tuple[str, str, int]]:
+    """(side, text, lines up) to look for in the pinned literals, most specific first: the text before the divergence on
     its line (up to `max_chars`); the same text without the differing value's shared start, shortened word by
     word from the left (the words next to the value are the ones the code writes around it: `…model. Your
     working directory is ` when the model's name is a placeholder too); the same shortened from the right;
-    the nearest earlier line with text (within `lookback_lines`: a file's content — an AGENTS.md — lands under a
-    heading line the app writes, and its own words are in no code); then the new text and the baseline's text
-    from the divergence on (their first line)."""
+    the earlier lines with text, nearest first (up to `lookback_lines` of them: a file's content — an AGENTS.md —
+    lands under a heading line the app writes, a few lines up past the file's own title, and its own words are in
+    no code); then the new text and the baseline's text
+    from the divergence on (their first line). `lines up` is 0 but for the earlier lines: the how-manieth line
+    with text above the divergence's own line."""
     cfg = _rules()["literals"]
     most, least = int(cfg["max_chars"]), int(cfg["min_chars"])
     text, k = diff.field_text, diff.offset or 0
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, int]] = []
+    up = 0
 
     def add(side: str, needle: str) -> None:
-        if len(needle.strip()) >= least and (side, needle) not in out:
-            out.append((side, needle))
+        if len(needle.strip()) >= least and all((side, needle) != (s, n) for s, n, _u in out):
+            out.append((side, needle, up))
 
     line_start = text.rfind("\n", 0, k) + 1
     lead = max(line_start, k - most)
@@ -249,12 +270,15 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
         if cut <= 0:
             break
         before = before[:cut + 1]
-    end = line_start - 1  # the nearest earlier line with text: a heading the code writes above a file's content
-    for _ in range(int(cfg.get("lookback_lines", 1))):
-        if end <= 0:
-            break
+    # the earlier lines with text, nearest first: a heading the code writes above a file's content, which may
+    # stand a few lines up (the file's own title line and blank lines come between)
+    end, tried = line_start - 1, 0
+    while end > 0 and tried < int(cfg.get("lookback_lines", 1)):
         start = text.rfind("\n", 0, end) + 1
-        line = text[max(start, end - most):end]
+        line = text[start:min(end, start + most)]  # a heading's words open its line; a long value may follow
+        if line.strip():
+            tried += 1
+            up = tried
         if len(line.strip()) >= least:
             add("before", line)
             cut = line.rstrip().rfind(" ")
@@ -262,8 +286,8 @@ def needles(diff: StructureDiff) -> list[tuple[str, str]]:
                 line = line[:cut + 1]
                 add("before", line)
                 cut = line.rstrip().rfind(" ")
-            break
         end = start - 1
+    up = 0
     for side, tail in (("new", text[k:]), ("old", diff.old)):
         first = tail.lstrip("\n").split("\n", 1)[0][:most]
         add(side, first)
@@ -289,16 +313,21 @@ def attribute(diff: StructureDiff, findings: Iterable[dict[str, Any]] = (),
         # message, an example, code off the request path): then a shorter needle whose best literal ranks
         # higher and covers at least as much of the field takes over (a short needle alone, `a coding agent`,
         # must not pull in another app's prompt that merely shares the words)
+        # Of two earlier lines, the nearer one's literal is the heading right above the text: a farther line
+        # takes over only when its literal is better placed (not merely longer or with more written before it)
         chosen: tuple[tuple[int, ...], str, str, list[RankedSite]] | None = None
+        chosen_up = 0
         before = getattr(lookup, "written_before", None)
-        for side, needle in needles(diff):
+        for side, needle, up in ranked_needles(diff):
             hits = lookup(needle)
             if not hits:
                 continue
             ranked = rank_sites(hits, diff, hazard, request_path, before)
             key = ranked[0].key
-            if chosen is None or (key < chosen[0] and key[-1] <= chosen[0][-1]):
-                chosen = (key, side, needle, ranked)
+            farther = chosen is not None and chosen_up > 0 and up > chosen_up
+            if chosen is None or (key < chosen[0] and key[-1] <= chosen[0][-1]
+                                  and (not farther or key[:3] < chosen[0][:3])):
+                chosen, chosen_up = (key, side, needle, ranked), up
             if chosen[0][:3] <= (0, 0, ON_PATH_RANK):
                 break
         if chosen is not None:

@@ -54,6 +54,7 @@ class RequestReport:
     #                                                         earlier request shares more than the baseline
     findings: list[str] = field(default_factory=list)
     attribution: Attribution | None = None
+    closest_attribution: Attribution | None = None   # who wrote the text where the closest request differs
 
     @property
     def predicted(self) -> int | None:
@@ -81,8 +82,9 @@ class RequestReport:
             "predicted": None if self.match is None else self.match.as_json(),
             "reported": self.reported, "reported_field": self.reported_field, "difference": self.difference,
             "cause": None if self.cause is None else {"kind": self.cause.kind, "text": self.cause.text},
-            "closest": None if self.closest is None else {"row": self.closest[0], "shared_tokens": self.closest[1],
-                                                          "structure": self.closest[2].as_json()},
+            "closest": None if self.closest is None else {
+                "row": self.closest[0], "shared_tokens": self.closest[1], "structure": self.closest[2].as_json(),
+                "attribution": self.closest_attribution.as_json() if self.closest_attribution else None},
             "findings": self.findings,
             "attribution": self.attribution.as_json() if self.attribution else None,
         }
@@ -203,6 +205,9 @@ def analyse(rows: list[dict[str, Any]], *, against: int | str | None = None, ren
         if m is not None and m.best_key is not None and m.best_key in by_row and m.best_key != rep.baseline_row \
                 and m.best_shared > m.shared:
             rep.closest = (m.best_key, m.best_shared, first_difference(by_row[m.best_key].request, e.request))
+            if lookup is not None and rep.closest[2].kind not in ("identical", "appended"):
+                # like with like: the one factor that changed since that request, traced as the baseline's is
+                rep.closest_attribution = attribute(rep.closest[2], list(findings), lookup)
         if rep.match is not None:
             previous_output = None
             if rep.match.entry is not None and rep.match.entry in by_row:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from analyzer.prefix.attribute import Attribution
 from analyzer.prefix.run import PrefixReport, RequestReport
 from analyzer.prefix.structure import visible
 
@@ -34,17 +35,19 @@ def summary_line(r: RequestReport) -> str | None:
         shared = r.prompt_tokens - r.lost
         return (f"request {r.row} extends row {r.baseline_row}: {shared:,} of {r.prompt_tokens:,} tokens shared, "
                 f"{r.lost:,} appended from {s.path}")
-    where = _where(r)
-    a = r.attribution
+    return f"request {r.row} lost {r.lost:,} of {r.prompt_tokens:,} tokens at {_where(r)}{_written_by(r.attribution)}"
+
+
+def _written_by(a: Attribution | None, *, with_hazard: bool = True) -> str:
+    """' (the text before it written by pi path:line @ sha; hazard id)', or '' when nothing wrote it."""
     written = []
-    if a is not None and a.literal is not None:
+    if a is not None and a.literal is not None and not a.only_later:
         lit = a.literal
         what = {"before": "the text before it", "new": "the new text"}.get(lit.side, "the baseline's text")
         written.append(f"{what} written by {lit.repo} {lit.place()} @ {lit.commit[:12]}")
-    if a is not None and a.hazard is not None:
+    if with_hazard and a is not None and a.hazard is not None:
         written.append(f"hazard {a.hazard['id']}")
-    tail = f" ({'; '.join(written)})" if written else ""
-    return f"request {r.row} lost {r.lost:,} of {r.prompt_tokens:,} tokens at {where}{tail}"
+    return f" ({'; '.join(written)})" if written else ""
 
 
 def report_lines(rep: PrefixReport) -> list[str]:
@@ -138,7 +141,8 @@ def _detail(r: RequestReport) -> list[str]:
         where = ("this request is the same request" if diff.kind == "identical" else
                  f"this request extends it from {diff.path}" if diff.kind == "appended" else
                  f"it differs at {diff.path} char {diff.offset or 0:,}: old «{_v(diff.old)}» / new «{_v(diff.new)}»")
-        out.append(f"  closest: row {row} shares {shared:,} tokens, more than the state reused; {where}")
+        out.append(f"  closest: row {row} shares {shared:,} tokens, more than the state reused; {where}"
+                   f"{_written_by(r.closest_attribution, with_hazard=False)}")
     for f in r.findings:
         out.append(f"  finding: {f}")
     line = summary_line(r)

@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "cache_reuse=256, slot_similarity=0.1 (repeatable; wins over the rows)")
     parser.add_argument("--hazards", type=Path, default=None, metavar="FILE",
                         help="findings of `analyze hazards --json` to attribute divergences to")
+    parser.add_argument("--at", action="append", default=[], metavar="NAME=SHA",
+                        help="look the differing text up with NAME at another commit for this run (full sha; the "
+                             "lock is not edited; the commit is fetched from NAME's source when the cache lacks it)")
     parser.add_argument("--no-source", action="store_true",
                         help="do not look the differing text up in the pinned sources (no index needed)")
 
@@ -73,7 +76,10 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         first = next((r for r in rows if isinstance(r.get("request_body"), str)), rows[0])
         if (args.rule or detect_rule(first)[0]) == "llama.cpp":
             engine_url = _running_engine(ctx)
-    lookup, note = (None, "source lookup skipped (--no-source)") if args.no_source else _lookup(ctx)
+    if args.no_source and args.at:
+        raise AnalyzerError("--at and --no-source: --at moves the pins the text is looked up at; drop one",
+                            exit_code=2)
+    lookup, note = (None, "source lookup skipped (--no-source)") if args.no_source else _lookup(ctx, args.at)
     report = prefix(rows, PrefixOptions(against=against, engine_url=engine_url, rule=args.rule,
                                         settings=_settings(args.setting), findings=findings, lookup=lookup))
     report.log = ", ".join(str(p) for p in args.log)
@@ -125,9 +131,12 @@ def _running_engine(ctx: CliContext) -> str | None:
     return url if isinstance(url, str) else None
 
 
-def _lookup(ctx: CliContext) -> tuple[Any, str | None]:
+def _lookup(ctx: CliContext, at: list[str]) -> tuple[Any, str | None]:
     """A source lookup over the index (and data files) of every pinned repo whose checkout is in the cache,
-    placed on the request path of the stored call graph of those pins when `analyze index` has built one."""
+    placed on the request path of the stored call graph of those pins when `analyze index` has built one.
+    `at` (`--at NAME=SHA`) moves pins as the graph commands do; only a moved pin's commit is fetched (the
+    user named it), the lock's own are read from the cache as they are."""
+    from analyzer.analysis import apply_at
     from analyzer.graph.store import graph_key, load_view
     from analyzer.index.build import index_repo
     from analyzer.index.cache import FactsCache
@@ -137,14 +146,20 @@ def _lookup(ctx: CliContext) -> tuple[Any, str | None]:
 
     indexes, missing, repos, found = [], [], {}, []
     try:
-        pins = list(ctx.lock.repos.values())
+        lock = ctx.lock
     except AnalyzerError as exc:
+        if at:
+            raise
         return None, f"no pinned sources ({exc}); the divergence is not traced to code"
+    pins = apply_at(lock, at)
+    moved = {item.partition("=")[0] for item in at}
     with FactsCache(ctx.cache_dir) as cache:
         for pin in pins:
             try:
-                repo = open_repo(ctx, pin, fetch=False)
+                repo = open_repo(ctx, pin, fetch=pin.name in moved)
             except AnalyzerError as exc:
+                if pin.name in moved:
+                    raise  # the commit asked for with --at cannot be had: say so, not a quieter report
                 missing.append(f"{pin.name} ({exc})")
                 continue
             repos[pin.name] = repo
