@@ -1,4 +1,4 @@
-"""The Round 3 research record of a cost report (en or zh): what reuse saved, what the breaks lost, the warm-up
+"""The research record of a cost report (en or zh): what reuse saved, what the breaks lost, the warm-up
 verdict and the fix's gain, each figure from the report and each price with its source URL and date checked."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from analyzer.records.i18n import DEFAULT_LANG, LANGS
 
 NAME = "cost"
 ORDER = 48
-HELP = "Round 3: what a recorded log cost at a provider's prices, what the cache saved, what each prefix break lost"
+HELP = "what a recorded log cost at a provider's prices, what the cache saved, what each prefix break lost"
 DESCRIPTION = (
     "Reads a log written by `analyze proxy` or `analyze observe` (rows with usage and started_at). Each request is "
     "priced at its own recorded time (UTC) by the provider's published prices (analyzer/rules/prices/*.toml, each "
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fix", action="append", default=[], metavar="SPEC",
                         help="what-if of a fix, priced under the same rules: sort-tools, replace:REGEX=TEXT, "
                              "move-last:REGEX (system lines into the last message), move-end:REGEX; repeatable")
-    add_record_option(parser, "the Round 3 research record of what reuse was worth")
+    add_record_option(parser, "the research record of what reuse was worth")
     parser.add_argument("--lang", choices=LANGS, default=DEFAULT_LANG,
                         help="language of the record's headings and sentences; numbers and names stay as they are")
     parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",

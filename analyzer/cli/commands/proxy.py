@@ -12,7 +12,7 @@ from analyzer.cli.context import CliContext
 
 NAME = "proxy"
 ORDER = 46
-HELP = "A recording pass-through in front of an LLM API (chat, Responses, Anthropic Messages; a row per exchange)"
+HELP = "a recording pass-through in front of an LLM API (chat, Responses, Anthropic Messages; a row per exchange)"
 DESCRIPTION = (
     "Listens on 127.0.0.1, prints the base URL to hand to an application, forwards every request unchanged to "
     "--upstream (streamed responses are passed on chunk by chunk) and appends one JSON row per exchange to "

@@ -11,7 +11,7 @@ from analyzer.errors import AnalyzerError
 
 NAME = "replay"
 ORDER = 49
-HELP = "Round 3: re-send a recorded log (as recorded or fixed) to the local engine; measured vs predicted cache hits"
+HELP = "re-send a recorded log (as recorded or fixed) to the local engine; measured vs predicted cache hits"
 DESCRIPTION = (
     "Re-sends every recorded chat request of LOG in the recorded order and spacing (--spacing compressed: no "
     "waiting, said) to --url (default: the engine `analyze engine start` started), rewritten by --fix when given "
