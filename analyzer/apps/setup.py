@@ -32,9 +32,9 @@ def install_app(ctx: Workspace, name: str, at: list[str] | None, *, version: str
 
 def default_base_url(ctx: Workspace) -> str:
     """The running local engine's base URL; an error that says what to do when none runs."""
-    from analyzer.engine.state import is_live, load_state
+    from analyzer.engine.state import running_base_url
 
-    state = load_state(ctx.cache_dir)
-    if state and is_live(state) and state.get("base_url"):
-        return str(state["base_url"])
+    url = running_base_url(ctx.cache_dir)
+    if url:
+        return url
     raise AnalyzerError("no base URL: pass --base-url URL, or start the local engine first (`analyze engine start`)")

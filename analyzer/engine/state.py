@@ -36,5 +36,14 @@ def is_live(state: dict) -> bool:
     return ticks is not None and (state.get("start_ticks") is None or ticks == state.get("start_ticks"))
 
 
+def running_base_url(cache_dir: Path) -> str | None:
+    """The base URL of the engine `analyze engine start` started in this cache dir, if it still runs."""
+    state = load_state(cache_dir)
+    if state is None or not is_live(state):
+        return None
+    url = state.get("base_url")
+    return url if isinstance(url, str) and url else None
+
+
 def clear_state(cache_dir: Path) -> None:
     state_path(cache_dir).unlink(missing_ok=True)

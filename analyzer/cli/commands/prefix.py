@@ -53,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
     from analyzer.api import PrefixOptions, prefix
+    from analyzer.engine.state import running_base_url
     from analyzer.observe.jsonl import read_rows
     from analyzer.prefix import report_lines
     from analyzer.prefix.predict import detect_rule
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     if engine_url is None:
         first = next((r for r in rows if isinstance(r.get("request_body"), str)), rows[0])
         if (args.rule or detect_rule(first)[0]) == "llama.cpp":
-            engine_url = _running_engine(ctx)
+            engine_url = running_base_url(ctx.cache_dir)
     if args.no_source and args.at:
         raise AnalyzerError("--at and --no-source: --at moves the pins the text is looked up at; drop one",
                             exit_code=2)
@@ -118,17 +119,6 @@ def _findings(path: Path) -> list[dict[str, Any]]:
     if problems:
         raise AnalyzerError(f"--hazards {path}: not an `analyze hazards --json` result ({problems[0]})")
     return list(data["findings"])
-
-
-def _running_engine(ctx: CliContext) -> str | None:
-    """The base URL of the engine `analyze engine start` started, if it is still running."""
-    from analyzer.engine.state import is_live, load_state
-
-    state = load_state(ctx.cache_dir)
-    if state is None or not is_live(state):
-        return None
-    url = state.get("base_url")
-    return url if isinstance(url, str) else None
 
 
 def _lookup(ctx: CliContext, at: list[str]) -> tuple[Any, str | None]:

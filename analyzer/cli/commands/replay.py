@@ -40,12 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
     from analyzer.api.cost import ReplayOptions, replay_log
+    from analyzer.engine.state import running_base_url
     from analyzer.observe.jsonl import read_rows
 
     rows = read_rows(args.log)
     if not rows:
         raise AnalyzerError(f"{args.log} holds no rows; pass a log written by `analyze proxy`")
-    url = args.url or _running_engine(ctx)
+    url = args.url or running_base_url(ctx.cache_dir)
     if url is None:
         raise AnalyzerError("no endpoint: start the local engine (`analyze engine start`) or pass --url")
     key = os.environ.get(args.api_key_env) if args.api_key_env else None
@@ -73,13 +74,3 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     if report.failed:
         say(f"{report.failed:,} request(s) failed: see the log", markup=False)
     return 1 if report.failed else 0
-
-
-def _running_engine(ctx: CliContext) -> str | None:
-    from analyzer.engine.state import is_live, load_state
-
-    state = load_state(ctx.cache_dir)
-    if state is None or not is_live(state):
-        return None
-    url = state.get("base_url")
-    return url if isinstance(url, str) else None
