@@ -15,7 +15,7 @@ from analyzer.cli import main
 from analyzer.index.build import index_repo
 from analyzer.prefix import analyse, report_lines
 from analyzer.prefix.attribute import attribute, match_hazard, needles, value_at
-from analyzer.prefix.predict import detect_rule
+from analyzer.prefix.endpoint_rule import detect_rule
 from analyzer.prefix.source_lookup import IndexLiterals
 from analyzer.prefix.structure import first_difference, visible
 from analyzer.prefix.tokens import PlainRenderer

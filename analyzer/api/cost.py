@@ -96,7 +96,7 @@ def cache_rule_for(report: CostReport, rows: list[dict[str, Any]]) -> str:
     """The cache model's rule for the what-ifs: the priced provider's when it was not assumed, else the rule the
     rows point to (a local engine's log is simulated as that engine)."""
     from analyzer.cachemodel import all_rules
-    from analyzer.prefix.predict import detect_rule
+    from analyzer.prefix.endpoint_rule import detect_rule
 
     if not report.provider_why.startswith("assumed") and report.provider in all_rules():
         return report.provider

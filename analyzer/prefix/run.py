@@ -20,7 +20,7 @@ from analyzer.cachemodel.simulate import arrival_order
 from analyzer.errors import AnalyzerError
 from analyzer.prefix.arrivals import log_arrivals, render_versions
 from analyzer.prefix.attribute import Attribution, LiteralLookup, attribute
-from analyzer.prefix.predict import RuleSet, detect_rule, load_rules
+from analyzer.prefix.endpoint_rule import RuleSet, detect_rule, load_rules
 from analyzer.prefix.structure import CONTEXT_CHARS, StructureDiff, common_chars, first_difference, visible
 from analyzer.prefix.tokens import PlainRenderer, Rendered, Renderer
 from analyzer.requests import Request, read_usage

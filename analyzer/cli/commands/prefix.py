@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     from analyzer.engine.state import running_base_url
     from analyzer.observe.jsonl import read_rows
     from analyzer.prefix import report_lines
-    from analyzer.prefix.predict import detect_rule
+    from analyzer.prefix.endpoint_rule import detect_rule
 
     rows = []
     for path in args.log:
