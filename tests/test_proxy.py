@@ -13,15 +13,14 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from observe_server import fake_engine
+from scripted_upstream import scripted
 
 from analyzer.cli import main
 from analyzer.errors import AnalyzerError
@@ -36,47 +35,6 @@ CHUNKS = [b'data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n\n',
           b'data: {"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":2,'
           b'"prompt_tokens_details":{"cached_tokens":8},"odd_field":[1,2]}}\n\n',
           b"data: [DONE]\n\n"]
-
-
-class Scripted:
-    """An upstream whose POST handler is `script(handler, body)`; it records every request it received."""
-
-    def __init__(self, script: Callable[[BaseHTTPRequestHandler, bytes], None]) -> None:
-        self.script = script
-        self.received: list[tuple[str, dict[str, str], bytes]] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                owner.received.append((self.path, dict(self.headers.items()), body))
-                owner.script(self, body)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@contextmanager
-def scripted(script: Callable[[BaseHTTPRequestHandler, bytes], None]) -> Iterator[Scripted]:
-    up = Scripted(script)
-    try:
-        yield up
-    finally:
-        up.close()
 
 
 def sse_head(h: BaseHTTPRequestHandler, *, chunked: bool = True) -> None:

@@ -9,16 +9,16 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from request_fixtures import ANTHROPIC_USAGE, anthropic_stream, chat_stream, responses_stream, sse_bytes
+from scripted_upstream import Scripted, scripted
 
 from analyzer.observe.jsonl import read_rows
 from analyzer.proxy import start_proxy
@@ -37,51 +37,20 @@ CHAT_BODY = {"model": "m", "stream": True, "messages": [{"role": "system", "cont
                                                         {"role": "user", "content": "hi"}]}
 
 
-class Upstream:
-    """Answers each POST with `answer(path, body)` → (status, content type, bytes); records the headers seen."""
-
-    def __init__(self, answer: Callable[[str, dict[str, Any]], tuple[int, str, bytes]]) -> None:
-        self.received: list[tuple[str, dict[str, str]]] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                self._send(404, "application/json", b'{"error":{"message":"not found"}}')
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                owner.received.append((self.path, dict(self.headers.items())))
-                self._send(*answer(self.path, body))
-
-            def _send(self, status: int, content_type: str, data: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-
 @contextmanager
-def upstream(answer: Callable[[str, dict[str, Any]], tuple[int, str, bytes]]) -> Iterator[Upstream]:
-    up = Upstream(answer)
-    try:
+def upstream(answer: Callable[[str, dict[str, Any]], tuple[int, str, bytes]]) -> Iterator[Scripted]:
+    """A scripted upstream that answers each POST with `answer(path, JSON body)` → (status, content type, bytes)."""
+
+    def script(h: BaseHTTPRequestHandler, body: bytes) -> None:
+        status, content_type, data = answer(h.path, json.loads(body or b"{}"))
+        h.send_response(status)
+        h.send_header("Content-Type", content_type)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    with scripted(script) as up:
         yield up
-    finally:
-        up.server.shutdown()
-        up.server.server_close()
 
 
 def by_shape(path: str, body: dict[str, Any]) -> tuple[int, str, bytes]:
@@ -172,7 +141,7 @@ def test_no_key_of_any_auth_header_reaches_disk(tmp_path: Path, monkeypatch: pyt
     assert "echo [redacted]" in row["request_body"] and row["outcome"] == "ok"
 
 
-def _start_cli(up: Upstream, out: Path, *, ignore_sigint: bool) -> tuple[subprocess.Popen[str], str]:
+def _start_cli(up: Scripted, out: Path, *, ignore_sigint: bool) -> tuple[subprocess.Popen[str], str]:
     def preexec() -> None:
         if ignore_sigint:  # what a script's background job (`cmd &`) inherits
             signal.signal(signal.SIGINT, signal.SIG_IGN)
