@@ -48,7 +48,7 @@ from analyzer.native.loader import native_state
 from analyzer.parse.languages import is_declaration_file, language_for_path, parse_bytes
 from analyzer.parse.queries_loader import file_query
 from analyzer.sources.workspace import open_repo
-from analyzer.trace.paths import find_paths
+from analyzer.trace.pathfinding import find_paths
 from analyzer.trace.result import trace_result
 
 

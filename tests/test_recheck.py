@@ -13,7 +13,7 @@ from analyzer.annotations import Note
 from analyzer.errors import AnalyzerError
 from analyzer.lock import load_lock
 from analyzer.recheck import EXIT_BROKEN, EXIT_CHANGED, EXIT_OK, compare, old_pins, render_recheck_markdown
-from analyzer.recheck.reconcile import diff_ledgers, reconciliation_deltas
+from analyzer.recheck.usage_deltas import diff_ledgers, reconciliation_deltas
 
 
 @pytest.fixture(scope="module")

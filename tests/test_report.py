@@ -13,7 +13,7 @@ from analyzer.annotations import Note
 from analyzer.graph.queries import resolve_one
 from analyzer.report import build_report, permalink, render_html, render_markdown, report_dirname, write_report
 from analyzer.report.model import FULL_BODY_LINES, excerpt_lines
-from analyzer.trace.paths import find_paths
+from analyzer.trace.pathfinding import find_paths
 from analyzer.trace.render import validate_mermaid
 from analyzer.trace.result import trace_result
 

@@ -8,7 +8,7 @@ import pytest
 from graphfixtures import build_world
 
 from analyzer.cli import main
-from analyzer.trace.paths import find_paths
+from analyzer.trace.pathfinding import find_paths
 from analyzer.trace.render import render_mermaid, validate_mermaid
 from analyzer.trace.result import trace_result, validate_trace_json
 

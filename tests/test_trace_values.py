@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from graphfixtures import build_world
 
-from analyzer.trace.paths import find_paths
+from analyzer.trace.pathfinding import find_paths
 
 H = "harness:packages/dynamic/src/callbacks.ts:"
 

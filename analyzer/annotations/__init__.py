@@ -15,7 +15,7 @@ Public API:
 from analyzer.annotations.anchor import Anchored, anchor_all, anchor_note, find_symbol
 from analyzer.annotations.diff import body_diff, note_body_diff
 from analyzer.annotations.model import Note
-from analyzer.annotations.source import NotesFile, locate_notes
+from analyzer.annotations.notesfile import NotesFile, locate_notes
 from analyzer.annotations.store import annotations_path, load_notes, remove_note, upsert_note
 
 __all__ = ["Anchored", "anchor_all", "anchor_note", "find_symbol", "body_diff", "note_body_diff", "Note",

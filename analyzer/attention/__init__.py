@@ -28,7 +28,7 @@ _EXPORTS = {
     "evict": ("EvictResult", "EvictingKVCache", "run_evict"),
     "kvcache": ("Counters", "KVCache", "closed_form_counters"),
     "kvsize": ("PRESETS", "KvLayout", "v2_reduction_check"),
-    "model": ("AttentionModel", "ForwardResult"),
+    "decoder": ("AttentionModel", "ForwardResult"),
     "offload": ("OffloadPlan", "OffloadResult", "run_offload"),
     "params": ("export_params", "init_params", "load_params", "param_spec"),
     "prefix": ("PrefixResult", "run_prefix"),

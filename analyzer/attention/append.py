@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from analyzer.attention.config import ModelConfig
+from analyzer.attention.decoder import AttentionModel
 from analyzer.attention.kvcache import Counters
-from analyzer.attention.model import AttentionModel
 from analyzer.errors import AnalyzerError
 
 

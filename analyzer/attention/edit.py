@@ -14,8 +14,8 @@ import numpy as np
 
 from analyzer.attention.append import sample_tokens
 from analyzer.attention.config import ModelConfig
+from analyzer.attention.decoder import AttentionModel
 from analyzer.attention.kvcache import Counters
-from analyzer.attention.model import AttentionModel
 from analyzer.errors import AnalyzerError
 
 

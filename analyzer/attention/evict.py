@@ -25,8 +25,8 @@ import numpy as np
 
 from analyzer.attention.append import sample_tokens
 from analyzer.attention.config import ModelConfig
+from analyzer.attention.decoder import AttentionModel
 from analyzer.attention.kvcache import KVCache
-from analyzer.attention.model import AttentionModel
 from analyzer.attention.window import decode_each
 from analyzer.errors import AnalyzerError
 

@@ -15,8 +15,8 @@ import numpy as np
 from analyzer.attention.append import sample_tokens
 from analyzer.attention.blocks import PrefixCache, same_tokens_blocks
 from analyzer.attention.config import ModelConfig
+from analyzer.attention.decoder import AttentionModel
 from analyzer.attention.kvcache import Counters, KVCache, closed_form_counters
-from analyzer.attention.model import AttentionModel
 from analyzer.errors import AnalyzerError
 
 DEFAULT_BLOCK_SIZES = (16, 64)  # vLLM's default block size; the unit DeepSeek documented for its disk cache

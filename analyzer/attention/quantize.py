@@ -18,9 +18,9 @@ import numpy as np
 
 from analyzer.attention.append import sample_tokens
 from analyzer.attention.config import ModelConfig
+from analyzer.attention.decoder import AttentionModel, causal_attention, rmsnorm, rope
 from analyzer.attention.kvcache import KVCache
 from analyzer.attention.kvsize import SCALE_BITS, quantized_bytes
-from analyzer.attention.model import AttentionModel, causal_attention, rmsnorm, rope
 from analyzer.errors import AnalyzerError
 
 BITS = (8, 4)

@@ -17,8 +17,8 @@ import numpy as np
 
 from analyzer.attention.append import sample_tokens
 from analyzer.attention.config import ModelConfig
+from analyzer.attention.decoder import AttentionModel
 from analyzer.attention.kvcache import Counters, KVCache
-from analyzer.attention.model import AttentionModel
 from analyzer.errors import AnalyzerError
 
 EXTRA_TOKENS = 4  # tokens each second request adds after the part it shares with the first

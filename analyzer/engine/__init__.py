@@ -30,8 +30,8 @@ def start_engine(cache_dir: Path, *, api_key: str | None = None, port: int | Non
     The returned handle owns the process: `.stop()` ends exactly it. Nothing about the run is written to
     the state file here (the CLI does that), so tests and the CLI never overwrite each other's engine.
     """
-    from analyzer.engine.model import ModelSpec, ensure_model
     from analyzer.engine.process import launch
+    from analyzer.engine.tinymodel import ModelSpec, ensure_model
 
     spec = ModelSpec()
     options.check(spec.context)

@@ -15,7 +15,7 @@ Why these knobs and these defaults (read in the vendored llama.cpp, llama-cpp-py
 - `--n-predict` is only the default for a request that sets no `max_tokens`: the per-request limit wins
   (server-context.cpp "the per-request limit takes priority over the global one", `slot.n_predict_max =
   task.params.n_predict != -1 ? task.params.n_predict : params_base.n_predict`). The cap that holds whatever
-  a request asks is the generated model's fixed short answer (analyzer/engine/model.py); `--n-predict` covers
+  a request asks is the generated model's fixed short answer (analyzer/engine/tinymodel.py); `--n-predict` covers
   the requests that give no limit at all.
 """
 

@@ -7,7 +7,7 @@ Public API:
 - `old_pins(lock, from_, from_commits)`, `pins_label(pins)`, `render_recheck_markdown(result)`.
 - Verdicts (`path_change`) and exit codes: `analyzer.recheck.verdict`; causes: `analyzer.recheck.causes`.
   0 unchanged, 1 changed bodies / rerouted / unchanged but noteworthy, 2 broken.
-- Extension point for reconciliation deltas: `analyzer.recheck.reconcile` (calls
+- Extension point for reconciliation deltas: `analyzer.recheck.usage_deltas` (calls
   `analyzer.usage.ledger_for_pins(ctx, pins)` when it exists).
 """
 

@@ -11,10 +11,10 @@ from analyzer.atomic import write_text_atomic
 from analyzer.lock import RepoPin
 from analyzer.recheck.compare import compare, refresh_verdict
 from analyzer.recheck.pinsets import pins_label
-from analyzer.recheck.reconcile import reconciliation_deltas
 from analyzer.recheck.render import render_recheck_markdown
+from analyzer.recheck.usage_deltas import reconciliation_deltas
 from analyzer.report.source import reader_for
-from analyzer.trace.paths import DEFAULT_MAX_DEPTH
+from analyzer.trace.pathfinding import DEFAULT_MAX_DEPTH
 
 
 def hazards_between(ctx: Workspace, old: Analysis, new: Analysis, *, max_depth: int) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from analyzer.trace.paths import Step, TracePath, seam_alternatives
+from analyzer.trace.pathfinding import Step, TracePath, seam_alternatives
 
 if TYPE_CHECKING:
     from analyzer.graph.protocol import CallGraph  # the stored view and networkx graphs alike

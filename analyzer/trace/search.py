@@ -16,7 +16,7 @@ from analyzer.errors import AnalyzerError
 from analyzer.graph.protocol import CallGraph
 from analyzer.graph.queries import SymbolMatch, resolve_symbol
 from analyzer.trace.defaults import DEFAULT_MAX_DEPTH
-from analyzer.trace.paths import anchor_level, find_paths, reaching_set
+from analyzer.trace.pathfinding import anchor_level, find_paths, reaching_set
 from analyzer.trace.result import trace_result
 
 SIDES = ("from", "to")

@@ -10,7 +10,7 @@ import gguf
 import numpy as np
 import pytest
 
-from analyzer.engine.model import ModelSpec, chat_template, write_model
+from analyzer.engine.tinymodel import ModelSpec, chat_template, write_model
 
 TOKENS = ["<s>", "</s>", "a", "b", "ab", "Hello", " world"]
 
