@@ -7,11 +7,16 @@ calls resolved by the graph (their summaries, via `FlowContext`) — each flow k
 explain it. The summary says which flows reach the return value, which reach a sink, which were
 dismissed (logging, timers, stores, unfollowed calls) and which class fields were written.
 
+What a node *means* is not the walker's: whether it is a source, a sink, a barrier (neutraliser,
+dismissal) or an extra step (a carrier, a mutator, a count, a hand-over) is asked of `FlowConfiguration`
+(`configuration.py`), built from the rule files; the walker knows the language's syntax and its local steps
+(bind, read, store, call, return).
+
 Why one file of about 900 lines: it is one recursive walker (`FunctionFlow`) whose statement, expression and
 call handlers call each other and share the walk's state (the bindings in scope, the summary being built,
-the depth). Everything that is not the walk lives elsewhere: the flow algebra in `taints.py`, syntax helpers
-in `syntax.py`, seams in `seams.py`, volatile tests in `control.py`, typed records in `records.py`; a
-split of the walker itself into mixins would only spread one recursion over several files.
+the depth). Everything that is not the walk lives elsewhere: the questions to the rules in `configuration.py`,
+the flow algebra in `taints.py`, syntax helpers in `syntax.py`, seams in `seams.py`, volatile tests in
+`control.py`, typed records in `records.py`.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from analyzer.hazards.taints import (
     mapped,
     norm,
     order_apart,
+    possibly,
     stepped,
     union,
 )
@@ -867,7 +873,7 @@ class FunctionFlow:
                             if composed is not None:
                                 out = union(out, {composed.origin: composed.then(back)})
                 else:
-                    out = union(out, {origin: replace(rf, possible=rf.possible or possible).then(back)})
+                    out = union(out, {origin: possibly(rf, possible).then(back)})
             # a sink or a loss the callee met on a parameter is met here by what this call passes in
             for hits, keep in ((summ.sinks, self.summary.sinks.append), (summ.misses, self._add_miss)):
                 for hit in hits:
@@ -889,7 +895,7 @@ class FunctionFlow:
                 got: Taints = {}
                 for o, gf in gained.items():
                     if o.kind == "source":
-                        got[o] = replace(gf, possible=gf.possible or possible).then(into)
+                        got[o] = possibly(gf, possible).then(into)
                     elif o.index in params:
                         for flow in params[o.index][1].values():
                             composed = through(flow, gf, params[o.index][0])

@@ -117,6 +117,11 @@ def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
     return _with_path(flow, flow.path[1:]) if flow.path[0] == key else None
 
 
+def possibly(f: Flow, possible: bool) -> Flow:
+    """`f`, marked as passing a `possible` (one-of-several) edge when `possible` is."""
+    return f if f.possible or not possible else Flow(f.origin, f.steps, f.neutralisers, True, f.path, f.ops)
+
+
 def _with_path(f: Flow, path: tuple[str, ...]) -> Flow:
     return Flow(f.origin, f.steps, f.neutralisers, f.possible, path, f.ops)
 
