@@ -111,8 +111,7 @@ def _uses(w: FunctionFlow, node: Node | None, names: frozenset[str]) -> bool:
 def _mentions(w: FunctionFlow, node: Node, patterns: tuple[str, ...]) -> bool:
     """A cheap first look: the node's text holds a name one of the patterns calls (`fetch` for `*.fetch`,
     `axios` for `axios.*`), or a local name imported under one."""
-    called = _called_names(patterns)
-    names = called | {local for local, exported in w.pf.imported_as.items() if exported in called}
+    names = w.pf.local_names(_called_names(patterns))
     text = w.pf.text(node)
     return any(n in text for n in names)
 

@@ -12,11 +12,13 @@ dismissal) or an extra step (a carrier, a mutator, a count, a hand-over) is aske
 (`configuration.py`), built from the rule files; the walker knows the language's syntax and its local steps
 (bind, read, store, call, return).
 
-Why one file of about 900 lines: it is one recursive walker (`FunctionFlow`) whose statement, expression and
-call handlers call each other and share the walk's state (the bindings in scope, the summary being built,
-the depth). Everything that is not the walk lives elsewhere: the questions to the rules in `configuration.py`,
-the flow algebra in `taints.py`, syntax helpers in `syntax.py`, seams in `seams.py`, volatile tests in
-`control.py`, typed records in `records.py`.
+The walker is split the way docs/design.md "Splitting a recursive walker" says, into parts it composes and
+hands their collaborators: `Hits` (hits.py) records where a flow ends (a sink of this function, a loss) and
+`CallSites` (callsites.py) replays a callee's summary at a call. What stays here is the recursion itself —
+statements, expressions and calls calling each other over the walk's shared state (the bindings in scope, the
+loop orders, the guards, the depth). Everything else lives elsewhere: the questions to the rules in
+`configuration.py`, the flow algebra in `taints.py`, syntax helpers in `syntax.py`, seams in `seams.py`,
+volatile tests in `control.py`, typed records in `records.py`.
 """
 
 from __future__ import annotations
@@ -28,14 +30,15 @@ from typing import Any, Protocol
 from tree_sitter import Node
 
 from analyzer.hazards import control, records
+from analyzer.hazards.callsites import CallSites
 from analyzer.hazards.configuration import FlowConfiguration
-from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source
+from analyzer.hazards.hits import Hits, Places
+from analyzer.hazards.rules import HazardRules, Neutraliser, Source
 from analyzer.hazards.syntax import (
     FUNCTION_NODES,
     ParsedFile,
     base_identifier,
     key_text,
-    module_string,
     pattern_names,
     unwrap,
 )
@@ -44,24 +47,17 @@ from analyzer.hazards.taints import (
     FLATTEN,
     MAX_PATH,
     Flow,
-    Hit,
     Origin,
-    Site,
     Step,
     Summary,
     Taints,
     as_order,
-    compose_through,
     mapped,
     norm,
     order_apart,
-    possibly,
     stepped,
     union,
 )
-
-MAX_PARAM_MISSES = 6  # places a parameter's flow is recorded as lost, per function
-_WS = re.compile(r"\s+")
 
 
 class FlowContext(Protocol):
@@ -106,16 +102,15 @@ class FunctionFlow:
         self.module_names = module_names or {}
         self.containers: set[str] = set()  # local names holding a Map/Set
         self.summary = Summary()
-        self._miss_keys: set[tuple[Any, ...]] = set()
-        self._param_misses: dict[int, int] = {}
+        self.places = Places(pf)  # lines, steps and texts as findings cite them
+        self.hits = Hits(self.summary, self.config, self.places, info.node, info.name, info.qualname)
+        self.calls = CallSites(ctx, self.config, self.hits, self.summary, pf, depth)  # callee summaries at a call
         self._params: dict[str, int] = {}  # local name → the parameter it is (or a field of)
         self._nesting = 0  # closures entered (their returns are not this function's)
         self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
         self._guards: list[control.Guard] = []  # volatile tests with a return under them (this body)
         self.returned_at: dict[int, Taints] = {}
         self._entries: dict[str, str] = {}  # local names holding an entry that is no message → its segment
-        self.returns_sink = self.config.returns_sink(info.name, info.qualname)
-        self.property_sinks = self.config.property_sinks(info.name, info.qualname)
 
     # ---- entry -------------------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -163,56 +158,10 @@ class FunctionFlow:
         return node.start_point[0] + 1
 
     def step(self, node: Node, why: str, rule: str = "") -> Step:
-        return Step(self.pf.repo, self.pf.path, self.line(node), why, rule)
+        return self.places.step(node, why, rule)
 
     def text(self, node: Node, limit: int = 80) -> str:
-        t = _WS.sub(" ", self.pf.text(node)).strip()
-        return t if len(t) <= limit else t[: limit - 1] + "…"
-
-    def _site(self, rule: str, part: str, node: Node) -> Site:
-        return Site(rule, part, self.pf.repo, self.pf.path, self.line(node), self.text(node),
-                    self.info.node)
-
-    def _sink(self, flow: Flow, sink: Sink, part: str, node: Node, what: str,
-              position: tuple[tuple[str, str], ...] = ()) -> None:
-        site = replace(self._site(sink.name, part, node), position=position)
-        self.summary.sinks.append(Hit(flow.then(self.step(node, f"{what} → {part} ({sink.name})")), site))
-
-    def _position(self, sink: Sink, args: list[Node]) -> tuple[tuple[str, str], ...]:
-        """The entry's name and order as the registration call states them (literals only)."""
-        out: list[tuple[str, str]] = []
-        if sink.name_arg is not None and sink.name_arg < len(args) and args[sink.name_arg].type == "string":
-            out.append(("name", self.pf.text(args[sink.name_arg])[1:-1]))
-        arg = unwrap(args[sink.arg]) if sink.arg < len(args) else None
-        if sink.position and arg is not None and arg.type == "object":
-            for c in arg.named_children:
-                key = key_text(self.pf, c.child_by_field_name("key")) if c.type == "pair" else ""
-                value = c.child_by_field_name("value") if c.type == "pair" else None
-                if key in sink.position and value is not None and len(self.pf.text(value)) <= 60:
-                    text = self.pf.text(value)
-                    literal = module_string(self.pf, text) if value.type == "identifier" else None
-                    out.append((key, text[1:-1] if value.type == "string" else literal or text))
-        return tuple(out)
-
-    def _miss(self, t: Taints, rule: str, reason: str, node: Node) -> None:
-        site = self._site(rule, reason, node)
-        for flow in t.values():
-            self._add_miss(Hit(flow, site))
-
-    def _add_miss(self, hit: Hit) -> None:
-        """One miss per origin and place; parameter misses are capped per parameter, since each is
-        replayed at every call site (the first few places say enough about where a value is lost)."""
-        o = hit.flow.origin
-        key = (o, hit.site.rule, hit.site.repo, hit.site.path, hit.site.line)
-        if key in self._miss_keys:
-            return
-        if o.kind == "param":
-            n = self._param_misses.get(o.index, 0)
-            if n >= MAX_PARAM_MISSES:
-                return
-            self._param_misses[o.index] = n + 1
-        self._miss_keys.add(key)
-        self.summary.misses.append(hit)
+        return self.places.text(node, limit)
 
     def _origin_flow(self, src: Source, node: Node) -> Taints:
         o = Origin("source", src.name, -1, self.pf.repo, self.pf.path, self.line(node), self.text(node),
@@ -224,10 +173,8 @@ class FunctionFlow:
         return {o: replace(f.then(step), neutralisers=(*f.neutralisers, n.name)) for o, f in t.items()}
 
     def _returned(self, t: Taints, node: Node) -> None:
-        if self.returns_sink is not None and self._nesting == 0:
-            for flow in t.values():
-                self._sink(flow, self.returns_sink, self.returns_sink.part, node,
-                           f"returned by {self.info.qualname}")
+        if self._nesting == 0:  # (a closure's return is not this function's)
+            self.hits.returned(t, node)
 
     # ---- parameters --------------------------------------------------------------------------------
     def _bind_params(self, fn: Node, symbolic: bool) -> None:
@@ -531,9 +478,7 @@ class FunctionFlow:
             index = left.child_by_field_name("index")
             if index is not None and index.type == "string":  # `headers["x-affinity"] = v`: a key by name
                 pname = self.pf.text(index)[1:-1]
-            for sink in self.config.assignment_sinks(pname, norm(self.pf.text(obj)) if obj is not None else None):
-                for flow in value.values():
-                    self._sink(flow, sink, sink.part, node, f"assigned to {self.text(left, 40)}")
+            self.hits.assigned(pname, obj, value, node, left)
             if obj is not None and pname and left.type == "member_expression":
                 records.write_member(self, self.ctx.records, obj, pname, value, node)
             if obj is not None and obj.type == "this" and left.type == "member_expression":
@@ -575,7 +520,7 @@ class FunctionFlow:
                 kname = key_text(self.pf, key)
                 value_node = c.child_by_field_name("value")
                 v = written[kname] = self._eval(value_node)
-                self._property_sink(kname, v, c)
+                self.hits.property(kname, v, c)
                 held = v
                 if value_node is not None and unwrap(value_node).type in FUNCTION_NODES:
                     held = mapped(v, ("wrap", CALLED))  # a function kept in a field: its result, once called
@@ -583,7 +528,7 @@ class FunctionFlow:
             elif c.type == "shorthand_property_identifier":
                 kname = self.pf.text(c)
                 v = written[kname] = self._eval(c)
-                self._property_sink(kname, v, c)
+                self.hits.property(kname, v, c)
                 parts.append(stepped(mapped(v, ("wrap", kname)), self.step(c, f"object property {kname}")))
             elif c.type == "spread_element":
                 parts.append(stepped(self._eval(c), self.step(c, "spread into an object")))
@@ -615,15 +560,6 @@ class FunctionFlow:
                 if self.config.non_message_rule(literal) is not None:
                     return f"{literal} entry"
         return None
-
-    def _property_sink(self, key: str, value: Taints, node: Node) -> None:
-        if not value:
-            return
-        for sink in self.property_sinks:
-            part = self.config.property_part(sink, key)
-            if part is not None:
-                for flow in value.values():
-                    self._sink(flow, sink, part, node, f"property {key}")
 
     def _closure(self, node: Node) -> Taints:
         """A function value: its calls and sinks are part of this function (as in the call graph); its
@@ -684,7 +620,7 @@ class FunctionFlow:
         dismissed = self._dismiss(callee)
         if dismissed is not None:
             for t in (*arg_t, recv_t):
-                self._miss(t, dismissed.name, dismissed.reason, node)
+                self.hits.miss(t, dismissed.name, dismissed.reason, node)
             return result
 
         self._call_sinks(callee, receiver, method, args, arg_t, node)
@@ -712,7 +648,7 @@ class FunctionFlow:
         if fn.type == "identifier" and self.pf.text(fn) in self.env:  # calling a local function value
             for t in arg_t:  # its parameters are not followed: the arguments stop here, visibly
                 if t:
-                    self._miss(t, "not-followed", f"passed to {callee}(), a function value without a "
+                    self.hits.miss(t, "not-followed", f"passed to {callee}(), a function value without a "
                                "call-graph edge — not followed", node)
             return union(result, stepped(self.env[self.pf.text(fn)], self.step(node, f"called {callee}()")))
         mutator = self.config.mutator(method) if receiver is not None else None
@@ -755,7 +691,7 @@ class FunctionFlow:
         listener = self.ctx.listener_arg(self.info.node, self.pf, node)
         for i, t in enumerate(arg_t):
             if t and i != listener:
-                self._miss(t, "not-followed", f"passed to {callee}() — no call-graph edge, not followed", node)
+                self.hits.miss(t, "not-followed", f"passed to {callee}() — no call-graph edge, not followed", node)
         return result
 
     def _eval_args(self, args: list[Node]) -> tuple[list[Taints], dict[int, list[Taints]]]:
@@ -818,92 +754,19 @@ class FunctionFlow:
                                                               unwrap(held), self.depth)
                     elif c.type == "shorthand_property_identifier" and self.pf.text(c) == sink.property:
                         value = self._eval(c)
-            position = self._position(sink, args) if value else ()
+            position = self.hits.position(sink, args) if value else ()
             for flow in value.values():
-                self._sink(flow, sink, sink.part, node, f"argument of {callee}()", position)
+                self.hits.sink(flow, sink, sink.part, node, f"argument of {callee}()", position)
 
     def _compose(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], node: Node,
                  callee: str, args: list[Node] | None = None,
                  elements: dict[int, list[Taints]] | None = None) -> Taints:
-        """The callees' summaries at this call: each edge maps the call's arguments to the parameters of
-        what it runs (`analyzer.hazards.seams`: named events, forwarders), then its flows are replayed."""
-        out: Taints = {}
-        tainted = any(arg_t)
-        runs = [(target, attrs, run) for target, attrs in edges if self.ctx.needed(target, tainted)
-                for run in self.ctx.through_edge(target, attrs, callee, self.pf, args or [], arg_t, elements or {},
-                                                 self.depth + 1)]
-        for target, attrs, (summ, params, ran) in runs:
-            if summ is None:
-                self.summary.truncated = True
-                for t in arg_t:
-                    if t:
-                        self._miss(t, "depth-limit", f"passed to {callee}() beyond the depth limit "
-                                   "(--max-depth) — not followed", node)
-                continue
-            if summ.truncated:
-                self.summary.truncated = True
-            qual = self.ctx.qualname(target)
-            if summ.unmapped:
-                for t in arg_t:
-                    if t:
-                        self._miss(t, "unknown-callee", f"passed to {callee}() → {qual}, whose body could not be "
-                                   "read — not followed", node)
-                continue
-            if self.config.is_handoff(attrs.get("rule")):
-                continue  # handed over, not called here: its own summary holds what it computes
-            kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
-            kind += f", {ran}" if ran else ""
-            seam = " ".join(r for r in (ran[len("forwarded by "):] if ran.startswith("forwarded by ") else "",
-                                        str(attrs.get("rule") or "")) if r)
-            possible = bool(attrs.get("possible"))
-            line = self.line(node)
-
-            def through(flow: Flow, inner: Flow, i: int, qual: str = qual, kind: str = kind,
-                        possible: bool = possible, line: int = line, seam: str = seam) -> Flow | None:
-                call = Step(self.pf.repo, self.pf.path, line, f"argument {i + 1} of {callee}() → {qual} ({kind})", seam)
-                return compose_through(flow, inner, call, possible)
-
-            back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call", seam)
-            for origin, rf in summ.returns.items():
-                if origin.kind == "param":
-                    if origin.index in params:
-                        a, t = params[origin.index]
-                        for flow in t.values():
-                            composed = through(flow, rf, a)
-                            if composed is not None:
-                                out = union(out, {composed.origin: composed.then(back)})
-                else:
-                    out = union(out, {origin: possibly(rf, possible).then(back)})
-            # a sink or a loss the callee met on a parameter is met here by what this call passes in
-            for hits, keep in ((summ.sinks, self.summary.sinks.append), (summ.misses, self._add_miss)):
-                for hit in hits:
-                    o = hit.flow.origin
-                    if o.kind == "param" and o.index in params:
-                        a, t = params[o.index]
-                        for flow in t.values():
-                            composed = through(flow, hit.flow, a)
-                            if composed is not None:
-                                keep(Hit(composed, hit.site))
-            for i, gained in summ.mutates.items():  # what the callee added to an argument's value
-                holder = args[params[i][0]] if args and i in params and params[i][0] < len(args) else None
-                base = (unwrap(holder) if unwrap(holder).type == "identifier" else base_identifier(unwrap(holder))) \
-                    if holder is not None else None
-                if base is None:
-                    continue
-                into = Step(self.pf.repo, self.pf.path, line,
-                            f"added to argument {params[i][0] + 1} by {qual} ({kind})")
-                got: Taints = {}
-                for o, gf in gained.items():
-                    if o.kind == "source":
-                        got[o] = possibly(gf, possible).then(into)
-                    elif o.index in params:
-                        for flow in params[o.index][1].values():
-                            composed = through(flow, gf, params[o.index][0])
-                            if composed is not None:
-                                got[composed.origin] = composed.then(into)
-                name = self.pf.text(base)
-                self.env[name] = union(self.env.get(name, {}), got)
-                self._mutated(name, got)
+        """The callees' summaries replayed at this call (`callsites.py`); what a callee added to an argument's
+        value (`p.xs.push(v)` in its body) is bound here."""
+        out, gained = self.calls.compose(edges, arg_t, node, callee, args or [], elements or {})
+        for name, got in gained:
+            self.env[name] = union(self.env.get(name, {}), got)
+            self._mutated(name, got)
         return out
 
     def _new(self, node: Node) -> Taints:
@@ -918,7 +781,7 @@ class FunctionFlow:
         dismissed = self._dismiss(name)
         if dismissed is not None:
             for t in arg_t:
-                self._miss(t, dismissed.name, dismissed.reason, node)
+                self.hits.miss(t, dismissed.name, dismissed.reason, node)
             return {}
         edges = self.ctx.callees(self.info.node, self.line(node), node.start_point[1], name)
         if edges:  # a constructor the graph knows: its sinks, and the fields it sets from its arguments
@@ -934,5 +797,5 @@ class FunctionFlow:
             return stepped(carried, self.step(node, f"new {name}()", carrier.rule))
         for t in arg_t:  # a constructor the graph does not know: its arguments stop here, visibly
             if t:
-                self._miss(t, "not-followed", f"passed to new {name}() — no call-graph edge, not followed", node)
+                self.hits.miss(t, "not-followed", f"passed to new {name}() — no call-graph edge, not followed", node)
         return {}
