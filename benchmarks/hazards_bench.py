@@ -15,6 +15,7 @@ All timings come from one run, so the printed ratios compare like with like on a
   seconds; with --before DIR (a copy of another commit's `analyzer` package, e.g.
   `git archive BASE analyzer | tar -x -C DIR`) the same cold scan of that code first, then this one, and the
   ratio of their CPU seconds (CPU, since on a shared machine wall time also counts waiting for a core).
+  Each runs from an empty directory with its code first on PYTHONPATH (give --source paths absolute).
 The goal is a warm scan under 15 s. The load average before and after is printed: on a shared machine, say
 so next to the figures.
 """
@@ -27,7 +28,9 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 
 def _timed(cmd: list[str]) -> float:
@@ -53,15 +56,17 @@ sys.exit(0 if code in (0, 1) else code)
 """
 
 
-def _cold(args: list[str], code_dir: str | None) -> tuple[float, float]:
-    """(wall, CPU) seconds of one cold scan, of the analyzer in `code_dir` (None: this checkout)."""
+def _cold(args: list[str], code_dir: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of one cold scan, of the `analyzer` package found in `code_dir`."""
     env = dict(os.environ)
-    if code_dir is not None:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (code_dir, env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (code_dir, env.get("PYTHONPATH")) if p)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _COLD, os.devnull, *args, "--json", "hazards", "--all"],
-                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # run from an empty directory: `python -c` puts the working directory first on the path, which would
+    # import the analyzer of wherever the benchmark was started instead of `code_dir`'s
+    with tempfile.TemporaryDirectory(prefix="hazards-bench-cwd-") as cwd:
+        done = subprocess.run([sys.executable, "-c", _COLD, os.devnull, *args, "--json", "hazards", "--all"],
+                              env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -77,14 +82,14 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="also time the scan itself (its stored result unused)")
     parser.add_argument("--before", metavar="DIR", help="with --cold: first time the analyzer package in DIR")
     args = parser.parse_args()
-    options = ["--lock", args.lock, *(f"--source={s}" for s in args.source)]
+    options = ["--lock", os.path.abspath(args.lock), *(f"--source={s}" for s in args.source)]
     analyze = [sys.executable, "-m", "analyzer", *options]
     print(f"load average before: {os.getloadavg()}")
     if args.cold:
         if args.before:
             old_wall, old_cpu = _cold(options, args.before)
             print(f"cold scan, code in {args.before}: {old_wall:.0f} s wall, {old_cpu:.0f} s CPU")
-        wall, cpu = _cold(options, None)
+        wall, cpu = _cold(options, str(Path(__file__).resolve().parent.parent))
         print(f"cold scan, this checkout: {wall:.0f} s wall, {cpu:.0f} s CPU")
         if args.before:
             print(f"this checkout / {args.before}: {cpu / old_cpu:.2f}x the CPU, {wall / old_wall:.2f}x the wall time")
