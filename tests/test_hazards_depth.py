@@ -1,8 +1,10 @@
 """The depth bound must not make a finding depend on the order the roots are driven in.
 
 tests/fixtures/hazards/depth-app: `middle()` is first summarised deep in `audit`'s chain (the first root in
-sorted order), where the bound cuts `zclock()` below it; `buildSystemPrompt()` then needs `middle()` one call
-down. Reusing the cut summary there hides the clock; making it again at the shallower depth finds it.
+sorted order), where the bound cuts `zclock()` below it; `buildSystemPrompt()` (a sink function, so a root of
+its own, driven next) then needs `middle()` one call down. Reusing the cut summary there hides the clock for
+good (the prompt's summary is made, cut, before `zclock`'s own root pulls its callers in); making it again at
+the shallower depth finds it.
 """
 
 from __future__ import annotations
