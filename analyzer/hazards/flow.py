@@ -88,6 +88,8 @@ class FunctionInfo:
     qualname: str
     class_node: str | None  # the class whose `this` this is
     is_constructor: bool
+    # False for a local function that only shares its name with the one a rule names (localnames.py)
+    named_by_rules: bool = True
 
 
 class FunctionFlow:
@@ -103,7 +105,8 @@ class FunctionFlow:
         self.containers: set[str] = set()  # local names holding a Map/Set
         self.summary = Summary()
         self.places = Places(pf)  # lines, steps and texts as findings cite them
-        self.hits = Hits(self.summary, self.config, self.places, info.node, info.name, info.qualname)
+        self.hits = Hits(self.summary, self.config, self.places, info.node, info.name, info.qualname,
+                         info.named_by_rules)
         self.calls = CallSites(ctx, self.config, self.hits, self.summary, pf, depth)  # callee summaries at a call
         self._params: dict[str, int] = {}  # local name → the parameter it is (or a field of)
         self._nesting = 0  # closures entered (their returns are not this function's)

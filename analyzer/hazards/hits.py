@@ -47,11 +47,13 @@ class Hits:
     """The sink hits and losses of one function's summary."""
 
     def __init__(self, summary: Summary, config: FlowConfiguration, places: Places, function: str, name: str,
-                 qualname: str) -> None:
+                 qualname: str, named_by_rules: bool = True) -> None:
         self.summary, self.config, self.places, self.pf = summary, config, places, places.pf
         self.function, self.qualname = function, qualname
-        self.returns_sink = config.returns_sink(name, qualname)
-        self.property_sinks = config.property_sinks(name, qualname)
+        # a function whose name a sink rule names has its sinks, unless it only shares that name (a local
+        # function of the same name); a property sink of every function (`in_functions = ["*"]`) still applies
+        self.returns_sink = config.returns_sink(name, qualname) if named_by_rules else None
+        self.property_sinks = [s for s in config.property_sinks(name, qualname) if named_by_rules or "*" in s.functions]
         self._miss_keys: set[tuple[Any, ...]] = set()
         self._param_misses: dict[int, int] = {}
 
