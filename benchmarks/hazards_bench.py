@@ -48,10 +48,10 @@ import sys, tempfile
 from pathlib import Path
 import analyzer.hazards.cache as cache
 from analyzer.cli import main
-where = Path(tempfile.mkdtemp(prefix="hazards-bench-"))
-cache.scan_path = lambda cache_dir, key: where / "hazards" / f"{key}.json"
-sys.stdout = open(sys.argv[1], "w")
-code = main(sys.argv[2:])
+with tempfile.TemporaryDirectory(prefix="hazards-bench-") as where:
+    cache.scan_path = lambda cache_dir, key: Path(where) / "hazards" / f"{key}.json"
+    sys.stdout = open(sys.argv[1], "w")
+    code = main(sys.argv[2:])
 sys.exit(0 if code in (0, 1) else code)
 """
 
