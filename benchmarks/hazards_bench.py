@@ -1,13 +1,21 @@
-"""Hazard scan benchmark: a warm `analyze hazards` (stored scan, stored graph) against the start-up floor.
+"""Hazard scan benchmark: a warm `analyze hazards` (stored scan, stored graph) against the start-up floor, and
+with --cold the scan itself (graph stored, scan not), optionally against another version of the code.
 
     python benchmarks/hazards_bench.py [--lock repos.lock] [--source NAME=PATH ...] [--runs 5]
+                                       [--cold] [--before DIR]
 
 All timings come from one run, so the printed ratios compare like with like on a shared, noisy machine:
 - floor: `analyze --help` as a whole process (median of --runs): what any command pays to start;
 - first: the first `analyze hazards --json` of this run (a full scan when none is stored for this graph,
   code and rules; the stored scans of the shared cache are never deleted);
 - warm: the same command as a whole process on a cache that holds the graph and this scan (median of
-  --runs), and its ratio to the floor.
+  --runs), and its ratio to the floor;
+- cold (--cold): `analyze hazards --json --all` as a whole process whose stored scan goes to a fresh
+  temporary directory (so it scans; nothing in the shared cache is deleted or written), wall and CPU
+  seconds; with --before DIR (a copy of another commit's `analyzer` package, e.g.
+  `git archive BASE analyzer | tar -x -C DIR`) the same cold scan of that code first, then this one, and the
+  ratio of their CPU seconds (CPU, since on a shared machine wall time also counts waiting for a core).
+  Each runs from an empty directory with its code first on PYTHONPATH (give --source paths absolute).
 The goal is a warm scan under 15 s. The load average before and after is printed: on a shared machine, say
 so next to the figures.
 """
@@ -16,10 +24,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 
 def _timed(cmd: list[str]) -> float:
@@ -31,14 +42,57 @@ def _timed(cmd: list[str]) -> float:
     return took
 
 
+# Runs one cold scan in a fresh process: the stored scan is redirected to a temporary directory.
+_COLD = """
+import sys, tempfile
+from pathlib import Path
+import analyzer.hazards.cache as cache
+from analyzer.cli import main
+with tempfile.TemporaryDirectory(prefix="hazards-bench-") as where:
+    cache.scan_path = lambda cache_dir, key: Path(where) / "hazards" / f"{key}.json"
+    sys.stdout = open(sys.argv[1], "w")
+    code = main(sys.argv[2:])
+sys.exit(0 if code in (0, 1) else code)
+"""
+
+
+def _cold(args: list[str], code_dir: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of one cold scan, of the `analyzer` package found in `code_dir`."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (code_dir, env.get("PYTHONPATH")) if p)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    # run from an empty directory: `python -c` puts the working directory first on the path, which would
+    # import the analyzer of wherever the benchmark was started instead of `code_dir`'s
+    with tempfile.TemporaryDirectory(prefix="hazards-bench-cwd-") as cwd:
+        done = subprocess.run([sys.executable, "-c", _COLD, os.devnull, *args, "--json", "hazards", "--all"],
+                              env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"error: cold scan failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lock", default="repos.lock")
     parser.add_argument("--source", action="append", default=[])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cold", action="store_true", help="also time the scan itself (its stored result unused)")
+    parser.add_argument("--before", metavar="DIR", help="with --cold: first time the analyzer package in DIR")
     args = parser.parse_args()
-    analyze = [sys.executable, "-m", "analyzer", "--lock", args.lock, *(f"--source={s}" for s in args.source)]
+    options = ["--lock", os.path.abspath(args.lock), *(f"--source={s}" for s in args.source)]
+    analyze = [sys.executable, "-m", "analyzer", *options]
     print(f"load average before: {os.getloadavg()}")
+    if args.cold:
+        if args.before:
+            old_wall, old_cpu = _cold(options, args.before)
+            print(f"cold scan, code in {args.before}: {old_wall:.0f} s wall, {old_cpu:.0f} s CPU")
+        wall, cpu = _cold(options, str(Path(__file__).resolve().parent.parent))
+        print(f"cold scan, this checkout: {wall:.0f} s wall, {cpu:.0f} s CPU")
+        if args.before:
+            print(f"this checkout / {args.before}: {cpu / old_cpu:.2f}x the CPU, {wall / old_wall:.2f}x the wall time")
     floor = statistics.median(_timed([*analyze, "--help"]) for _ in range(args.runs))
     first = _timed([*analyze, "--json", "hazards"])  # stores the scan when it is not stored yet
     print(f"first hazards of this run: {first:.1f} s = {first / floor:.0f}x the start-up floor")

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Protocol
 
 from tree_sitter import Node
 
-from analyzer.hazards.rules import Control, HazardRules, glob_match
+from analyzer.hazards.configuration import FlowConfiguration
+from analyzer.hazards.rules import Control, glob_match
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile
 from analyzer.hazards.taints import Flow, Origin, Step, Taints, norm, stepped, union
 
@@ -27,7 +29,7 @@ from analyzer.hazards.taints import Flow, Origin, Step, Taints, norm, stepped, u
 class FunctionFlow(Protocol):
     """What this module reads of the body walker (`flow.FunctionFlow`)."""
 
-    rules: HazardRules
+    config: FlowConfiguration
     pf: ParsedFile
     fn: Node
     info: Any
@@ -57,10 +59,10 @@ class Test:
 # ---- recognising a test ----------------------------------------------------------------------------
 def condition_test(w: FunctionFlow, cond: Node | None, cond_t: Taints) -> Test | None:
     """The [[control]] rule a condition matches: it carries a source of a listed kind, or it calls a probe."""
-    if cond is None or not w.rules.controls:
+    if cond is None or not w.config.controls:
         return None
     text = w.text(_bare(cond), 60)
-    for rule in w.rules.controls:
+    for rule in w.config.controls:
         if rule.source_kinds:
             tested = sorted((o for o in cond_t if o.kind == "source" and w.kind(o) in rule.source_kinds),
                             key=lambda o: (o.line, o.text))
@@ -77,7 +79,7 @@ def catch_test(w: FunctionFlow, node: Node) -> Test | None:
     body, handler = node.child_by_field_name("body"), node.child_by_field_name("handler")
     if body is None or handler is None:
         return None
-    for rule in w.rules.controls:
+    for rule in w.config.controls:
         if not rule.catch_calls or not _mentions(w, body, rule.catch_calls):
             continue
         # with `in_callbacks`, also a call inside a callback handed to a call of the block (it runs, and
@@ -109,11 +111,16 @@ def _uses(w: FunctionFlow, node: Node | None, names: frozenset[str]) -> bool:
 def _mentions(w: FunctionFlow, node: Node, patterns: tuple[str, ...]) -> bool:
     """A cheap first look: the node's text holds a name one of the patterns calls (`fetch` for `*.fetch`,
     `axios` for `axios.*`), or a local name imported under one."""
-    names = {max((head if last == "*" else last).split("*"), key=len)
-             for head, _, last in (p.rpartition(".") for p in patterns)} - {""}
-    names.update(local for local, exported in w.pf.imported_as.items() if exported in names)
+    names = w.pf.local_names(_called_names(patterns))
     text = w.pf.text(node)
     return any(n in text for n in names)
+
+
+@cache
+def _called_names(patterns: tuple[str, ...]) -> frozenset[str]:
+    """The longest literal name of each pattern (`fetch` for `*.fetch`, `axios` for `axios.*`)."""
+    return frozenset({max((head if last == "*" else last).split("*"), key=len)
+                      for head, _, last in (p.rpartition(".") for p in patterns)} - {""})
 
 
 def _matches(w: FunctionFlow, call: Node, patterns: tuple[str, ...]) -> bool:
@@ -211,7 +218,7 @@ def settled_by_fallback(w: FunctionFlow, op: str, left: Taints, right: Taints) -
     """`chosen ?? process.cwd()`: what a volatile test chose for the left side only decides whether the
     volatile fallback is used ([[fallback]] rules); the fallback is its own finding, so the choice's flows
     are left out of the result."""
-    if not any(op in f.operators for f in w.rules.fallbacks):
+    if not w.config.is_fallback(op):
         return left
     if not any(o.kind == "source" and not o.branches for o in right):
         return left
@@ -298,8 +305,8 @@ def guard(w: FunctionFlow, test: Test | None, anchor: Node, branches: tuple[Node
 def guarded_returns(w: FunctionFlow, fn: Node, guards: list[Guard]) -> Taints:
     """The control flows of the function's return value, one per guard whose returns differ from the rest."""
     body = fn.child_by_field_name("body")
-    if body is None or body.type != "statement_block":
-        return {}
+    if not guards or body is None or body.type != "statement_block":
+        return {}  # (most bodies have no guard: their returns are not walked again)
     every = returns_in(body)
     out: Taints = {}
     seen: set[int] = set()

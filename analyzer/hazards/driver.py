@@ -72,6 +72,7 @@ class Engine:
         self._constructed: dict[tuple[str, str], Taints] = {}
         self._stack: list[str] = []
         self._deps: dict[str, set[tuple[str, str]]] = {}
+        self._merged: dict[tuple[str, str], int] = {}  # (into, from) → size of from's deps when merged
         self._made_at: dict[str, int] = {}  # the depth each summary was made at
         self.seams = Seams(self)  # how each edge's arguments reach the parameters of what it runs
         self.records = RecordStore(graph, files, rules)  # flows written into typed record fields
@@ -180,8 +181,12 @@ class Engine:
         """The functions being summarised used `node`'s summary: they read what it read."""
         deps = self._deps.get(node)
         if deps:
+            size = len(deps)
             for n in self._stack:
-                self._deps.setdefault(n, set()).update(deps)
+                # dependency sets only grow: one of the same size already merged into n is merged still
+                if self._merged.get((n, node)) != size:
+                    self._deps.setdefault(n, set()).update(deps)
+                    self._merged[(n, node)] = size
 
     def constructed(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], call: Step) -> None:
         """`new C(args)`: every field C's constructor sets from a parameter now carries that argument's

@@ -7,11 +7,18 @@ calls resolved by the graph (their summaries, via `FlowContext`) — each flow k
 explain it. The summary says which flows reach the return value, which reach a sink, which were
 dismissed (logging, timers, stores, unfollowed calls) and which class fields were written.
 
-Why one file of about 900 lines: it is one recursive walker (`FunctionFlow`) whose statement, expression and
-call handlers call each other and share the walk's state (the bindings in scope, the summary being built,
-the depth). Everything that is not the walk lives elsewhere: the flow algebra in `taints.py`, syntax helpers
-in `syntax.py`, seams in `seams.py`, volatile tests in `control.py`, typed records in `records.py`; a
-split of the walker itself into mixins would only spread one recursion over several files.
+What a node *means* is not the walker's: whether it is a source, a sink, a barrier (neutraliser,
+dismissal) or an extra step (a carrier, a mutator, a count, a hand-over) is asked of `FlowConfiguration`
+(`configuration.py`), built from the rule files; the walker knows the language's syntax and its local steps
+(bind, read, store, call, return).
+
+The walker is split the way docs/design.md "Splitting a recursive walker" says, into parts it composes and
+hands their collaborators: `Hits` (hits.py) records where a flow ends (a sink of this function, a loss) and
+`CallSites` (callsites.py) replays a callee's summary at a call. What stays here is the recursion itself —
+statements, expressions and calls calling each other over the walk's shared state (the bindings in scope, the
+loop orders, the guards, the depth). Everything else lives elsewhere: the questions to the rules in
+`configuration.py`, the flow algebra in `taints.py`, syntax helpers in `syntax.py`, seams in `seams.py`,
+volatile tests in `control.py`, typed records in `records.py`.
 """
 
 from __future__ import annotations
@@ -23,37 +30,34 @@ from typing import Any, Protocol
 from tree_sitter import Node
 
 from analyzer.hazards import control, records
-from analyzer.hazards.rules import HazardRules, Neutraliser, Sink, Source, glob_match
+from analyzer.hazards.callsites import CallSites
+from analyzer.hazards.configuration import FlowConfiguration
+from analyzer.hazards.hits import Hits, Places
+from analyzer.hazards.rules import HazardRules, Neutraliser, Source
 from analyzer.hazards.syntax import (
     FUNCTION_NODES,
     ParsedFile,
     base_identifier,
     key_text,
-    module_string,
     pattern_names,
     unwrap,
 )
 from analyzer.hazards.taints import (
     CALLED,
+    FLATTEN,
     MAX_PATH,
     Flow,
-    Hit,
     Origin,
-    Site,
     Step,
     Summary,
     Taints,
     as_order,
-    compose_through,
     mapped,
     norm,
     order_apart,
     stepped,
     union,
 )
-
-MAX_PARAM_MISSES = 6  # places a parameter's flow is recorded as lost, per function
-_WS = re.compile(r"\s+")
 
 
 class FlowContext(Protocol):
@@ -84,6 +88,8 @@ class FunctionInfo:
     qualname: str
     class_node: str | None  # the class whose `this` this is
     is_constructor: bool
+    # False for a local function that only shares its name with the one a rule names (localnames.py)
+    named_by_rules: bool = True
 
 
 class FunctionFlow:
@@ -93,21 +99,21 @@ class FunctionFlow:
                  module_names: dict[str, Taints] | None = None) -> None:
         self.ctx, self.pf, self.fn, self.info, self.depth = ctx, pf, fn, info, depth
         self.rules = ctx.rules
+        self.config = FlowConfiguration.of(ctx.rules)  # what a node means: source, sink, barrier, extra step
         self.env: dict[str, Taints] = {}
         self.module_names = module_names or {}
         self.containers: set[str] = set()  # local names holding a Map/Set
         self.summary = Summary()
-        self._miss_keys: set[tuple[Any, ...]] = set()
-        self._param_misses: dict[int, int] = {}
+        self.places = Places(pf)  # lines, steps and texts as findings cite them
+        self.hits = Hits(self.summary, self.config, self.places, info.node, info.name, info.qualname,
+                         info.named_by_rules)
+        self.calls = CallSites(ctx, self.config, self.hits, self.summary, pf, depth)  # callee summaries at a call
         self._params: dict[str, int] = {}  # local name → the parameter it is (or a field of)
         self._nesting = 0  # closures entered (their returns are not this function's)
         self._loop_order: list[Taints] = []  # ordering flows of the for…of loops being walked
         self._guards: list[control.Guard] = []  # volatile tests with a return under them (this body)
         self.returned_at: dict[int, Taints] = {}
         self._entries: dict[str, str] = {}  # local names holding an entry that is no message → its segment
-        self.returns_sink = self._returns_sink()
-        self.property_sinks = [s for s in self.rules.sinks if s.kind == "property"
-                               and (glob_match(info.name, s.functions) or glob_match(info.qualname, s.functions))]
 
     # ---- entry -------------------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -117,13 +123,6 @@ class FunctionFlow:
         self.summary.returns = union(self.summary.returns, returns)
         records.commit(self, self.ctx.records)  # the typed record writes it keeps (records.py)
         return self.summary
-
-    def _returns_sink(self) -> Sink | None:
-        for s in self.rules.sinks:
-            if s.kind == "returns" and (glob_match(self.info.name, s.functions)
-                                        or glob_match(self.info.qualname, s.functions)):
-                return s
-        return None
 
     def _body(self, fn: Node) -> Taints:
         """Walk a function body; returns the flows reaching its return value."""
@@ -162,56 +161,10 @@ class FunctionFlow:
         return node.start_point[0] + 1
 
     def step(self, node: Node, why: str, rule: str = "") -> Step:
-        return Step(self.pf.repo, self.pf.path, self.line(node), why, rule)
+        return self.places.step(node, why, rule)
 
     def text(self, node: Node, limit: int = 80) -> str:
-        t = _WS.sub(" ", self.pf.text(node)).strip()
-        return t if len(t) <= limit else t[: limit - 1] + "…"
-
-    def _site(self, rule: str, part: str, node: Node) -> Site:
-        return Site(rule, part, self.pf.repo, self.pf.path, self.line(node), self.text(node),
-                    self.info.node)
-
-    def _sink(self, flow: Flow, sink: Sink, part: str, node: Node, what: str,
-              position: tuple[tuple[str, str], ...] = ()) -> None:
-        site = replace(self._site(sink.name, part, node), position=position)
-        self.summary.sinks.append(Hit(flow.then(self.step(node, f"{what} → {part} ({sink.name})")), site))
-
-    def _position(self, sink: Sink, args: list[Node]) -> tuple[tuple[str, str], ...]:
-        """The entry's name and order as the registration call states them (literals only)."""
-        out: list[tuple[str, str]] = []
-        if sink.name_arg is not None and sink.name_arg < len(args) and args[sink.name_arg].type == "string":
-            out.append(("name", self.pf.text(args[sink.name_arg])[1:-1]))
-        arg = unwrap(args[sink.arg]) if sink.arg < len(args) else None
-        if sink.position and arg is not None and arg.type == "object":
-            for c in arg.named_children:
-                key = key_text(self.pf, c.child_by_field_name("key")) if c.type == "pair" else ""
-                value = c.child_by_field_name("value") if c.type == "pair" else None
-                if key in sink.position and value is not None and len(self.pf.text(value)) <= 60:
-                    text = self.pf.text(value)
-                    literal = module_string(self.pf, text) if value.type == "identifier" else None
-                    out.append((key, text[1:-1] if value.type == "string" else literal or text))
-        return tuple(out)
-
-    def _miss(self, t: Taints, rule: str, reason: str, node: Node) -> None:
-        site = self._site(rule, reason, node)
-        for flow in t.values():
-            self._add_miss(Hit(flow, site))
-
-    def _add_miss(self, hit: Hit) -> None:
-        """One miss per origin and place; parameter misses are capped per parameter, since each is
-        replayed at every call site (the first few places say enough about where a value is lost)."""
-        o = hit.flow.origin
-        key = (o, hit.site.rule, hit.site.repo, hit.site.path, hit.site.line)
-        if key in self._miss_keys:
-            return
-        if o.kind == "param":
-            n = self._param_misses.get(o.index, 0)
-            if n >= MAX_PARAM_MISSES:
-                return
-            self._param_misses[o.index] = n + 1
-        self._miss_keys.add(key)
-        self.summary.misses.append(hit)
+        return self.places.text(node, limit)
 
     def _origin_flow(self, src: Source, node: Node) -> Taints:
         o = Origin("source", src.name, -1, self.pf.repo, self.pf.path, self.line(node), self.text(node),
@@ -223,10 +176,8 @@ class FunctionFlow:
         return {o: replace(f.then(step), neutralisers=(*f.neutralisers, n.name)) for o, f in t.items()}
 
     def _returned(self, t: Taints, node: Node) -> None:
-        if self.returns_sink is not None and self._nesting == 0:
-            for flow in t.values():
-                self._sink(flow, self.returns_sink, self.returns_sink.part, node,
-                           f"returned by {self.info.qualname}")
+        if self._nesting == 0:  # (a closure's return is not this function's)
+            self.hits.returned(t, node)
 
     # ---- parameters --------------------------------------------------------------------------------
     def _bind_params(self, fn: Node, symbolic: bool) -> None:
@@ -358,7 +309,7 @@ class FunctionFlow:
         if value is not None:
             inner = unwrap(value)
             if name.type == "identifier" and self._is_container_expr(inner, d) \
-                    and re.search(rf"\b{re.escape(self.pf.text(name))}\s*\.\s*(?:{self.rules.fill_pattern})\s*\(",
+                    and re.search(rf"\b{re.escape(self.pf.text(name))}\s*\.\s*(?:{self.config.fill_pattern})\s*\(",
                                   self.pf.text(self.fn)):
                 self.containers.add(self.pf.text(name))  # a Map/Set filled here by registration
             if name.type == "identifier" and inner.type == "object" and self._not_a_message(inner):
@@ -371,12 +322,11 @@ class FunctionFlow:
                                        else f"destructured into {label}"))
 
     def _is_container_expr(self, value: Node, decl: Node) -> bool:
-        containers = {c for s in self.rules.sources for c in s.containers}
         if value.type == "new_expression":
             ctor = value.child_by_field_name("constructor")
-            return ctor is not None and self.pf.text(ctor) in containers
-        ann = decl.child_by_field_name("type")
-        return ann is not None and any(re.search(rf"\b{c}\s*<", self.pf.text(ann)) for c in containers)
+            return ctor is not None and self.config.is_container_type(self.pf.text(ctor))
+        ann = decl.child_by_field_name("type")  # `Map<K, V>`: a generic container type
+        return ann is not None and any(re.search(rf"\b{c}\s*<", self.pf.text(ann)) for c in self.config.container_types)
 
     # ---- expressions -------------------------------------------------------------------------------
     def _eval(self, node: Node | None) -> Taints:
@@ -389,7 +339,7 @@ class FunctionFlow:
                 return self.env[name]
             if name in self.module_names:
                 return self.module_names[name]
-            src = next((s for s in self.rules.sources if name in s.identifiers), None)
+            src = self.config.identifier_source(name)
             return self._origin_flow(src, node) if src is not None else {}
         if t == "member_expression":
             return self._member(node)
@@ -406,7 +356,7 @@ class FunctionFlow:
         if t == "template_string":
             parts = [self._eval(s.named_children[0]) for s in node.named_children
                      if s.type == "template_substitution" and s.named_children]
-            return stepped(mapped(union(*parts), ("flat", "")), self.step(node, "template literal"))
+            return stepped(mapped(union(*parts), FLATTEN), self.step(node, "template literal"))
         if t == "binary_expression":
             return self._binary(node)
         if t == "ternary_expression":
@@ -474,18 +424,18 @@ class FunctionFlow:
             return stepped(union(own, self.ctx.field_flows(self.info.class_node, pname, self.depth)),
                            self.step(node, f"read from this.{pname}"))
         value = self._eval(obj)
-        if pname in self.rules.count_members:  # counts do not depend on order
+        if self.config.counts(pname):  # counts do not depend on order
             value = {o: f for o, f in value.items() if self.kind(o) != "ordering"}
         stored = records.read_member(self, self.ctx.records, obj, pname, node) if obj is not None and pname else {}
         return union(mapped(value, ("read", pname)), stored) if pname else value
 
     def _member_source(self, node: Node) -> Source | None:
-        return self.rules.member_source(norm(self.pf.text(node)))
+        return self.config.member_source(norm(self.pf.text(node)))
 
     def kind(self, origin: Origin) -> str | None:
         if origin.kind != "source":
             return None
-        return self.rules.source(origin.rule).kind
+        return self.config.kind(origin.rule)
 
     def _binary(self, node: Node) -> Taints:
         op_node = node.child_by_field_name("operator")
@@ -493,25 +443,25 @@ class FunctionFlow:
         left = self._eval(node.child_by_field_name("left"))
         right = self._eval(node.child_by_field_name("right"))
         both = union(left, right)
-        for n in self.rules.neutralisers:
-            if op in n.operators:
-                return self._neutralise(both, n, node)
+        barrier = self.config.operator_barrier(op)
+        if barrier is not None:
+            return self._neutralise(both, barrier, node)
         if op in ("&&", "||", "??"):
             return union(control.settled_by_fallback(self, op, left, right), right)
-        return stepped(mapped(both, ("flat", "")),
+        return stepped(mapped(both, FLATTEN),
                        self.step(node, "string concatenation" if op == "+" else f"arithmetic ({op})"))
 
     def _is_counter_update(self, node: Node) -> bool:
         """`id = ++this.n`, `` `call_${n++}` ``: the value of an update is used (not a bare `i++`)."""
-        if node.type != "update_expression" or not any(s.updates for s in self.rules.sources):
+        if node.type != "update_expression" or self.config.counter_source is None:
             return False
         parent = node.parent
         return parent is not None and parent.type not in ("expression_statement", "for_statement",
                                                           "sequence_expression")
 
     def _counter(self, node: Node) -> Taints:
-        src = next(s for s in self.rules.sources if s.updates)
-        return self._origin_flow(src, node)
+        src = self.config.counter_source
+        return self._origin_flow(src, node) if src is not None else {}
 
     def _assign(self, left: Node | None, value: Taints, node: Node, augment: bool) -> None:
         if left is None:
@@ -531,9 +481,7 @@ class FunctionFlow:
             index = left.child_by_field_name("index")
             if index is not None and index.type == "string":  # `headers["x-affinity"] = v`: a key by name
                 pname = self.pf.text(index)[1:-1]
-            for sink in self.rules.assignment_sinks(pname, norm(self.pf.text(obj)) if obj is not None else None):
-                for flow in value.values():
-                    self._sink(flow, sink, sink.part, node, f"assigned to {self.text(left, 40)}")
+            self.hits.assigned(pname, obj, value, node, left)
             if obj is not None and pname and left.type == "member_expression":
                 records.write_member(self, self.ctx.records, obj, pname, value, node)
             if obj is not None and obj.type == "this" and left.type == "member_expression":
@@ -575,7 +523,7 @@ class FunctionFlow:
                 kname = key_text(self.pf, key)
                 value_node = c.child_by_field_name("value")
                 v = written[kname] = self._eval(value_node)
-                self._property_sink(kname, v, c)
+                self.hits.property(kname, v, c)
                 held = v
                 if value_node is not None and unwrap(value_node).type in FUNCTION_NODES:
                     held = mapped(v, ("wrap", CALLED))  # a function kept in a field: its result, once called
@@ -583,7 +531,7 @@ class FunctionFlow:
             elif c.type == "shorthand_property_identifier":
                 kname = self.pf.text(c)
                 v = written[kname] = self._eval(c)
-                self._property_sink(kname, v, c)
+                self.hits.property(kname, v, c)
                 parts.append(stepped(mapped(v, ("wrap", kname)), self.step(c, f"object property {kname}")))
             elif c.type == "spread_element":
                 parts.append(stepped(self._eval(c), self.step(c, "spread into an object")))
@@ -592,7 +540,7 @@ class FunctionFlow:
         records.write_object(self, self.ctx.records, node, written)
         kept = self._not_a_message(node)
         if kept is not None:  # an entry that never becomes a message (a label): what it holds is no history
-            rule = self.rules.non_message_types.get(kept.removesuffix(" entry"), "")
+            rule = self.config.non_message_rule(kept.removesuffix(" entry")) or ""
             return stepped(mapped(union(*parts), ("wrap", kept)), self.step(node, f"inside a {kept}", rule))
         return union(*parts)
 
@@ -606,25 +554,15 @@ class FunctionFlow:
     def _not_a_message(self, node: Node) -> str | None:
         """`{ type: "label", … }` with `label` among the history rule's `not_messages`: the entry's segment
         name (`label entry`), else None."""
-        if not self.rules.non_message_types:
+        if not self.config.has_non_messages:
             return None
         for c in node.named_children:
-            if c.type == "pair" and key_text(self.pf, c.child_by_field_name("key")) in self.rules.entry_type_keys:
+            if c.type == "pair" and self.config.entry_type_key(key_text(self.pf, c.child_by_field_name("key"))):
                 value = c.child_by_field_name("value")
                 literal = self.pf.text(value)[1:-1] if value is not None and value.type == "string" else ""
-                if literal in self.rules.non_message_types:
+                if self.config.non_message_rule(literal) is not None:
                     return f"{literal} entry"
         return None
-
-    def _property_sink(self, key: str, value: Taints, node: Node) -> None:
-        if not value:
-            return
-        for sink in self.property_sinks:
-            part = sink.keys.get(key) or next((p for k, p in sink.keys.items() if "*" in k and glob_match(key, (k,))),
-                                              None)
-            if part is not None:
-                for flow in value.values():
-                    self._sink(flow, sink, part, node, f"property {key}")
 
     def _closure(self, node: Node) -> Taints:
         """A function value: its calls and sinks are part of this function (as in the call graph); its
@@ -652,7 +590,7 @@ class FunctionFlow:
         return False
 
     def _iteration_source(self, receiver: Node) -> Taints:
-        src = next((s for s in self.rules.sources if s.iterators), None)
+        src = self.config.iteration_source
         return self._origin_flow(src, receiver) if src is not None else {}
 
     def _iterate(self, node: Node) -> Taints:
@@ -679,26 +617,26 @@ class FunctionFlow:
         src = self._call_source(callee, method)
         if src is not None:
             result = self._origin_flow(src, node)
-        if receiver is not None and method in {i for s in self.rules.sources for i in s.iterators} \
-                and self._is_container(receiver):
+        if receiver is not None and method in self.config.iterator_methods and self._is_container(receiver):
             result = union(result, self._iteration_source(node))
 
         dismissed = self._dismiss(callee)
         if dismissed is not None:
             for t in (*arg_t, recv_t):
-                self._miss(t, dismissed.name, dismissed.reason, node)
+                self.hits.miss(t, dismissed.name, dismissed.reason, node)
             return result
 
         self._call_sinks(callee, receiver, method, args, arg_t, node)
 
-        for n in self.rules.neutralisers:
-            if receiver is not None and method in n.methods and self._args_ok(n, args_node):
-                neutral = self._neutralise(recv_t, n, node)
-                if receiver.type == "identifier" and method in n.in_place:
-                    self.env[self.pf.text(receiver)] = neutral
-                return union(result, neutral)
-            if callee in n.calls and self._args_ok(n, args_node):
-                return union(result, self._neutralise(union(*arg_t), n, node))
+        barrier = self.config.call_barrier(method if receiver is not None else None, callee,
+                                           lambda: self.pf.text(args_node)[1:-1] if args_node is not None else "")
+        if barrier is not None and barrier.on_receiver and receiver is not None:
+            neutral = self._neutralise(recv_t, barrier.rule, node)
+            if receiver.type == "identifier" and barrier.in_place:
+                self.env[self.pf.text(receiver)] = neutral
+            return union(result, neutral)
+        if barrier is not None:
+            return union(result, self._neutralise(union(*arg_t), barrier.rule, node))
 
         edges = self.ctx.callees(self.info.node, self.line(node), node.start_point[1], callee)
         if not edges:  # a forwarded call the graph has no edge for (`Reflect.apply(this.slot.m, …)`)
@@ -713,21 +651,20 @@ class FunctionFlow:
         if fn.type == "identifier" and self.pf.text(fn) in self.env:  # calling a local function value
             for t in arg_t:  # its parameters are not followed: the arguments stop here, visibly
                 if t:
-                    self._miss(t, "not-followed", f"passed to {callee}(), a function value without a "
+                    self.hits.miss(t, "not-followed", f"passed to {callee}(), a function value without a "
                                "call-graph edge — not followed", node)
             return union(result, stepped(self.env[self.pf.text(fn)], self.step(node, f"called {callee}()")))
-        if receiver is not None and method in self.rules.mutators:
+        mutator = self.config.mutator(method) if receiver is not None else None
+        if receiver is not None and mutator is not None:
             base = base_identifier(receiver) if receiver.type != "identifier" else receiver
-            added = stepped(union(*arg_t), self.step(node, f"added by {self.text(fn, 40)}()",
-                                                      self.rules.step_rules.get(("mutator", method), "")))
-            if self._loop_order and method in self.rules.ordered_mutators:
+            added = stepped(union(*arg_t), self.step(node, f"added by {self.text(fn, 40)}()", mutator.rule))
+            if self._loop_order and mutator.keeps_order:
                 order = self._loop_order[-1]
                 entry = self._entry_segment(args[0]) if args else None
                 if entry:  # an entry that is no message: its order is no order of the messages either
-                    rule = self.rules.non_message_types.get(entry.removesuffix(" entry"), "")
+                    rule = self.config.non_message_rule(entry.removesuffix(" entry")) or ""
                     order = stepped(mapped(order, ("wrap", entry)), self.step(node, f"inside a {entry}", rule))
-                added = union(added, stepped(order, self.step(node, "added in this iteration order",
-                                                               self.rules.step_rules.get(("mutator", method), ""))))
+                added = union(added, stepped(order, self.step(node, "added in this iteration order", mutator.rule)))
             holder = receiver.child_by_field_name("object") if receiver.type == "member_expression" else None
             field_node = receiver.child_by_field_name("property") if holder is not None else None
             if holder is not None and holder.type == "this" and field_node is not None:
@@ -738,27 +675,26 @@ class FunctionFlow:
                 self.env[name] = union(self.env.get(name, {}), added)
                 self._mutated(name, added)
             return union(result, recv_t)
-        if receiver is not None and method in self.rules.carry_methods:
-            carried = union(recv_t, *arg_t) if method in self.rules.carry_with_args else recv_t
-            if method in self.rules.flattening:
-                carried = mapped(carried, ("flat", ""))
-            rule = self.rules.step_rules.get(("args" if any(arg_t) and method in self.rules.carry_with_args
-                                              else "method", method), "")
+        carrier = self.config.method_carrier(method) if receiver is not None else None
+        if receiver is not None and carrier is not None:
+            carried = union(recv_t, *arg_t) if carrier.with_args else recv_t
+            if carrier.flattens:
+                carried = mapped(carried, FLATTEN)
+            rule = carrier.args_rule if any(arg_t) and carrier.with_args else carrier.rule
             return union(result, stepped(carried, self.step(node, f".{method}()", rule)))
-        builtin = self.imported_name(callee)
-        if builtin in self.rules.carry_calls:
+        carrier = self.config.call_carrier(self.imported_name(callee))
+        if carrier is not None:
             carried = union(*arg_t)
-            if builtin in self.rules.flattening:
-                carried = mapped(carried, ("flat", ""))
-            return union(result, stepped(carried, self.step(node, f"{callee}()",
-                                                             self.rules.step_rules.get(("call", builtin), ""))))
+            if carrier.flattens:
+                carried = mapped(carried, FLATTEN)
+            return union(result, stepped(carried, self.step(node, f"{callee}()", carrier.rule)))
         # an unresolved call: say so, never guess. Parameter flows are cut here too, and the cut is
         # replayed at every call site that passes a volatile value in (so a loss is never silent). An
         # inline listener handed to `on('x/y', …)` is no loss: its emitters run it (analyzer.hazards.seams).
         listener = self.ctx.listener_arg(self.info.node, self.pf, node)
         for i, t in enumerate(arg_t):
             if t and i != listener:
-                self._miss(t, "not-followed", f"passed to {callee}() — no call-graph edge, not followed", node)
+                self.hits.miss(t, "not-followed", f"passed to {callee}() — no call-graph edge, not followed", node)
         return result
 
     def _eval_args(self, args: list[Node]) -> tuple[list[Taints], dict[int, list[Taints]]]:
@@ -782,14 +718,8 @@ class FunctionFlow:
             self.summary.mutates[i] = union(self.summary.mutates.get(i, {}),
                                             {o: f for o, f in added.items() if o.kind == "source" or o.index != i})
 
-    def _args_ok(self, n: Neutraliser, args_node: Node | None) -> bool:
-        if n.args is None:
-            return True
-        text = self.pf.text(args_node)[1:-1] if args_node is not None else ""
-        return bool(n.args.search(text.strip()))
-
     def _call_source(self, callee: str, method: str) -> Source | None:
-        return self.rules.call_source(callee, method, self.pf.imports)
+        return self.config.call_source(callee, method, self.pf.imports)
 
     def imported_name(self, callee: str) -> str:
         """`nodeResolve` for `import { resolve as nodeResolve } from "node:path"` is `resolve` (so the
@@ -798,17 +728,17 @@ class FunctionFlow:
         return exported if exported and exported not in ("*", "default") else callee
 
     def _dismiss(self, callee: str) -> Any:
-        return self.rules.dismissal(callee)
+        return self.config.dismissal(callee)
 
     def _call_sinks(self, callee: str, receiver: Node | None, method: str, args: list[Node],
                     arg_t: list[Taints], node: Node) -> None:
         recv_text = norm(self.pf.text(receiver)) if receiver is not None else ""
         bare = callee if receiver is None else method
-        for sink in self.rules.call_sinks(bare, recv_text if receiver is not None else None):
+        for sink in self.config.call_sinks(bare, recv_text if receiver is not None else None):
             if sink.arg >= len(args):
                 continue
             if sink.url_arg is not None and (sink.url_arg >= len(args)
-                                             or not glob_match(self.pf.text(args[sink.url_arg]), sink.urls)):
+                                             or not self.config.url_matches(sink, self.pf.text(args[sink.url_arg]))):
                 continue
             value = arg_t[sink.arg]
             arg = unwrap(args[sink.arg])
@@ -827,92 +757,19 @@ class FunctionFlow:
                                                               unwrap(held), self.depth)
                     elif c.type == "shorthand_property_identifier" and self.pf.text(c) == sink.property:
                         value = self._eval(c)
-            position = self._position(sink, args) if value else ()
+            position = self.hits.position(sink, args) if value else ()
             for flow in value.values():
-                self._sink(flow, sink, sink.part, node, f"argument of {callee}()", position)
+                self.hits.sink(flow, sink, sink.part, node, f"argument of {callee}()", position)
 
     def _compose(self, edges: list[tuple[str, dict[str, Any]]], arg_t: list[Taints], node: Node,
                  callee: str, args: list[Node] | None = None,
                  elements: dict[int, list[Taints]] | None = None) -> Taints:
-        """The callees' summaries at this call: each edge maps the call's arguments to the parameters of
-        what it runs (`analyzer.hazards.seams`: named events, forwarders), then its flows are replayed."""
-        out: Taints = {}
-        tainted = any(arg_t)
-        runs = [(target, attrs, run) for target, attrs in edges if self.ctx.needed(target, tainted)
-                for run in self.ctx.through_edge(target, attrs, callee, self.pf, args or [], arg_t, elements or {},
-                                                 self.depth + 1)]
-        for target, attrs, (summ, params, ran) in runs:
-            if summ is None:
-                self.summary.truncated = True
-                for t in arg_t:
-                    if t:
-                        self._miss(t, "depth-limit", f"passed to {callee}() beyond the depth limit "
-                                   "(--max-depth) — not followed", node)
-                continue
-            if summ.truncated:
-                self.summary.truncated = True
-            qual = self.ctx.qualname(target)
-            if summ.unmapped:
-                for t in arg_t:
-                    if t:
-                        self._miss(t, "unknown-callee", f"passed to {callee}() → {qual}, whose body could not be "
-                                   "read — not followed", node)
-                continue
-            if attrs.get("rule") in self.rules.handoff_edges:
-                continue  # handed over, not called here: its own summary holds what it computes
-            kind = attrs.get("kind", "direct") + (f":{attrs['rule']}" if attrs.get("rule") else "")
-            kind += f", {ran}" if ran else ""
-            seam = " ".join(r for r in (ran[len("forwarded by "):] if ran.startswith("forwarded by ") else "",
-                                        str(attrs.get("rule") or "")) if r)
-            possible = bool(attrs.get("possible"))
-            line = self.line(node)
-
-            def through(flow: Flow, inner: Flow, i: int, qual: str = qual, kind: str = kind,
-                        possible: bool = possible, line: int = line, seam: str = seam) -> Flow | None:
-                call = Step(self.pf.repo, self.pf.path, line, f"argument {i + 1} of {callee}() → {qual} ({kind})", seam)
-                return compose_through(flow, inner, call, possible)
-
-            back = Step(self.pf.repo, self.pf.path, line, f"returned by {qual} ({kind}) to this call", seam)
-            for origin, rf in summ.returns.items():
-                if origin.kind == "param":
-                    if origin.index in params:
-                        a, t = params[origin.index]
-                        for flow in t.values():
-                            composed = through(flow, rf, a)
-                            if composed is not None:
-                                out = union(out, {composed.origin: composed.then(back)})
-                else:
-                    out = union(out, {origin: replace(rf, possible=rf.possible or possible).then(back)})
-            # a sink or a loss the callee met on a parameter is met here by what this call passes in
-            for hits, keep in ((summ.sinks, self.summary.sinks.append), (summ.misses, self._add_miss)):
-                for hit in hits:
-                    o = hit.flow.origin
-                    if o.kind == "param" and o.index in params:
-                        a, t = params[o.index]
-                        for flow in t.values():
-                            composed = through(flow, hit.flow, a)
-                            if composed is not None:
-                                keep(Hit(composed, hit.site))
-            for i, gained in summ.mutates.items():  # what the callee added to an argument's value
-                holder = args[params[i][0]] if args and i in params and params[i][0] < len(args) else None
-                base = (unwrap(holder) if unwrap(holder).type == "identifier" else base_identifier(unwrap(holder))) \
-                    if holder is not None else None
-                if base is None:
-                    continue
-                into = Step(self.pf.repo, self.pf.path, line,
-                            f"added to argument {params[i][0] + 1} by {qual} ({kind})")
-                got: Taints = {}
-                for o, gf in gained.items():
-                    if o.kind == "source":
-                        got[o] = replace(gf, possible=gf.possible or possible).then(into)
-                    elif o.index in params:
-                        for flow in params[o.index][1].values():
-                            composed = through(flow, gf, params[o.index][0])
-                            if composed is not None:
-                                got[composed.origin] = composed.then(into)
-                name = self.pf.text(base)
-                self.env[name] = union(self.env.get(name, {}), got)
-                self._mutated(name, got)
+        """The callees' summaries replayed at this call (`callsites.py`); what a callee added to an argument's
+        value (`p.xs.push(v)` in its body) is bound here."""
+        out, gained = self.calls.compose(edges, arg_t, node, callee, args or [], elements or {})
+        for name, got in gained:
+            self.env[name] = union(self.env.get(name, {}), got)
+            self._mutated(name, got)
         return out
 
     def _new(self, node: Node) -> Taints:
@@ -921,13 +778,13 @@ class FunctionFlow:
         name = norm(self.pf.text(ctor)) if ctor is not None else ""
         args = [a for a in (args_node.named_children if args_node is not None else []) if a.type != "comment"]
         arg_t, elements = self._eval_args(args)
-        for src in self.rules.sources:
-            if name in src.new and not args:
-                return self._origin_flow(src, node)
+        src = self.config.new_source(name) if not args else None
+        if src is not None:
+            return self._origin_flow(src, node)
         dismissed = self._dismiss(name)
         if dismissed is not None:
             for t in arg_t:
-                self._miss(t, dismissed.name, dismissed.reason, node)
+                self.hits.miss(t, dismissed.name, dismissed.reason, node)
             return {}
         edges = self.ctx.callees(self.info.node, self.line(node), node.start_point[1], name)
         if edges:  # a constructor the graph knows: its sinks, and the fields it sets from its arguments
@@ -935,12 +792,13 @@ class FunctionFlow:
             if any(arg_t):
                 self.ctx.constructed(edges, arg_t, self.step(node, f"new {name}()"))
             return made
-        if name in self.rules.carry_new:
+        carrier = self.config.new_carrier(name)
+        if carrier is not None:
             carried = union(*arg_t)
-            if name in self.rules.flattening:
-                carried = mapped(carried, ("flat", ""))
-            return stepped(carried, self.step(node, f"new {name}()", self.rules.step_rules.get(("new", name), "")))
+            if carrier.flattens:
+                carried = mapped(carried, FLATTEN)
+            return stepped(carried, self.step(node, f"new {name}()", carrier.rule))
         for t in arg_t:  # a constructor the graph does not know: its arguments stop here, visibly
             if t:
-                self._miss(t, "not-followed", f"passed to new {name}() — no call-graph edge, not followed", node)
+                self.hits.miss(t, "not-followed", f"passed to new {name}() — no call-graph edge, not followed", node)
         return {}

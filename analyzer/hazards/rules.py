@@ -159,6 +159,27 @@ class UnchangedChoice:
 
 
 @dataclass(frozen=True)
+class CarrierRule:
+    """Built-ins a value passes through (carriers.toml `[[carrier]]`): methods, functions, constructors, and
+    members that count elements (`length`); `configuration.py` indexes them for the walker."""
+    name: str
+    methods: tuple[str, ...] = ()
+    calls: tuple[str, ...] = ()
+    new: tuple[str, ...] = ()
+    counts: tuple[str, ...] = ()
+    with_args: bool = False  # methods: the arguments are in the result too
+    flattens: bool = False  # the result is a plain value (a string, a number)
+
+
+@dataclass(frozen=True)
+class MutatorRule:
+    """Methods that add their arguments to their receiver (carriers.toml `[[mutator]]`)."""
+    name: str
+    methods: tuple[str, ...]
+    keeps_order: bool = False  # added in call order (inside a loop: the loop's iteration order)
+
+
+@dataclass(frozen=True)
 class Record:
     """Stored records by type (records.toml): which declarations are records, which generics keep fields."""
     name: str
@@ -186,14 +207,8 @@ class HazardRules:
     structural: list[Structural] = field(default_factory=list)
     controls: list[Control] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)
-    carry_methods: set[str] = field(default_factory=set)
-    carry_with_args: set[str] = field(default_factory=set)
-    carry_calls: set[str] = field(default_factory=set)
-    carry_new: set[str] = field(default_factory=set)
-    mutators: set[str] = field(default_factory=set)
-    ordered_mutators: set[str] = field(default_factory=set)  # mutators that add in the order they are called
-    count_members: set[str] = field(default_factory=set)  # members that count a value (`length`): no order
-    flattening: set[str] = field(default_factory=set)  # carriers whose result is a plain value
+    carriers: list[CarrierRule] = field(default_factory=list)
+    mutators: list[MutatorRule] = field(default_factory=list)
     wire_fields: dict[str, set[str]] = field(default_factory=dict)  # request part → serialised fields
     wire_rules: dict[str, str] = field(default_factory=dict)  # request part → the [[wire]] rule naming its fields
     history_rule: str = ""  # the [[history]] rule naming the reads
@@ -207,72 +222,21 @@ class HazardRules:
     # `type` values of entries that never become a message (a label, UI state): what they hold is no history
     non_message_types: dict[str, str] = field(default_factory=dict)  # type literal → the rule naming it
     entry_type_keys: tuple[str, ...] = ()  # the object keys that hold an entry's type (`type`)
-    step_rules: dict[tuple[str, str], str] = field(default_factory=dict)  # (method|call|new|mutator, name) → rule
     explanations: dict[str, dict[str, str]] = field(default_factory=dict)  # rule name → table, file, EXPLAINED
     files: list[str] = field(default_factory=list)
     text_hash: str = ""
-    _heads: frozenset[str] | None = None
+    # the walker's view of these rules (`configuration.FlowConfiguration.of`), built once; never copied by
+    # `dataclasses.replace`, so edited rules get their own
+    _configuration: Any = field(default=None, init=False, repr=False, compare=False)
 
     def source(self, name: str) -> Source:
         return next(s for s in self.sources if s.name == name)
-
-    @property
-    def call_heads(self) -> frozenset[str]:
-        """The last name of every source call pattern (a cheap pre-check before matching)."""
-        if self._heads is None:
-            self._heads = frozenset(c.call.rsplit(".", 1)[-1] for s in self.sources for c in s.calls)
-        return self._heads
 
     @property
     def fill_pattern(self) -> str:
         """A regex alternation of the container sources' filling methods (`set|add`); never matches when none."""
         fills = sorted({re.escape(m) for s in self.sources for m in s.fills})
         return "|".join(fills) or "(?!)"
-
-    # ---- the walker's questions: is this node a source, a barrier? (flow.py asks, the files answer) -------
-    def call_source(self, callee: str, method: str, imports: dict[str, str]) -> Source | None:
-        """The source rule a call matches (`Date.now()`, `randomUUID()` imported from a listed module,
-        `*.readdirSync`), given the file's imports (local name → module)."""
-        head = callee.rsplit(".", 1)[-1]
-        if head not in self.call_heads and method not in self.call_heads:
-            return None  # no rule names this call (the common case: answered by one set lookup)
-        for src in self.sources:
-            for pat in src.calls:
-                p = pat.call
-                if p.startswith("*."):
-                    if method and method == p[2:]:
-                        return src
-                elif callee == p:
-                    if "." in p or not pat.modules or imports.get(callee) in pat.modules:
-                        return src
-                elif pat.modules and "." in callee:  # `crypto.randomUUID` with `import * as crypto`
-                    first, _, last = callee.rpartition(".")
-                    if last == p and imports.get(first) in pat.modules:
-                        return src
-        return None
-
-    def member_source(self, text: str) -> Source | None:
-        """The source rule a member read matches (`process.env.X`, `….header.cwd`), on normalised text."""
-        for src in self.sources:
-            for m in src.members:
-                if m.startswith("*."):
-                    if text.endswith(m[1:]):
-                        return src
-                elif text == m or text.startswith(m + ".") or text.startswith(m + "["):
-                    return src
-        return None
-
-    def call_sinks(self, method: str, receiver: str | None) -> list[Sink]:
-        """The registration-call sinks a call matches: its method (or bare callee) and receiver text (None for a
-        bare call, which only a sink with any receiver takes)."""
-        return [s for s in self.sinks if s.kind == "call_argument" and s.method == method
-                and glob_match(receiver or "*", (s.receiver,))
-                and (receiver is not None or s.receiver in ("*", ""))]
-
-    def assignment_sinks(self, prop: str, receiver: str | None) -> list[Sink]:
-        """The assignment sinks a write `receiver.prop = …` matches (`state.systemPrompt = …`)."""
-        return [s for s in self.sinks if s.kind == "assignment" and prop in s.properties
-                and (not s.receivers or (receiver is not None and glob_match(receiver, s.receivers)))]
 
     def dismissal(self, callee: str) -> Dismiss | None:
         """The [[dismiss]] rule whose calls match: a barrier (logging, timers, stores…)."""
@@ -309,11 +273,11 @@ class HazardRules:
 
 
 def glob_match(text: str, patterns: tuple[str, ...] | list[str]) -> bool:
-    return bool(_glob_regex(tuple(patterns)).match(text))
+    return bool(glob_regex(tuple(patterns)).match(text))
 
 
 @lru_cache(maxsize=256)
-def _glob_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
+def glob_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One compiled regex per pattern list (rules are matched against every call in every body)."""
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)")
 
@@ -466,29 +430,15 @@ def _record(rules: HazardRules, e: dict[str, Any]) -> None:
 
 
 def _carrier(rules: HazardRules, e: dict[str, Any]) -> None:
-    methods = set(e.get("methods", ()))
-    for what in ("methods", "calls", "new"):
-        for x in e.get(what, ()):
-            rules.step_rules.setdefault(({"methods": "method", "calls": "call"}.get(what, what), str(x)), e["name"])
-    if e.get("with_args"):  # what the arguments add is this rule's doing
-        for x in methods:
-            rules.step_rules.setdefault(("args", str(x)), e["name"])
-    rules.carry_methods |= methods
-    if e.get("flattens"):
-        rules.flattening |= methods | set(e.get("calls", ())) | set(e.get("new", ()))
-    if e.get("with_args"):
-        rules.carry_with_args |= methods
-    rules.carry_calls |= set(e.get("calls", ()))
-    rules.carry_new |= set(e.get("new", ()))
-    rules.count_members |= set(e.get("counts", ()))
+    def names(key: str) -> tuple[str, ...]:
+        return tuple(str(x) for x in e.get(key, ()))
+
+    rules.carriers.append(CarrierRule(e["name"], names("methods"), names("calls"), names("new"), names("counts"),
+                                      bool(e.get("with_args")), bool(e.get("flattens"))))
 
 
 def _mutator(rules: HazardRules, e: dict[str, Any]) -> None:
-    rules.mutators |= set(e["methods"])
-    for x in e["methods"]:
-        rules.step_rules.setdefault(("mutator", str(x)), e["name"])
-    if e.get("keeps_order"):
-        rules.ordered_mutators |= set(e["methods"])
+    rules.mutators.append(MutatorRule(e["name"], tuple(str(x) for x in e["methods"]), bool(e.get("keeps_order"))))
 
 
 def _wire(rules: HazardRules, e: dict[str, Any]) -> None:

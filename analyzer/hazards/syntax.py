@@ -45,9 +45,18 @@ class ParsedFile:
     imports: dict[str, str] = field(default_factory=dict)  # local name → module specifier
     imported_as: dict[str, str] = field(default_factory=dict)  # local name → exported name
     _by_row: dict[int, list[Node]] = field(default_factory=dict)
+    _local_names: dict[frozenset[str], frozenset[str]] = field(default_factory=dict)
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+    def local_names(self, exported: frozenset[str]) -> frozenset[str]:
+        """`exported` and the local names this file imports them under (asked for every condition and `try`)."""
+        found = self._local_names.get(exported)
+        if found is None:
+            found = self._local_names[exported] = exported | {
+                local for local, name in self.imported_as.items() if name in exported}
+        return found
 
     def function_at(self, line: int, end_line: int) -> Node | None:
         """The function-like node of a definition starting at `line` (1-based), preferring the one that

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 MAX_STEPS = 40
 _WS = re.compile(r"\s+")
@@ -46,6 +47,15 @@ class Origin:
     # [[control]] rule's `optional_files`): the finding is `possible`, with this condition named.
     condition: str = ""
 
+    def __hash__(self) -> int:
+        """The generated hash (of every field), computed once: origins key every flow table of the scan."""
+        h: int | None = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.kind, self.rule, self.index, self.repo, self.path, self.line, self.text, self.function,
+                      self.volatility, self.field, self.tested, self.branches, self.condition))
+            object.__setattr__(self, "_hash", h)
+        return h
+
 
 @dataclass(frozen=True)
 class Flow:
@@ -64,7 +74,8 @@ class Flow:
             return self
         # a long chain keeps its source and its newest step (the sink, at the end); the middle is dropped
         kept = self.steps[:MAX_STEPS - 1] if len(self.steps) >= MAX_STEPS else self.steps
-        return replace(self, steps=(*kept, step))
+        # (built directly: `dataclasses.replace` costs several times as much, and this runs at every step)
+        return Flow(self.origin, (*kept, step), self.neutralisers, self.possible, self.path, self.ops)
 
 
 Taints = dict[Origin, Flow]
@@ -72,6 +83,9 @@ MAX_PATH = 4
 # The path segment of a function value's result (`{ execute: () => run(now) }` holds `now` at ("execute",
 # CALLED)): reading the field gives the function, calling it the result.
 CALLED = "()"
+# The operation of a value turned into text or a number (a template, `+`, a flattening carrier): a field's
+# volatile value is now the whole value's.
+FLATTEN = ("flat", "")
 
 
 def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
@@ -80,18 +94,18 @@ def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
     if flow.origin.kind == "param":
         last = flow.ops[-1] if flow.ops else None
         if kind == "read" and last is not None and last[0] == "wrap":
-            return replace(flow, ops=flow.ops[:-1]) if last[1] == key else None
+            return _with_ops(flow, flow.ops[:-1]) if last[1] == key else None
         if kind == "read" and last is None and not flow.origin.field:
             return replace(flow, origin=replace(flow.origin, field=key), ops=(op,))
-        return replace(flow, ops=(*flow.ops, op)[-8:])
+        return _with_ops(flow, (*flow.ops, op)[-8:])
     if kind == "order":  # only the iteration order carries on: ordering sources, as a whole
         return as_order(flow)
     if kind == "flat":
         if CALLED in flow.path:  # a function in the value: its string or JSON form holds no result of it
             return None
-        return replace(flow, path=()) if flow.path else flow
+        return _with_path(flow, ()) if flow.path else flow
     if kind == "wrap":
-        return replace(flow, path=(key, *flow.path)[:MAX_PATH])
+        return _with_path(flow, (key, *flow.path)[:MAX_PATH])
     if not flow.path:  # a property of a volatile plain value (`.length`) is still volatile…
         # …but when a volatile test selects between objects, a field differs only if an object literal among
         # the alternatives writes it (`{ kind, messages }` chosen by a clock test: `.messages` differs, a field
@@ -100,7 +114,20 @@ def apply_op(flow: Flow, op: tuple[str, str]) -> Flow | None:
         if literals and not any(_names_field(text, key) for text in literals):
             return None
         return flow
-    return replace(flow, path=flow.path[1:]) if flow.path[0] == key else None
+    return _with_path(flow, flow.path[1:]) if flow.path[0] == key else None
+
+
+def possibly(f: Flow, possible: bool) -> Flow:
+    """`f`, marked as passing a `possible` (one-of-several) edge when `possible` is."""
+    return f if f.possible or not possible else Flow(f.origin, f.steps, f.neutralisers, True, f.path, f.ops)
+
+
+def _with_path(f: Flow, path: tuple[str, ...]) -> Flow:
+    return Flow(f.origin, f.steps, f.neutralisers, f.possible, path, f.ops)
+
+
+def _with_ops(f: Flow, ops: tuple[tuple[str, str], ...]) -> Flow:
+    return Flow(f.origin, f.steps, f.neutralisers, f.possible, f.path, ops)
 
 
 def _names_field(text: str, key: str) -> bool:
@@ -145,6 +172,9 @@ def union(*parts: Taints) -> Taints:
     """Merge, keeping one flow per origin: the most general shape, then the shortest explanation."""
     out: Taints = {}
     for part in parts:
+        if not out:  # (the common case: one part with flows, the rest empty — a copy, in its order)
+            out = dict(part)
+            continue
         for origin, flow in part.items():
             old = out.get(origin)
             if old is None or _rank(flow) < _rank(old):
@@ -194,11 +224,14 @@ def compose_through(flow: Flow, inner: Flow, call: Step, possible: bool) -> Flow
         return None
     steps = (*flow.steps, call, *inner.steps)
     steps = steps if len(steps) <= MAX_STEPS else (*steps[:MAX_STEPS - 1], steps[-1])
-    return replace(shaped, steps=steps, neutralisers=(*flow.neutralisers, *inner.neutralisers),
-                   possible=flow.possible or inner.possible or possible)
+    return Flow(shaped.origin, steps, (*flow.neutralisers, *inner.neutralisers),
+                flow.possible or inner.possible or possible, shaped.path, shaped.ops)
 
 
+@lru_cache(maxsize=1 << 16)
 def norm(text: str) -> str:
+    """Call and member text as rules match it: no whitespace, `?.` and `!.` as `.`, no type arguments (the
+    same callee text recurs at every call of every body walked, hence the cache)."""
     return _TYPE_ARGS.sub("", _WS.sub("", text).replace("?.", ".").replace("!.", "."))
 
 
