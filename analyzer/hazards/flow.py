@@ -84,6 +84,8 @@ class FunctionInfo:
     qualname: str
     class_node: str | None  # the class whose `this` this is
     is_constructor: bool
+    # False for a local function that only shares its name with the one a rule names (localnames.py)
+    named_by_rules: bool = True
 
 
 class FunctionFlow:
@@ -107,6 +109,7 @@ class FunctionFlow:
         self._entries: dict[str, str] = {}  # local names holding an entry that is no message → its segment
         self.returns_sink = self._returns_sink()
         self.property_sinks = [s for s in self.rules.sinks if s.kind == "property"
+                               and ("*" in s.functions or info.named_by_rules)
                                and (glob_match(info.name, s.functions) or glob_match(info.qualname, s.functions))]
 
     # ---- entry -------------------------------------------------------------------------------------
@@ -119,6 +122,8 @@ class FunctionFlow:
         return self.summary
 
     def _returns_sink(self) -> Sink | None:
+        if not self.info.named_by_rules:
+            return None
         for s in self.rules.sinks:
             if s.kind == "returns" and (glob_match(self.info.name, s.functions)
                                         or glob_match(self.info.qualname, s.functions)):
