@@ -99,6 +99,13 @@ class Candidates:
                 elif kind == "update" and updates:
                     yield path, v.line
 
+    # ---- names a file exports -----------------------------------------------------------------------
+    def exported_names(self) -> dict[tuple[str, str], set[str]]:
+        """(repo, path) → the local names its export lists export (`export { renderPrompt }`): such a
+        function is shared even though it is not declared with `export` (localnames.py)."""
+        return {(repo, f.path): {e.local for e in f.exports if e.local and not e.specifier}
+                for repo, files in self.files.items() for f in files if f.exports}
+
     # ---- volatile tests ----------------------------------------------------------------------------
     def control_calls(self, repo: str) -> list[Site]:
         """Lines holding a call a control rule tests (`fetch(…)` whose catch picks a fallback, a machine probe

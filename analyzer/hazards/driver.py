@@ -18,6 +18,7 @@ import networkx as nx
 
 from analyzer.hazards.candidates import Candidates, Site
 from analyzer.hazards.flow import FunctionFlow, FunctionInfo
+from analyzer.hazards.localnames import shadowing_locals
 from analyzer.hazards.records import RecordStore
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.seams import Params, Seams
@@ -75,6 +76,7 @@ class Engine:
         self._made_at: dict[str, int] = {}  # the depth each summary was made at
         self.seams = Seams(self)  # how each edge's arguments reach the parameters of what it runs
         self.records = RecordStore(graph, files, rules)  # flows written into typed record fields
+        self._shadowing: set[str] | None = None  # local functions a rule's name does not mean (localnames.py)
 
     # ---- FlowContext -------------------------------------------------------------------------------
     def qualname(self, node: str) -> str:
@@ -165,7 +167,7 @@ class Engine:
             parent = a.get("parent")
             class_node = parent if parent and self.g.nodes.get(parent, {}).get("kind") == "class" else None
             info = FunctionInfo(node, a.get("name", ""), a.get("qualname", ""), class_node,
-                                a.get("kind") == "constructor")
+                                a.get("kind") == "constructor", node not in self.shadowing())
             flow = FunctionFlow(self, pf, fn, info, depth, module_names=self._module_names(pf))
             result = flow.run()
         finally:
@@ -378,12 +380,21 @@ class Engine:
             found.update(n for _, _, n in self._file_functions(repo, path))
         return found
 
+    def shadowing(self) -> set[str]:
+        """Local functions that only share their name with the function a sink rule names (localnames.py)."""
+        if self._shadowing is None:
+            functions = [n for n, a in self.g.nodes(data=True) if a.get("kind") in FUNCTION_KINDS
+                         and (self.include_tests or not a.get("test"))]
+            self._shadowing = shadowing_locals(self.g, self.rules, functions, self.candidates.exported_names())
+        return self._shadowing
+
     def _sink_functions(self, repos: list[str]) -> set[str]:
         # a property sink allowed in every function (`in_functions = ["*"]`) names no sink function of its own
         named = [s for s in self.rules.sinks if s.kind in ("returns", "property") and "*" not in s.functions]
         out = set()
+        shadowing = self.shadowing()
         for n, a in self.g.nodes(data=True):
-            if a.get("kind") in FUNCTION_KINDS and (self.include_tests or not a.get("test")):
+            if a.get("kind") in FUNCTION_KINDS and (self.include_tests or not a.get("test")) and n not in shadowing:
                 if any(glob_match(a.get("name", ""), s.functions) or glob_match(a.get("qualname", ""), s.functions)
                        for s in named):
                     out.add(n)
