@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from analyzer.hazards.rules import HazardRules, glob_match
-from analyzer.index.model import FileFacts
+from analyzer.index.model import FileFacts, ObjectLiteral
 from analyzer.index.testcode import is_test_path
 
 Site = tuple[str, int]  # (path, line)
@@ -105,6 +105,11 @@ class Candidates:
         function is shared even though it is not declared with `export` (localnames.py)."""
         return {(repo, f.path): {e.local for e in f.exports if e.local and not e.specifier}
                 for repo, files in self.files.items() for f in files if f.exports}
+
+    def typed_objects(self, repo: str) -> list[tuple[str, ObjectLiteral]]:
+        """(path, object literal) of the repo's object literals written with a declared type (`const h:
+        Header = {…}`, `satisfies`, a function's return type): the candidates for a record's writers."""
+        return [(f.path, o) for f in self.files.get(repo, []) for o in f.objects if o.holder_type]
 
     # ---- volatile tests ----------------------------------------------------------------------------
     def control_calls(self, repo: str) -> list[Site]:

@@ -20,6 +20,7 @@ from analyzer.hazards.candidates import Candidates, Site
 from analyzer.hazards.flow import FunctionFlow, FunctionInfo
 from analyzer.hazards.localnames import shadowing_locals
 from analyzer.hazards.records import RecordStore
+from analyzer.hazards.recordwriters import RecordWriters, Writer
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.seams import Params, Seams
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
@@ -40,6 +41,8 @@ class EngineResult:
     functions: int = 0
     truncated: int = 0
     unmapped: list[str] = field(default_factory=list)  # graph nodes whose body could not be found
+    # (repo, path, line) of a source that reads a stored record's field → that field's writers (recordwriters.py)
+    writers: dict[tuple[str, str, int], list[Writer]] = field(default_factory=dict)
 
 
 class Engine:
@@ -294,7 +297,26 @@ class Engine:
             result.truncated += int(summ.truncated)
         result.functions = len(self.summaries)
         result.unmapped = sorted(set(self.unmapped))
+        result.writers = self._record_writers(result.sinks)
         return result
+
+    def _record_writers(self, hits: list[Hit]) -> dict[tuple[str, str, int], list[Writer]]:
+        """For each source that reads a field of a stored record (`….session.header.cwd`), every place that
+        writes that field: the entry points that set the value (recordwriters.py)."""
+        if not self.rules.records:
+            return {}
+        objects = {r: self.candidates.typed_objects(r) for r in self.candidates.files}
+        writers = RecordWriters(self, self.records, objects)
+        out: dict[tuple[str, str, int], list[Writer]] = {}
+        for o in {h.flow.origin for h in hits}:
+            chain = o.text.replace("?.", ".").replace("!", "").split(".")
+            if not all(re.fullmatch(r"[A-Za-z_$][\w$]*", c) for c in chain):
+                continue  # a call, an element: not a field read
+            field_of = writers.field_of_chain(o.repo, chain)
+            found = writers.of(*field_of) if field_of is not None else []
+            if found:
+                out[(o.repo, o.path, o.line)] = found
+        return out
 
     def _grown_fields(self) -> set[tuple[str, str]]:
         """Fields a method writes (`reload() { this.files = load(this.root) }`) whose value was read while

@@ -33,8 +33,11 @@ finding   = {"id": str,                                  # stable across line sh
              "sink": place + {"rule": str, "part": str},
              "rule", "description", "evidence": [str, …],             # structural only
              "control": {"rule", "tested": str|null, "test": place,   # kind "control" only: the volatile
-                         "branches": [{"repo", "path", "line", "text"}, …]}}  # test and the alternatives
+                         "branches": [{"repo", "path", "line", "text"}, …]},  # test and the alternatives
                                                                       # it selects between
+             "writers": [{"repo", "path", "line", "text",   # the source reads a stored record's field: every
+                          "via": ["path:line", …]}, …]}?    # place that writes it, and the calls down to the
+                                                            # record's write (entry point first)
 near_miss = finding (category "value") + {"reason": str, "dismissed_by": str}   # effect may be null
 hazard    = {"id", "category", "kinds": [str], "effect", "effect_rule", "granularity", "part",
              "sink": place, "template": {"repo", "path", "line"} | null, "branches": [finding id, …]}
@@ -174,6 +177,9 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
         else:
             if hit.flow.path:  # a field the [[wire]] rule of its part lets through
                 entry["wire_rule"] = rules.wire_rules.get(hit.site.part)
+            written = res.writers.get((hit.flow.origin.repo, hit.flow.origin.path, hit.flow.origin.line))
+            if written:  # the source reads a stored record's field: who writes it
+                entry["writers"] = [w.to_json() for w in written]
             _keep(findings, entry)
             continue
         entry.update(_effect_fields(rules.effect(None, entry["granularity"], entry["dismissed_by"])))

@@ -218,6 +218,11 @@ def _class_field_type(w: Walker, store: RecordStore, name: str) -> str | None:
     return store.class_fields[(cls, name)]
 
 
+def class_field_record(store: RecordStore, cls: str, name: str) -> str | None:
+    """The record declaration a class field's annotation names (`readonly header: SessionHeader`)."""
+    return _read_class_field(store, cls, name)
+
+
 def _read_class_field(store: RecordStore, cls: str, name: str) -> str | None:
     a = store.g.nodes[cls]
     pf = store.files.get(a["repo"], a["path"])

@@ -99,6 +99,9 @@ def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
                   f"by rule {escape(f['granularity_rule'])}; id {f['id']})[/]{possible}")
     for b in (f.get("control") or {}).get("branches", []):
         console.print(f"   branch {escape(_where(b))}  [dim]{escape(b['text'])}[/]")
+    for w in f.get("writers", []):  # who writes the stored record field the source reads
+        via = f"  [dim]via {escape(' → '.join(w['via']))}[/]" if w["via"] and verbose else ""
+        console.print(f"   writer {escape(_where(w))}  [dim]{escape(w['text'])}[/]{via}")
     steps = f["steps"]
     shown = steps if verbose else _compact(steps)
     for s in shown:
