@@ -67,10 +67,13 @@ class Candidates:
         updates = any(s.updates for s in rules)
         typed = {t for s in rules for t in s.typed_fields}  # fields read as a typed source (`agent.id`)
         id_types = tuple(t for s in rules for t in s.field_types)
+        # …or a record type with such a field (`GenerateOptions.sessionId: Branded<'SessionId'>`): a file that
+        # names it reads the id through it without naming the id's type
+        id_records = self._id_records(repo, typed, id_types) if typed else set()
         for f in self.files.get(repo, []):
             path = f.path
             # a typed field read counts only in a file that names one of those types (imports or declares it)
-            reads_typed = bool(typed) and any(glob_match(n, id_types) for n in (
+            reads_typed = bool(typed) and any(glob_match(n, id_types) or n in id_records for n in (
                 *(i.local for i in f.imports), *(d.name for d in f.definitions)))
             for call in f.calls:
                 chain = call.callee
@@ -98,6 +101,13 @@ class Candidates:
                         yield path, v.line
                 elif kind == "update" and updates:
                     yield path, v.line
+
+    def _id_records(self, repo: str, fields: set[str], id_types: tuple[str, ...]) -> set[str]:
+        """Names of the repo's types that declare one of `fields` with a per-session id type."""
+        from analyzer.hazards.records import id_type_names
+
+        return {fld.owner.rsplit(".", 1)[-1] for f in self.files.get(repo, []) for fld in f.fields
+                if fld.name in fields and fld.type and any(glob_match(n, id_types) for n in id_type_names(fld.type))}
 
     # ---- names a file exports -----------------------------------------------------------------------
     def exported_names(self) -> dict[tuple[str, str], set[str]]:
@@ -135,8 +145,13 @@ class Candidates:
         """Lines that may hold a registration-call or assignment sink (`.section(`, `.systemPrompt =`)."""
         methods = tuple(sorted({s.method for s in self.rules.sinks if s.kind == "call_argument"}))
         properties = {p for s in self.rules.sinks if s.kind == "assignment" for p in s.properties}
+        # keys that are a sink in any function (`{ 'x-<app>-session-id': id }`, in_functions = ["*"])
+        anywhere = tuple(k for s in self.rules.sinks if s.kind == "property" and "*" in s.functions for k in s.keys)
         out = []
         for f in self.files.get(repo, []):
+            if anywhere:
+                out += [(f.path, p.line) for o in f.objects for p in o.properties
+                        if glob_match(p.key.strip("'\"`"), anywhere)]
             out += [(f.path, c.line) for c in f.calls if c.callee and _ends_with_any(c.callee[-1], methods)]
             # the registration method itself (`section(s) { … }`, `get tools()`): where the value is kept
             out += [(f.path, d.line) for d in f.definitions if _ends_with_any(d.name, methods)]

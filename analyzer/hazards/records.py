@@ -331,8 +331,18 @@ def identity_source(store: RecordStore, decl: str, name: str) -> Source | None:
     if not store.typed_sources:
         return None
     ann = store.field_annotation(decl, name)
-    base = base_name(ann.strip().lstrip(":").strip()) if ann else ""
-    return next((src for src in store.typed_sources if base and glob_match(base, src.field_types)), None)
+    names = id_type_names(ann) if ann else []
+    return next((src for src in store.typed_sources if any(glob_match(n, src.field_types) for n in names)), None)
+
+
+def id_type_names(annotation: str) -> list[str]:
+    """The names an annotation gives its type: the base name, and for a branded type the brand's string
+    literal (`Branded<'SessionId'>` is a SessionId as much as `SessionId` is)."""
+    text = annotation.strip().lstrip(":").strip()
+    out = [base_name(text)]
+    out += [a.strip()[1:-1] for a in type_arguments(text)
+            if len(a.strip()) > 2 and a.strip()[0] == a.strip()[-1] and a.strip()[0] in "'\""]
+    return [n for n in out if n]
 
 
 def _name(store: RecordStore, decl: str) -> str:
