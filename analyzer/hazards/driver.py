@@ -21,6 +21,7 @@ from analyzer.hazards.flow import FunctionFlow, FunctionInfo
 from analyzer.hazards.localnames import shadowing_locals
 from analyzer.hazards.records import RecordStore
 from analyzer.hazards.recordwriters import RecordWriters, Writer
+from analyzer.hazards.replay import Replays, find_replays, load_replay_rule
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.seams import Params, Seams
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
@@ -43,6 +44,7 @@ class EngineResult:
     unmapped: list[str] = field(default_factory=list)  # graph nodes whose body could not be found
     # (repo, path, line) of a source that reads a stored record's field → that field's writers (recordwriters.py)
     writers: dict[tuple[str, str, int], list[Writer]] = field(default_factory=dict)
+    replays: Replays = field(default_factory=Replays)  # appends to a session log and its replay (replay.py)
 
 
 class Engine:
@@ -298,6 +300,9 @@ class Engine:
         result.functions = len(self.summaries)
         result.unmapped = sorted(set(self.unmapped))
         result.writers = self._record_writers(result.sinks)
+        result.replays = find_replays(self, result.misses, load_replay_rule(),
+                                      lambda f: effective_neutraliser(self.rules, f) is None)
+        result.sinks.extend(result.replays.rerendered)
         return result
 
     def _record_writers(self, hits: list[Hit]) -> dict[tuple[str, str, int], list[Writer]]:

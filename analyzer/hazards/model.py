@@ -48,6 +48,9 @@ place     = {"repo", "path", "line", "text", "function"}   # function: the graph
                                                            # into a message built for this request) or
                                                            # "replayed" (read back from the stored history) or
                                                            # "appended" (a tool result appended after it)
+                                                           # or "re-rendered" (a session log's replay computes
+                                                           # it anew for every request; then also "replay":
+                                                           # {"rule", "function", "appends": ["path:line", …]})
 """
 
 from __future__ import annotations
@@ -183,13 +186,18 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
             _keep(findings, entry)
             continue
         entry.update(_effect_fields(rules.effect(None, entry["granularity"], entry["dismissed_by"])))
+    replays = res.replays
     for hit in res.misses:
         entry = _value_entry(g, rules, hit)
         entry["sink"]["part"] = None
-        entry.update(reason=hit.site.part, dismissed_by=hit.site.rule)
-        entry.update(_effect_fields(rules.effect(None, entry["granularity"], hit.site.rule)))
-        entry["id"] = finding_id(entry["id"], hit.site.rule)
+        # an append to a session log whose replay renders it unchanged (replay.py): decided, not assumed
+        replayed = replays.unchanged.get(hit) if replays.rule is not None else None
+        dismissed_by = replays.rule.name if replays.rule is not None and replayed else hit.site.rule
+        entry.update(reason=replayed or replays.rerendering.get(hit) or hit.site.part, dismissed_by=dismissed_by)
+        entry.update(_effect_fields(rules.effect(None, entry["granularity"], dismissed_by)))
+        entry["id"] = finding_id(entry["id"], dismissed_by)
         _keep(misses, entry)
+    _rerendered(rules, res, findings)
     _covered_choices(rules, findings, misses)
     for entry in (*findings.values(), *misses.values()):
         entry["rules"] = rules_of(rules, entry)
@@ -255,6 +263,23 @@ def _off_wire(rules: HazardRules, hit: Hit) -> str | None:
             f"{hit.site.part} (rule [[wire]])")
 
 
+def _rerendered(rules: HazardRules, res: EngineResult, findings: dict[str, dict[str, Any]]) -> None:
+    """Message-history findings whose value a session log's replay computes itself while it re-renders the
+    stored entries (replay.py): their message is `re-rendered`, and the effect rule says what that costs."""
+    replays = res.replays
+    if replays.rule is None or not replays.sources:
+        return
+    for f in findings.values():
+        src = f["source"]
+        found = replays.sources.get((src["repo"], src["path"], src["line"]))
+        if found is None or f["sink"]["part"] != "message history" \
+                or not any(s["why"].startswith(f"returned by {found[0]} ") for s in f["steps"]):
+            continue
+        f["sink"]["message"] = "re-rendered"
+        f["sink"]["replay"] = {"rule": replays.rule.name, "function": found[0], "appends": list(found[1])}
+        f.update(_effect_fields(rules.effect("message history", f["granularity"], message="re-rendered")))
+
+
 def rules_of(rules: HazardRules, entry: dict[str, Any]) -> list[str]:
     """Every rule that decided something about this entry: its source, sink, effect, granularity, dismissal,
     the history rule of a replayed message, and the rules of its steps (carriers, seams, neutralisers)."""
@@ -262,6 +287,7 @@ def rules_of(rules: HazardRules, entry: dict[str, Any]) -> list[str]:
              entry.get("granularity_rule"), entry.get("dismissed_by")}
     named |= {r for s in entry["steps"] for r in str(s.get("rule", "")).split()}
     named.add(entry.get("wire_rule"))
+    named.add((entry["sink"].get("replay") or {}).get("rule"))
     if entry["sink"].get("message") == "replayed":
         named |= {rules.history_rule}
     if entry["sink"].get("message") == "appended":

@@ -120,7 +120,9 @@ def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
         where = ", ".join(f"{k} {v}" for k, v in sink["position"].items())
         console.print(f"   lands  {escape(sink['part'])} entry {escape(where)}")
     if sink.get("message"):
-        said = "new in this request" if sink["message"] == "new" else "replayed from the stored history"
+        said = {"new": "new in this request",
+                "re-rendered": f"re-rendered by {(sink.get('replay') or {}).get('function', 'the replay')} at "
+                               "every request"}.get(sink["message"], "replayed from the stored history")
         console.print(f"   message  {said}")
     console.print(f"   sink   {escape(_where(sink))}  [dim]{escape(sink['text'])}[/]  "
                   f"[dim]in {escape(sink['function'].split(':', 2)[-1])} ({escape(sink['rule'])})[/]")
