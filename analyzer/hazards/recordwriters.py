@@ -29,7 +29,7 @@ from analyzer.hazards.records import RecordStore, class_field_record
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, key_text, unwrap
 
 MAX_DEPTH = 8  # calls followed up from the record write
-MAX_WRITERS = 24  # writers kept per field (sorted by place)
+MAX_WRITERS = 64  # writers kept per field (sorted by place)
 FOLLOWED = frozenset({"direct", "method", "interface", "dispatch"})
 
 
@@ -94,7 +94,10 @@ class RecordWriters:
                     continue
                 for value in _field_values(pf, node, name):
                     found |= self._trace(fn, pf, value, [], (), 0, set())
-            self._memo[key] = sorted(found, key=lambda w: (w.repo, w.path, w.line, w.text))[:MAX_WRITERS]
+            shortest: dict[tuple[str, str, int, str], Writer] = {}  # one per place and value: the shortest route
+            for w in sorted(found, key=lambda w: (len(w.via), w.via)):
+                shortest.setdefault((w.repo, w.path, w.line, w.text), w)
+            self._memo[key] = sorted(shortest.values(), key=lambda w: (w.repo, w.path, w.line, w.text))[:MAX_WRITERS]
         return self._memo[key]
 
     def _trace(self, fn: str, pf: ParsedFile, node: Node, path: list[str], via: tuple[str, ...], depth: int,
@@ -134,7 +137,9 @@ class RecordWriters:
                  via: tuple[str, ...], depth: int, seen: set[tuple[Any, ...]]) -> set[Writer]:
         """Parameter `index` of `fn` at member `path`: what every caller passes there (`read`: the expression
         that reads it here and the member path taken of it, the writer when nobody passes it)."""
-        callers = [(u, d) for u, _, d in self.e.g.in_edges(fn, data=True) if d.get("kind") in FOLLOWED]
+        # a named event's listener receives the emitter's payload, not its arguments in order: not followed
+        callers = [(u, d) for u, _, d in self.e.g.in_edges(fn, data=True)
+                   if d.get("kind") in FOLLOWED and self.e.seams.rules.event(d) is None]
         callers += [(u, {"kind": "dispatch", "forwarded": True}) for u in sorted(self.e.seams.links(True).get(fn, ()))]
         out: set[Writer] = set()
         for caller, d in callers if depth < MAX_DEPTH else []:
