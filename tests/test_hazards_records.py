@@ -95,6 +95,7 @@ def test_a_record_field_read_names_every_entry_point_that_writes_it(result: dict
     command-line entry fills with `process.cwd()` and the API handler with the request's `cwd` or its
     fallback: the finding names those three writers and the calls down to the write."""
     (f,) = [f for f in result["findings"] if f["source"]["text"] == "session.header.cwd"]
+    assert f["writers_of"] == "SessionHeader.cwd"
     writers = {(w["path"], w["line"], w["text"]) for w in f["writers"]}
     assert writers == {
         (SESSIONS, line_of(SESSIONS, "meta: { cwd: process.cwd() }"), "process.cwd()"),

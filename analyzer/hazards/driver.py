@@ -43,7 +43,7 @@ class EngineResult:
     truncated: int = 0
     unmapped: list[str] = field(default_factory=list)  # graph nodes whose body could not be found
     # (repo, path, line) of a source that reads a stored record's field → that field's writers (recordwriters.py)
-    writers: dict[tuple[str, str, int], list[Writer]] = field(default_factory=dict)
+    writers: dict[tuple[str, str, int], tuple[str, list[Writer]]] = field(default_factory=dict)  # (Record.field, …)
     replays: Replays = field(default_factory=Replays)  # appends to a session log and its replay (replay.py)
 
 
@@ -305,22 +305,23 @@ class Engine:
         result.sinks.extend(result.replays.rerendered)
         return result
 
-    def _record_writers(self, hits: list[Hit]) -> dict[tuple[str, str, int], list[Writer]]:
+    def _record_writers(self, hits: list[Hit]) -> dict[tuple[str, str, int], tuple[str, list[Writer]]]:
         """For each source that reads a field of a stored record (`….session.header.cwd`), every place that
         writes that field: the entry points that set the value (recordwriters.py)."""
         if not self.rules.records:
             return {}
         objects = {r: self.candidates.typed_objects(r) for r in self.candidates.files}
         writers = RecordWriters(self, self.records, objects)
-        out: dict[tuple[str, str, int], list[Writer]] = {}
+        out: dict[tuple[str, str, int], tuple[str, list[Writer]]] = {}
         for o in {h.flow.origin for h in hits}:
             chain = o.text.replace("?.", ".").replace("!", "").split(".")
             if not all(re.fullmatch(r"[A-Za-z_$][\w$]*", c) for c in chain):
                 continue  # a call, an element: not a field read
             field_of = writers.field_of_chain(o.repo, chain)
             found = writers.of(*field_of) if field_of is not None else []
-            if found:
-                out[(o.repo, o.path, o.line)] = found
+            if found and field_of is not None:
+                record = f"{self.g.nodes[field_of[0]].get('name', '')}.{field_of[1]}"
+                out[(o.repo, o.path, o.line)] = (record, found)
         return out
 
     def _grown_fields(self) -> set[tuple[str, str]]:

@@ -35,6 +35,7 @@ finding   = {"id": str,                                  # stable across line sh
              "control": {"rule", "tested": str|null, "test": place,   # kind "control" only: the volatile
                          "branches": [{"repo", "path", "line", "text"}, …]},  # test and the alternatives
                                                                       # it selects between
+             "writers_of": "Record.field"?,               # the stored record field the source reads, and
              "writers": [{"repo", "path", "line", "text",   # the source reads a stored record's field: every
                           "via": ["path:line", …]}, …]}?    # place that writes it, and the calls down to the
                                                             # record's write (entry point first)
@@ -68,8 +69,12 @@ from analyzer.hazards.taints import Hit
 
 SCHEMA = "analyzer.hazards/1"
 LIMITS = [
-    "values that travel through storage or the network (a session log, a cache) are not followed; a stored "
-    "value is treated as replayed unchanged. Named events are followed from emitter to listener and back "
+    "values that travel through storage or the network (a file, a cache) are not followed; a stored value "
+    "is treated as replayed unchanged, except an append to a session log whose replay method (sinks.toml "
+    "session-log-replay) is read: replayed as stored, or re-rendered from what the replay computes. The "
+    "writers of a stored record field are named from the object literals of its declared type and the "
+    "callers' arguments, not from assignments to the field (`header.cwd = v`). Named events are followed "
+    "from emitter to listener and back "
     "(the listener's return value, what it adds to an argument with push/set/add), but not what a listener "
     "assigns into an argument (`payload.x = v`)",
     "calls without a call-graph edge stop a flow (listed with --all as 'not followed'); dynamic dispatch the "
@@ -80,9 +85,9 @@ LIMITS = [
     "by connect/refresh functions) inside request-side functions; aliasing of the history is not followed",
     "ordering hazards are seen only for Map/Set iteration, directory listings and globs; Object.keys of a "
     "run-time-filled plain object and Promise.race/async completion order are not",
-    "a value appended to the stored history (through a session or log store) is replayed unchanged and is "
-    "not reported; a value put into messages while the request is built is reported, even when it lands "
-    "at the end where it costs only its own tokens",
+    "a value appended to the stored history (through a session or log store) is a near-miss (frozen, or "
+    "its replay's own value is the finding); a value put into messages while the request is built is "
+    "reported, even when it lands at the end where it costs only its own tokens",
     "control dependence is reported for the volatile tests of control.toml (a comparison with a source, a "
     "catch of a network call, a machine probe) selecting what a local variable, a ternary or the function's "
     "return value holds; a choice stored in an object field or made through a parameter of another "
@@ -182,7 +187,8 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
                 entry["wire_rule"] = rules.wire_rules.get(hit.site.part)
             written = res.writers.get((hit.flow.origin.repo, hit.flow.origin.path, hit.flow.origin.line))
             if written:  # the source reads a stored record's field: who writes it
-                entry["writers"] = [w.to_json() for w in written]
+                entry["writers_of"] = written[0]
+                entry["writers"] = [w.to_json() for w in written[1]]
             _keep(findings, entry)
             continue
         entry.update(_effect_fields(rules.effect(None, entry["granularity"], entry["dismissed_by"])))

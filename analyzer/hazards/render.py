@@ -104,7 +104,7 @@ def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
     writers = f.get("writers", [])  # who writes the stored record field the source reads
     for w in writers if verbose else writers[:WRITERS_SHOWN]:
         via = f"  [dim]via {escape(' → '.join(w['via']))}[/]" if w["via"] and verbose else ""
-        console.print(f"   writer {escape(_where(w))}  [dim]{escape(w['text'])}[/]{via}")
+        console.print(f"   writer {escape(_where(w))}  [dim]{escape(w['text'])} → {escape(f['writers_of'])}[/]{via}")
     if len(writers) > WRITERS_SHOWN and not verbose:
         console.print(f"   [dim]… {len(writers) - WRITERS_SHOWN} more writer(s) (-v lists them with their calls)[/]")
     steps = f["steps"]
