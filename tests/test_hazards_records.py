@@ -93,7 +93,8 @@ def test_record_rules_are_data() -> None:
 def test_a_record_field_read_names_every_entry_point_that_writes_it(result: dict[str, Any]) -> None:
     """`session.header.cwd` is read at assembly; the header is built in `prepare` from a parameter that the
     command-line entry fills with `process.cwd()` and the API handler with the request's `cwd` or its
-    fallback: the finding names those three writers and the calls down to the write."""
+    fallback, and `relocate` assigns the field of a header it is handed: the finding names those writers and
+    the calls down to the write."""
     (f,) = [f for f in result["findings"] if f["source"]["text"] == "session.header.cwd"]
     assert f["writers_of"] == "SessionHeader.cwd"
     writers = {(w["path"], w["line"], w["text"]) for w in f["writers"]}
@@ -101,6 +102,8 @@ def test_a_record_field_read_names_every_entry_point_that_writes_it(result: dict
         (SESSIONS, line_of(SESSIONS, "meta: { cwd: process.cwd() }"), "process.cwd()"),
         (SESSIONS, line_of(SESSIONS, "request.payload.cwd ??"), "request.payload.cwd"),
         (SESSIONS, line_of(SESSIONS, "request.payload.cwd ??"), "fallback"),
+        (SESSIONS, line_of(SESSIONS, "header.cwd = "), "process.env.PROJECT_DIR"),
+        (SESSIONS, line_of(SESSIONS, "header.cwd = "), "'/srv/project'"),
     }
     (headless,) = [w for w in f["writers"] if w["text"] == "process.cwd()"]
     assert headless["via"] == [f"{SESSIONS}:{line_of(SESSIONS, 'meta: { cwd: process.cwd() }')}",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from analyzer.hazards.rules import HazardRules, glob_match
-from analyzer.index.model import FileFacts, ObjectLiteral
+from analyzer.index.model import FileFacts, ObjectLiteral, Value
 from analyzer.index.testcode import is_test_path
 
 Site = tuple[str, int]  # (path, line)
@@ -120,6 +120,12 @@ class Candidates:
         """(path, object literal) of the repo's object literals written with a declared type (`const h:
         Header = {…}`, `satisfies`, a function's return type): the candidates for a record's writers."""
         return [(f.path, o) for f in self.files.get(repo, []) for o in f.objects if o.holder_type]
+
+    def field_assignments(self, repo: str) -> list[tuple[str, Value]]:
+        """(path, fact) of every `a.b = …` of the repo: the candidates for a record field's writers by
+        assignment (`header.cwd = …`)."""
+        return [(f.path, v) for f in self.files.get(repo, []) for v in f.values
+                if v.kind == "assign" and "." in v.text and not v.text.rsplit(".", 1)[-1].startswith("[")]
 
     # ---- volatile tests ----------------------------------------------------------------------------
     def control_calls(self, repo: str) -> list[Site]:

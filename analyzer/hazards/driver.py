@@ -311,7 +311,8 @@ class Engine:
         if not self.rules.records:
             return {}
         objects = {r: self.candidates.typed_objects(r) for r in self.candidates.files}
-        writers = RecordWriters(self, self.records, objects)
+        assigns = {r: self.candidates.field_assignments(r) for r in self.candidates.files}
+        writers = RecordWriters(self, self.records, objects, assigns)
         out: dict[tuple[str, str, int], tuple[str, list[Writer]]] = {}
         for o in {h.flow.origin for h in hits}:
             chain = o.text.replace("?.", ".").replace("!", "").split(".")

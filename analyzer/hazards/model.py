@@ -72,8 +72,9 @@ LIMITS = [
     "values that travel through storage or the network (a file, a cache) are not followed; a stored value "
     "is treated as replayed unchanged, except an append to a session log whose replay method (sinks.toml "
     "session-log-replay) is read: replayed as stored, or re-rendered from what the replay computes. The "
-    "writers of a stored record field are named from the object literals of its declared type and the "
-    "callers' arguments, not from assignments to the field (`header.cwd = v`). Named events are followed "
+    "writers of a stored record field are named from the object literals of its declared type, the "
+    "assignments to it on a value declared as that type and the callers' arguments, not through named "
+    "events. Named events are followed "
     "from emitter to listener and back "
     "(the listener's return value, what it adds to an argument with push/set/add), but not what a listener "
     "assigns into an argument (`payload.x = v`)",

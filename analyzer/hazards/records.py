@@ -30,12 +30,17 @@ from analyzer.index.types import base_name, candidate_types, type_arguments
 KEY = "record:"  # prefix of the engine's dependency keys for record fields
 
 
-class Walker(Protocol):
-    """What this module reads of the body walker (`flow.FunctionFlow`)."""
+class Scope(Protocol):
+    """What declared types are read from: the file, the function, and `info.class_node` (the class of `this`)."""
 
     pf: ParsedFile
     fn: Node
     info: Any
+
+
+class Walker(Scope, Protocol):
+    """What this module reads of the body walker (`flow.FunctionFlow`)."""
+
     ctx: Any
     summary: Summary
 
@@ -160,7 +165,7 @@ class RecordStore:
 
 
 # ---- the walker's side ---------------------------------------------------------------------------------
-def _declared(w: Walker) -> dict[str, str]:
+def _declared(w: Scope) -> dict[str, str]:
     """Declared types of the names of the function being walked (parameters and annotated variables)."""
     cache: dict[str, str] | None = getattr(w, "_declared_types", None)
     if cache is not None:
@@ -188,7 +193,7 @@ def _declared(w: Walker) -> dict[str, str]:
     return out
 
 
-def type_of(w: Walker, store: RecordStore, node: Node | None, depth: int = 0) -> str | None:
+def type_of(w: Scope, store: RecordStore, node: Node | None, depth: int = 0) -> str | None:
     """The record declaration of an expression's declared type, or None."""
     if node is None or depth > 6:
         return None
@@ -209,7 +214,7 @@ def type_of(w: Walker, store: RecordStore, node: Node | None, depth: int = 0) ->
     return None
 
 
-def _class_field_type(w: Walker, store: RecordStore, name: str) -> str | None:
+def _class_field_type(w: Scope, store: RecordStore, name: str) -> str | None:
     cls = getattr(w.info, "class_node", None)
     if not cls or cls not in store.g:
         return None

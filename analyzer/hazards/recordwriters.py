@@ -25,7 +25,7 @@ from typing import Any
 
 from tree_sitter import Node
 
-from analyzer.hazards.records import RecordStore, class_field_record
+from analyzer.hazards.records import RecordStore, class_field_record, type_of
 from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, key_text, unwrap
 
 MAX_DEPTH = 8  # calls followed up from the record write
@@ -50,9 +50,11 @@ class Writer:
 class RecordWriters:
     """Writers of record fields in one graph; `engine` is the scan's driver (graph, files, edges, seams)."""
 
-    def __init__(self, engine: Any, store: RecordStore, objects: dict[str, list[tuple[str, Any]]]) -> None:
+    def __init__(self, engine: Any, store: RecordStore, objects: dict[str, list[tuple[str, Any]]],
+                 assigns: dict[str, list[tuple[str, Any]]] | None = None) -> None:
         self.e, self.store = engine, store
         self.objects = objects  # repo → (path, ObjectLiteral fact) with a declared type
+        self.assigns = assigns or {}  # repo → (path, Value fact of kind `assign`): `header.cwd = …`
         self._memo: dict[tuple[str, str], list[Writer]] = {}
 
     # ---- which record a read means -----------------------------------------------------------------
@@ -94,11 +96,35 @@ class RecordWriters:
                     continue
                 for value in _field_values(pf, node, name):
                     found |= self._trace(fn, pf, value, [], (), 0, set())
+            for path, fact in self.assigns.get(repo, []):
+                if fact.text.rsplit(".", 1)[-1] == name:
+                    found |= self._assigned(repo, path, fact.line, decl, name)
             shortest: dict[tuple[str, str, int, str], Writer] = {}  # one per place and value: the shortest route
             for w in sorted(found, key=lambda w: (len(w.via), w.via)):
                 shortest.setdefault((w.repo, w.path, w.line, w.text), w)
             self._memo[key] = sorted(shortest.values(), key=lambda w: (w.repo, w.path, w.line, w.text))[:MAX_WRITERS]
         return self._memo[key]
+
+    def _assigned(self, repo: str, path: str, line: int, decl: str, name: str) -> set[Writer]:
+        """`x.F = v` at `line` with `x` declared as the record (a parameter, a variable, a field of `this`)."""
+        pf = self.e.files.get(repo, path)
+        fn = self.e.innermost(repo, path, line)
+        fn_node = self._syntax(fn, pf) if pf is not None and fn is not None else None
+        if pf is None or fn is None or fn_node is None:
+            return set()
+        a = self.e.g.nodes[fn]
+        parent = a.get("parent")
+        view = _Scope(pf, fn_node, parent if parent and self.e.g.nodes.get(parent, {}).get("kind") == "class" else None)
+        out: set[Writer] = set()
+        for n in _assignments_at(fn_node, line):
+            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+            prop = left.child_by_field_name("property") if left is not None else None
+            obj = left.child_by_field_name("object") if left is not None else None
+            if right is None or prop is None or obj is None or pf.text(prop) != name:
+                continue
+            if type_of(view, self.store, obj) == decl:
+                out |= self._trace(fn, pf, right, [], (), 0, set())
+        return out
 
     def _trace(self, fn: str, pf: ParsedFile, node: Node, path: list[str], via: tuple[str, ...], depth: int,
                seen: set[tuple[Any, ...]]) -> set[Writer]:
@@ -182,7 +208,30 @@ class RecordWriters:
         return pf.function_at(a["line"], a["end_line"])
 
 
+class _Scope:
+    """What `records.type_of` reads of a body walker: the file, the function, the class of its `this`."""
+
+    def __init__(self, pf: ParsedFile, fn: Node, class_node: str | None) -> None:
+        self.pf, self.fn = pf, fn
+        self.info = type("Info", (), {"class_node": class_node})()
+
+
 # ---- syntax helpers ------------------------------------------------------------------------------------
+def _assignments_at(fn: Node, line: int) -> list[Node]:
+    """`a.b = v` expressions of `fn` on `line` (1-based)."""
+    out, stack = [], [fn]
+    while stack:
+        n = stack.pop()
+        if n.start_point[0] > line - 1 or n.end_point[0] < line - 1:
+            continue
+        if n.type == "assignment_expression" and n.start_point[0] == line - 1:
+            left = n.child_by_field_name("left")
+            if left is not None and left.type == "member_expression":
+                out.append(n)
+        stack.extend(n.named_children)
+    return out
+
+
 def _object_at(pf: ParsedFile, object_id: str) -> Node | None:
     """The object literal of an index fact (`L<line>C<col>`, both 1-based)."""
     try:
