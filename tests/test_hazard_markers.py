@@ -242,3 +242,27 @@ def test_an_observed_run_that_names_no_finding_of_the_scan_is_one_error(worlds: 
     run.write_text("{}")
     with pytest.raises(AnalyzerError, match="not an app summary"):
         attach(worlds["marked"][1], [run])
+
+
+def _line(path: str, text: str) -> int:
+    lines = (hf.FIXTURES / "marked-app" / "packages" / "agent" / "src" / path).read_text().splitlines()
+    (found,) = [i + 1 for i, line in enumerate(lines) if text in line]
+    return found
+
+
+def test_an_append_to_a_session_log_is_followed_to_the_replay_that_renders_it(worlds: dict[str, Any]) -> None:
+    """Replayed as stored: a frozen near-miss naming the replay; re-rendered by the replay from a clock it reads
+    itself: a breaks-prefix finding at that clock, naming the append whose entries it re-renders."""
+    frozen = [m for m in _at(worlds, "log.ts", "near_misses") if m["dismissed_by"] == "session-log-replay"]
+    assert [(m["source"]["text"], m["effect"]) for m in frozen] == [("new Date()", "frozen-in-history")]
+    assert "SessionLog.deriveMessages" in frozen[0]["reason"]
+    (f,) = _at(worlds, "log.ts")
+    assert (f["source"]["text"], f["effect"], f["sink"]["message"]) == ("Date.now()", "breaks-prefix", "re-rendered")
+    assert f["sink"]["replay"]["function"] == "AgedLog.deriveMessages"
+    assert f["sink"]["replay"]["appends"] == [f"packages/agent/src/log.ts:{_line('log.ts', 'this.aged.append(')}"]
+
+
+def test_a_local_function_with_a_sink_rules_name_is_not_that_sink(worlds: dict[str, Any]) -> None:
+    """prompt.ts exports `renderPrompt`; recall.ts keeps its own: only the exported one renders the prompt."""
+    assert _at(worlds, "recall.ts") == []
+    assert [f["sink"]["function"].rsplit(":", 1)[-1] for f in _at(worlds, "prompt.ts")] == ["renderPrompt"]

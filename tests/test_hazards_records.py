@@ -12,6 +12,7 @@ from analyzer.hazards.rules import load_hazard_rules
 from analyzer.hazards.run import compute_hazards, git_dirs_for, index_facts_for
 
 STORE, PROMPT = "packages/store/src/index.ts", "packages/prompt/src/index.ts"
+SESSIONS, SESSION_PROMPT = "packages/store/src/sessions.ts", "packages/prompt/src/session-prompt.ts"
 
 
 def line_of(path: str, text: str) -> int:
@@ -40,6 +41,8 @@ def test_each_typed_write_reaches_the_reads_of_its_type_and_field(result: dict[s
         ("Date.now()", line_of(STORE, "Date.now()"), PROMPT, "rendered-system-prompt"),
         ("hostname()", line_of(STORE, "hostname()"), PROMPT, "rendered-system-prompt"),
         ("Math.random()", line_of(STORE, "Math.random()"), PROMPT, "rendered-system-prompt"),
+        ("session.header.cwd", line_of(SESSION_PROMPT, "session.header.cwd"), SESSION_PROMPT,
+         "rendered-system-prompt"),
     }
 
 
@@ -85,3 +88,27 @@ def test_record_rules_are_data() -> None:
     assert "Pick" in rules.records[0].field_subsets and rules.records[0].fixed == "fixed-in-record"
     assert rules.records[0].kept_by == ("stored",)
     assert rules.scoped("record") is not None
+
+
+def test_a_record_field_read_names_every_entry_point_that_writes_it(result: dict[str, Any]) -> None:
+    """`session.header.cwd` is read at assembly; the header is built in `prepare` from a parameter that the
+    command-line entry fills with `process.cwd()` and the API handler with the request's `cwd` or its
+    fallback, and `relocate` assigns the field of a header it is handed: the finding names those writers and
+    the calls down to the write."""
+    (f,) = [f for f in result["findings"] if f["source"]["text"] == "session.header.cwd"]
+    assert f["writers_of"] == "SessionHeader.cwd"
+    writers = {(w["path"], w["line"], w["text"]) for w in f["writers"]}
+    assert writers == {
+        (SESSIONS, line_of(SESSIONS, "meta: { cwd: process.cwd() }"), "process.cwd()"),
+        (SESSIONS, line_of(SESSIONS, "request.payload.cwd ??"), "request.payload.cwd"),
+        (SESSIONS, line_of(SESSIONS, "request.payload.cwd ??"), "fallback"),
+        (SESSIONS, line_of(SESSIONS, "header.cwd = "), "process.env.PROJECT_DIR"),
+        (SESSIONS, line_of(SESSIONS, "header.cwd = "), "'/srv/project'"),
+    }
+    (headless,) = [w for w in f["writers"] if w["text"] == "process.cwd()"]
+    assert headless["via"] == [f"{SESSIONS}:{line_of(SESSIONS, 'meta: { cwd: process.cwd() }')}",
+                               f"{SESSIONS}:{line_of(SESSIONS, 'return this.sessions.prepare(')}"]
+
+
+def test_a_finding_that_reads_no_record_names_no_writers(result: dict[str, Any]) -> None:
+    assert [f["source"]["text"] for f in result["findings"] if f.get("writers")] == ["session.header.cwd"]

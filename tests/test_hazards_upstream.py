@@ -159,3 +159,39 @@ def test_dsh_sandbox_policy_workspace_in_the_runtime_context(result: tuple[int, 
             and f["source"]["path"].startswith("packages/sandbox/sandbox-policy/")]
     assert hits and all((f["sink"]["part"], f["effect"]) == ("runtime context", "tail-append") for f in hits)
     assert all((f["sink"]["position"] or {}).get("name") == "sandbox:policy" for f in hits)
+
+
+def test_dsh_session_header_cwd_names_its_writers(result: tuple[int, dict[str, Any]]) -> None:
+    """The `{{cwd}}` prompt variable reads the session header's cwd; the header is built in the session store's
+    `prepare` from what the agent factory is handed: the finding names the headless entry's `process.cwd()`
+    and the API proxy's session creation (a workspace's path or the server's default) among its writers."""
+    _, data = result
+    (f,) = [f for f in data["findings"] if f["source"]["repo"] == "dsh"
+            and f["source"]["text"] == "context.agent?.session.header.cwd"]
+    writers = {(w["path"], w["text"]) for w in f["writers"]}
+    assert ("packages/bundle/headless/src/index.ts", "process.cwd()") in writers
+    assert {("packages/host/apiproxy/src/api-proxy.ts", "workspace?.path"),
+            ("packages/host/apiproxy/src/api-proxy.ts", "defaults.cwd")} <= writers
+
+
+def test_dsh_session_id_header_is_cache_routing(result: tuple[int, dict[str, Any]]) -> None:
+    """The DeepSeek adapter sends `GenerateOptions.sessionId` (a branded session id) as a session header."""
+    _, data = result
+    hits = [f for f in data["findings"] if f["source"]["repo"] == "dsh"
+            and f["source"]["path"] == "packages/llm/llm-deepseek/src/adapter.ts" and f["sink"]["part"] == "cache key"]
+    assert [(f["source"]["text"], f["sink"]["rule"], f["effect"]) for f in hits] == [
+        ("options.sessionId", "affinity-headers", "cache-routing")]
+
+
+def test_dsh_session_reference_local_render_is_no_system_prompt(result: tuple[int, dict[str, Any]]) -> None:
+    """session-reference's own `renderPrompt` builds a user message: the system prompt's is the exported one."""
+    _, data = result
+    assert not [f for f in data["findings"] if f["sink"]["path"] == "packages/context/session-reference/src/index.ts"]
+
+
+def test_dsh_session_log_appends_are_followed_to_derive_messages(result: tuple[int, dict[str, Any]]) -> None:
+    """Values the agent loop appends to the session are replayed by Session.deriveMessages as stored."""
+    _, data = result
+    frozen = [m for m in data["near_misses"] if m["dismissed_by"] == "session-log-replay"]
+    assert frozen and all(m["effect"] == "frozen-in-history" and "Session.deriveMessages" in m["reason"]
+                          for m in frozen)

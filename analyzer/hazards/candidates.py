@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from analyzer.hazards.rules import HazardRules, glob_match
-from analyzer.index.model import FileFacts
+from analyzer.index.model import FileFacts, ObjectLiteral, Value
 from analyzer.index.testcode import is_test_path
 
 Site = tuple[str, int]  # (path, line)
@@ -67,10 +67,13 @@ class Candidates:
         updates = any(s.updates for s in rules)
         typed = {t for s in rules for t in s.typed_fields}  # fields read as a typed source (`agent.id`)
         id_types = tuple(t for s in rules for t in s.field_types)
+        # …or a record type with such a field (`GenerateOptions.sessionId: Branded<'SessionId'>`): a file that
+        # names it reads the id through it without naming the id's type
+        id_records = self._id_records(repo, typed, id_types) if typed else set()
         for f in self.files.get(repo, []):
             path = f.path
             # a typed field read counts only in a file that names one of those types (imports or declares it)
-            reads_typed = bool(typed) and any(glob_match(n, id_types) for n in (
+            reads_typed = bool(typed) and any(glob_match(n, id_types) or n in id_records for n in (
                 *(i.local for i in f.imports), *(d.name for d in f.definitions)))
             for call in f.calls:
                 chain = call.callee
@@ -99,6 +102,31 @@ class Candidates:
                 elif kind == "update" and updates:
                     yield path, v.line
 
+    def _id_records(self, repo: str, fields: set[str], id_types: tuple[str, ...]) -> set[str]:
+        """Names of the repo's types that declare one of `fields` with a per-session id type."""
+        from analyzer.hazards.records import id_type_names
+
+        return {fld.owner.rsplit(".", 1)[-1] for f in self.files.get(repo, []) for fld in f.fields
+                if fld.name in fields and fld.type and any(glob_match(n, id_types) for n in id_type_names(fld.type))}
+
+    # ---- names a file exports -----------------------------------------------------------------------
+    def exported_names(self) -> dict[tuple[str, str], set[str]]:
+        """(repo, path) → the local names its export lists export (`export { renderPrompt }`): such a
+        function is shared even though it is not declared with `export` (localnames.py)."""
+        return {(repo, f.path): {e.local for e in f.exports if e.local and not e.specifier}
+                for repo, files in self.files.items() for f in files if f.exports}
+
+    def typed_objects(self, repo: str) -> list[tuple[str, ObjectLiteral]]:
+        """(path, object literal) of the repo's object literals written with a declared type (`const h:
+        Header = {…}`, `satisfies`, a function's return type): the candidates for a record's writers."""
+        return [(f.path, o) for f in self.files.get(repo, []) for o in f.objects if o.holder_type]
+
+    def field_assignments(self, repo: str) -> list[tuple[str, Value]]:
+        """(path, fact) of every `a.b = …` of the repo: the candidates for a record field's writers by
+        assignment (`header.cwd = …`)."""
+        return [(f.path, v) for f in self.files.get(repo, []) for v in f.values
+                if v.kind == "assign" and "." in v.text and not v.text.rsplit(".", 1)[-1].startswith("[")]
+
     # ---- volatile tests ----------------------------------------------------------------------------
     def control_calls(self, repo: str) -> list[Site]:
         """Lines holding a call a control rule tests (`fetch(…)` whose catch picks a fallback, a machine probe
@@ -123,8 +151,13 @@ class Candidates:
         """Lines that may hold a registration-call or assignment sink (`.section(`, `.systemPrompt =`)."""
         methods = tuple(sorted({s.method for s in self.rules.sinks if s.kind == "call_argument"}))
         properties = {p for s in self.rules.sinks if s.kind == "assignment" for p in s.properties}
+        # keys that are a sink in any function (`{ 'x-<app>-session-id': id }`, in_functions = ["*"])
+        anywhere = tuple(k for s in self.rules.sinks if s.kind == "property" and "*" in s.functions for k in s.keys)
         out = []
         for f in self.files.get(repo, []):
+            if anywhere:
+                out += [(f.path, p.line) for o in f.objects for p in o.properties
+                        if glob_match(p.key.strip("'\"`"), anywhere)]
             out += [(f.path, c.line) for c in f.calls if c.callee and _ends_with_any(c.callee[-1], methods)]
             # the registration method itself (`section(s) { … }`, `get tools()`): where the value is kept
             out += [(f.path, d.line) for d in f.definitions if _ends_with_any(d.name, methods)]

@@ -18,7 +18,10 @@ import networkx as nx
 
 from analyzer.hazards.candidates import Candidates, Site
 from analyzer.hazards.flow import FunctionFlow, FunctionInfo
+from analyzer.hazards.localnames import shadowing_locals
 from analyzer.hazards.records import RecordStore
+from analyzer.hazards.recordwriters import RecordWriters, Writer
+from analyzer.hazards.replay import Replays, find_replays, load_replay_rule
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.seams import Params, Seams
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
@@ -39,6 +42,9 @@ class EngineResult:
     functions: int = 0
     truncated: int = 0
     unmapped: list[str] = field(default_factory=list)  # graph nodes whose body could not be found
+    # (repo, path, line) of a source that reads a stored record's field → that field's writers (recordwriters.py)
+    writers: dict[tuple[str, str, int], tuple[str, list[Writer]]] = field(default_factory=dict)  # (Record.field, …)
+    replays: Replays = field(default_factory=Replays)  # appends to a session log and its replay (replay.py)
 
 
 class Engine:
@@ -76,6 +82,7 @@ class Engine:
         self._made_at: dict[str, int] = {}  # the depth each summary was made at
         self.seams = Seams(self)  # how each edge's arguments reach the parameters of what it runs
         self.records = RecordStore(graph, files, rules)  # flows written into typed record fields
+        self._shadowing: set[str] | None = None  # local functions a rule's name does not mean (localnames.py)
 
     # ---- FlowContext -------------------------------------------------------------------------------
     def qualname(self, node: str) -> str:
@@ -166,7 +173,7 @@ class Engine:
             parent = a.get("parent")
             class_node = parent if parent and self.g.nodes.get(parent, {}).get("kind") == "class" else None
             info = FunctionInfo(node, a.get("name", ""), a.get("qualname", ""), class_node,
-                                a.get("kind") == "constructor")
+                                a.get("kind") == "constructor", node not in self.shadowing())
             flow = FunctionFlow(self, pf, fn, info, depth, module_names=self._module_names(pf))
             result = flow.run()
         finally:
@@ -297,7 +304,31 @@ class Engine:
             result.truncated += int(summ.truncated)
         result.functions = len(self.summaries)
         result.unmapped = sorted(set(self.unmapped))
+        result.writers = self._record_writers(result.sinks)
+        result.replays = find_replays(self, result.misses, load_replay_rule(),
+                                      lambda f: effective_neutraliser(self.rules, f) is None)
+        result.sinks.extend(result.replays.rerendered)
         return result
+
+    def _record_writers(self, hits: list[Hit]) -> dict[tuple[str, str, int], tuple[str, list[Writer]]]:
+        """For each source that reads a field of a stored record (`….session.header.cwd`), every place that
+        writes that field: the entry points that set the value (recordwriters.py)."""
+        if not self.rules.records:
+            return {}
+        objects = {r: self.candidates.typed_objects(r) for r in self.candidates.files}
+        assigns = {r: self.candidates.field_assignments(r) for r in self.candidates.files}
+        writers = RecordWriters(self, self.records, objects, assigns)
+        out: dict[tuple[str, str, int], tuple[str, list[Writer]]] = {}
+        for o in {h.flow.origin for h in hits}:
+            chain = o.text.replace("?.", ".").replace("!", "").split(".")
+            if not all(re.fullmatch(r"[A-Za-z_$][\w$]*", c) for c in chain):
+                continue  # a call, an element: not a field read
+            field_of = writers.field_of_chain(o.repo, chain)
+            found = writers.of(*field_of) if field_of is not None else []
+            if found and field_of is not None:
+                record = f"{self.g.nodes[field_of[0]].get('name', '')}.{field_of[1]}"
+                out[(o.repo, o.path, o.line)] = (record, found)
+        return out
 
     def _grown_fields(self) -> set[tuple[str, str]]:
         """Fields a method writes (`reload() { this.files = load(this.root) }`) whose value was read while
@@ -383,12 +414,21 @@ class Engine:
             found.update(n for _, _, n in self._file_functions(repo, path))
         return found
 
+    def shadowing(self) -> set[str]:
+        """Local functions that only share their name with the function a sink rule names (localnames.py)."""
+        if self._shadowing is None:
+            functions = [n for n, a in self.g.nodes(data=True) if a.get("kind") in FUNCTION_KINDS
+                         and (self.include_tests or not a.get("test"))]
+            self._shadowing = shadowing_locals(self.g, self.rules, functions, self.candidates.exported_names())
+        return self._shadowing
+
     def _sink_functions(self, repos: list[str]) -> set[str]:
         # a property sink allowed in every function (`in_functions = ["*"]`) names no sink function of its own
         named = [s for s in self.rules.sinks if s.kind in ("returns", "property") and "*" not in s.functions]
         out = set()
+        shadowing = self.shadowing()
         for n, a in self.g.nodes(data=True):
-            if a.get("kind") in FUNCTION_KINDS and (self.include_tests or not a.get("test")):
+            if a.get("kind") in FUNCTION_KINDS and (self.include_tests or not a.get("test")) and n not in shadowing:
                 if any(glob_match(a.get("name", ""), s.functions) or glob_match(a.get("qualname", ""), s.functions)
                        for s in named):
                     out.add(n)

@@ -33,8 +33,12 @@ finding   = {"id": str,                                  # stable across line sh
              "sink": place + {"rule": str, "part": str},
              "rule", "description", "evidence": [str, …],             # structural only
              "control": {"rule", "tested": str|null, "test": place,   # kind "control" only: the volatile
-                         "branches": [{"repo", "path", "line", "text"}, …]}}  # test and the alternatives
+                         "branches": [{"repo", "path", "line", "text"}, …]},  # test and the alternatives
                                                                       # it selects between
+             "writers_of": "Record.field"?,               # the stored record field the source reads, and
+             "writers": [{"repo", "path", "line", "text",   # the source reads a stored record's field: every
+                          "via": ["path:line", …]}, …]}?    # place that writes it, and the calls down to the
+                                                            # record's write (entry point first)
 near_miss = finding (category "value") + {"reason": str, "dismissed_by": str}   # effect may be null
 hazard    = {"id", "category", "kinds": [str], "effect", "effect_rule", "granularity", "part",
              "sink": place, "template": {"repo", "path", "line"} | null, "branches": [finding id, …]}
@@ -45,6 +49,9 @@ place     = {"repo", "path", "line", "text", "function"}   # function: the graph
                                                            # into a message built for this request) or
                                                            # "replayed" (read back from the stored history) or
                                                            # "appended" (a tool result appended after it)
+                                                           # or "re-rendered" (a session log's replay computes
+                                                           # it anew for every request; then also "replay":
+                                                           # {"rule", "function", "appends": ["path:line", …]})
 """
 
 from __future__ import annotations
@@ -62,8 +69,13 @@ from analyzer.hazards.taints import Hit
 
 SCHEMA = "analyzer.hazards/1"
 LIMITS = [
-    "values that travel through storage or the network (a session log, a cache) are not followed; a stored "
-    "value is treated as replayed unchanged. Named events are followed from emitter to listener and back "
+    "values that travel through storage or the network (a file, a cache) are not followed; a stored value "
+    "is treated as replayed unchanged, except an append to a session log whose replay method (sinks.toml "
+    "session-log-replay) is read: replayed as stored, or re-rendered from what the replay computes. The "
+    "writers of a stored record field are named from the object literals of its declared type, the "
+    "assignments to it on a value declared as that type and the callers' arguments, not through named "
+    "events. Named events are followed "
+    "from emitter to listener and back "
     "(the listener's return value, what it adds to an argument with push/set/add), but not what a listener "
     "assigns into an argument (`payload.x = v`)",
     "calls without a call-graph edge stop a flow (listed with --all as 'not followed'); dynamic dispatch the "
@@ -74,9 +86,9 @@ LIMITS = [
     "by connect/refresh functions) inside request-side functions; aliasing of the history is not followed",
     "ordering hazards are seen only for Map/Set iteration, directory listings and globs; Object.keys of a "
     "run-time-filled plain object and Promise.race/async completion order are not",
-    "a value appended to the stored history (through a session or log store) is replayed unchanged and is "
-    "not reported; a value put into messages while the request is built is reported, even when it lands "
-    "at the end where it costs only its own tokens",
+    "a value appended to the stored history (through a session or log store) is a near-miss (frozen, or "
+    "its replay's own value is the finding); a value put into messages while the request is built is "
+    "reported, even when it lands at the end where it costs only its own tokens",
     "control dependence is reported for the volatile tests of control.toml (a comparison with a source, a "
     "catch of a network call, a machine probe) selecting what a local variable, a ternary or the function's "
     "return value holds; a choice stored in an object field or made through a parameter of another "
@@ -174,16 +186,25 @@ def build_result(g: nx.MultiDiGraph, rules: HazardRules, res: EngineResult, stru
         else:
             if hit.flow.path:  # a field the [[wire]] rule of its part lets through
                 entry["wire_rule"] = rules.wire_rules.get(hit.site.part)
+            written = res.writers.get((hit.flow.origin.repo, hit.flow.origin.path, hit.flow.origin.line))
+            if written:  # the source reads a stored record's field: who writes it
+                entry["writers_of"] = written[0]
+                entry["writers"] = [w.to_json() for w in written[1]]
             _keep(findings, entry)
             continue
         entry.update(_effect_fields(rules.effect(None, entry["granularity"], entry["dismissed_by"])))
+    replays = res.replays
     for hit in res.misses:
         entry = _value_entry(g, rules, hit)
         entry["sink"]["part"] = None
-        entry.update(reason=hit.site.part, dismissed_by=hit.site.rule)
-        entry.update(_effect_fields(rules.effect(None, entry["granularity"], hit.site.rule)))
-        entry["id"] = finding_id(entry["id"], hit.site.rule)
+        # an append to a session log whose replay renders it unchanged (replay.py): decided, not assumed
+        replayed = replays.unchanged.get(hit) if replays.rule is not None else None
+        dismissed_by = replays.rule.name if replays.rule is not None and replayed else hit.site.rule
+        entry.update(reason=replayed or replays.rerendering.get(hit) or hit.site.part, dismissed_by=dismissed_by)
+        entry.update(_effect_fields(rules.effect(None, entry["granularity"], dismissed_by)))
+        entry["id"] = finding_id(entry["id"], dismissed_by)
         _keep(misses, entry)
+    _rerendered(rules, res, findings)
     _covered_choices(rules, findings, misses)
     for entry in (*findings.values(), *misses.values()):
         entry["rules"] = rules_of(rules, entry)
@@ -249,6 +270,23 @@ def _off_wire(rules: HazardRules, hit: Hit) -> str | None:
             f"{hit.site.part} (rule [[wire]])")
 
 
+def _rerendered(rules: HazardRules, res: EngineResult, findings: dict[str, dict[str, Any]]) -> None:
+    """Message-history findings whose value a session log's replay computes itself while it re-renders the
+    stored entries (replay.py): their message is `re-rendered`, and the effect rule says what that costs."""
+    replays = res.replays
+    if replays.rule is None or not replays.sources:
+        return
+    for f in findings.values():
+        src = f["source"]
+        found = replays.sources.get((src["repo"], src["path"], src["line"]))
+        if found is None or f["sink"]["part"] != "message history" \
+                or not any(s["why"].startswith(f"returned by {found[0]} ") for s in f["steps"]):
+            continue
+        f["sink"]["message"] = "re-rendered"
+        f["sink"]["replay"] = {"rule": replays.rule.name, "function": found[0], "appends": list(found[1])}
+        f.update(_effect_fields(rules.effect("message history", f["granularity"], message="re-rendered")))
+
+
 def rules_of(rules: HazardRules, entry: dict[str, Any]) -> list[str]:
     """Every rule that decided something about this entry: its source, sink, effect, granularity, dismissal,
     the history rule of a replayed message, and the rules of its steps (carriers, seams, neutralisers)."""
@@ -256,6 +294,7 @@ def rules_of(rules: HazardRules, entry: dict[str, Any]) -> list[str]:
              entry.get("granularity_rule"), entry.get("dismissed_by")}
     named |= {r for s in entry["steps"] for r in str(s.get("rule", "")).split()}
     named.add(entry.get("wire_rule"))
+    named.add((entry["sink"].get("replay") or {}).get("rule"))
     if entry["sink"].get("message") == "replayed":
         named |= {rules.history_rule}
     if entry["sink"].get("message") == "appended":

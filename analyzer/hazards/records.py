@@ -30,12 +30,17 @@ from analyzer.index.types import base_name, candidate_types, type_arguments
 KEY = "record:"  # prefix of the engine's dependency keys for record fields
 
 
-class Walker(Protocol):
-    """What this module reads of the body walker (`flow.FunctionFlow`)."""
+class Scope(Protocol):
+    """What declared types are read from: the file, the function, and `info.class_node` (the class of `this`)."""
 
     pf: ParsedFile
     fn: Node
     info: Any
+
+
+class Walker(Scope, Protocol):
+    """What this module reads of the body walker (`flow.FunctionFlow`)."""
+
     ctx: Any
     summary: Summary
 
@@ -160,7 +165,7 @@ class RecordStore:
 
 
 # ---- the walker's side ---------------------------------------------------------------------------------
-def _declared(w: Walker) -> dict[str, str]:
+def _declared(w: Scope) -> dict[str, str]:
     """Declared types of the names of the function being walked (parameters and annotated variables)."""
     cache: dict[str, str] | None = getattr(w, "_declared_types", None)
     if cache is not None:
@@ -188,7 +193,7 @@ def _declared(w: Walker) -> dict[str, str]:
     return out
 
 
-def type_of(w: Walker, store: RecordStore, node: Node | None, depth: int = 0) -> str | None:
+def type_of(w: Scope, store: RecordStore, node: Node | None, depth: int = 0) -> str | None:
     """The record declaration of an expression's declared type, or None."""
     if node is None or depth > 6:
         return None
@@ -209,13 +214,18 @@ def type_of(w: Walker, store: RecordStore, node: Node | None, depth: int = 0) ->
     return None
 
 
-def _class_field_type(w: Walker, store: RecordStore, name: str) -> str | None:
+def _class_field_type(w: Scope, store: RecordStore, name: str) -> str | None:
     cls = getattr(w.info, "class_node", None)
     if not cls or cls not in store.g:
         return None
     if (cls, name) not in store.class_fields:
         store.class_fields[(cls, name)] = _read_class_field(store, cls, name)
     return store.class_fields[(cls, name)]
+
+
+def class_field_record(store: RecordStore, cls: str, name: str) -> str | None:
+    """The record declaration a class field's annotation names (`readonly header: SessionHeader`)."""
+    return _read_class_field(store, cls, name)
 
 
 def _read_class_field(store: RecordStore, cls: str, name: str) -> str | None:
@@ -326,8 +336,18 @@ def identity_source(store: RecordStore, decl: str, name: str) -> Source | None:
     if not store.typed_sources:
         return None
     ann = store.field_annotation(decl, name)
-    base = base_name(ann.strip().lstrip(":").strip()) if ann else ""
-    return next((src for src in store.typed_sources if base and glob_match(base, src.field_types)), None)
+    names = id_type_names(ann) if ann else []
+    return next((src for src in store.typed_sources if any(glob_match(n, src.field_types) for n in names)), None)
+
+
+def id_type_names(annotation: str) -> list[str]:
+    """The names an annotation gives its type: the base name, and for a branded type the brand's string
+    literal (`Branded<'SessionId'>` is a SessionId as much as `SessionId` is)."""
+    text = annotation.strip().lstrip(":").strip()
+    out = [base_name(text)]
+    out += [a.strip()[1:-1] for a in type_arguments(text)
+            if len(a.strip()) > 2 and a.strip()[0] == a.strip()[-1] and a.strip()[0] in "'\""]
+    return [n for n in out if n]
 
 
 def _name(store: RecordStore, decl: str) -> str:

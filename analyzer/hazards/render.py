@@ -7,6 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+WRITERS_SHOWN = 8  # writers of a stored record field printed without -v
+
 
 def _where(p: dict[str, Any]) -> str:
     return f"{p['repo']}:{p['path']}:{p['line']}"
@@ -99,6 +101,12 @@ def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
                   f"by rule {escape(f['granularity_rule'])}; id {f['id']})[/]{possible}")
     for b in (f.get("control") or {}).get("branches", []):
         console.print(f"   branch {escape(_where(b))}  [dim]{escape(b['text'])}[/]")
+    writers = f.get("writers", [])  # who writes the stored record field the source reads
+    for w in writers if verbose else writers[:WRITERS_SHOWN]:
+        via = f"  [dim]via {escape(' → '.join(w['via']))}[/]" if w["via"] and verbose else ""
+        console.print(f"   writer {escape(_where(w))}  [dim]{escape(w['text'])} → {escape(f['writers_of'])}[/]{via}")
+    if len(writers) > WRITERS_SHOWN and not verbose:
+        console.print(f"   [dim]… {len(writers) - WRITERS_SHOWN} more writer(s) (-v lists them with their calls)[/]")
     steps = f["steps"]
     shown = steps if verbose else _compact(steps)
     for s in shown:
@@ -117,7 +125,9 @@ def _value(console: Console, f: dict[str, Any], verbose: int) -> None:
         where = ", ".join(f"{k} {v}" for k, v in sink["position"].items())
         console.print(f"   lands  {escape(sink['part'])} entry {escape(where)}")
     if sink.get("message"):
-        said = "new in this request" if sink["message"] == "new" else "replayed from the stored history"
+        said = {"new": "new in this request",
+                "re-rendered": f"re-rendered by {(sink.get('replay') or {}).get('function', 'the replay')} at "
+                               "every request"}.get(sink["message"], "replayed from the stored history")
         console.print(f"   message  {said}")
     console.print(f"   sink   {escape(_where(sink))}  [dim]{escape(sink['text'])}[/]  "
                   f"[dim]in {escape(sink['function'].split(':', 2)[-1])} ({escape(sink['rule'])})[/]")

@@ -49,6 +49,7 @@ class Engine(FlowContext, Protocol):
     def _members(self, class_node: str) -> list[str]: ...
     def _file_functions(self, repo: str, path: str) -> list[tuple[int, int, str]]: ...
     def _module_names(self, pf: ParsedFile) -> dict[str, Taints]: ...
+    def shadowing(self) -> set[str]: ...
 
 # parameter index → (the call's argument index it comes from, the flows it carries)
 Params = dict[int, tuple[int, Taints]]
@@ -210,7 +211,8 @@ class Seams:
         a = self.e.g.nodes[target]
         parent = a.get("parent")
         class_node = parent if parent and self.e.g.nodes.get(parent, {}).get("kind") == "class" else None
-        info = FunctionInfo(target, a.get("name", ""), a.get("qualname", ""), class_node, False)
+        info = FunctionInfo(target, a.get("name", ""), a.get("qualname", ""), class_node, False,
+                            target not in self.e.shadowing())
         self._busy.add(key)
         try:
             result = FunctionFlow(self.e, pf, closure, info, depth, module_names=self.e._module_names(pf)).run()
