@@ -39,6 +39,7 @@ from analyzer.hazards.syntax import (
     ParsedFile,
     base_identifier,
     key_text,
+    parameter_nodes,
     pattern_names,
     unwrap,
 )
@@ -181,10 +182,7 @@ class FunctionFlow:
 
     # ---- parameters --------------------------------------------------------------------------------
     def _bind_params(self, fn: Node, symbolic: bool) -> None:
-        params = fn.child_by_field_name("parameters")
-        single = fn.child_by_field_name("parameter")
-        nodes = [single] if single is not None else [c for c in (params.named_children if params else [])
-                                                     if c.type not in ("comment", "decorator")]
+        nodes = parameter_nodes(fn)
         for i, p in enumerate(nodes):
             pattern = p.child_by_field_name("pattern") or p
             default = p.child_by_field_name("value")

@@ -26,7 +26,7 @@ from typing import Any
 from tree_sitter import Node
 
 from analyzer.hazards.records import RecordStore, class_field_record, type_of
-from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, key_text, unwrap
+from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, key_text, parameter_nodes, unwrap
 
 MAX_DEPTH = 8  # calls followed up from the record write
 MAX_WRITERS = 64  # writers kept per field (sorted by place)
@@ -316,10 +316,7 @@ def _binding(pf: ParsedFile, fn: Node, name: str, use: Node) -> tuple[str, Any, 
 
 
 def _param(pf: ParsedFile, fn: Node, name: str) -> tuple[int, list[str]] | None:
-    params = fn.child_by_field_name("parameters")
-    single = fn.child_by_field_name("parameter")
-    nodes = [single] if single is not None else [c for c in (params.named_children if params else [])
-                                                 if c.type not in ("comment", "decorator")]
+    nodes = parameter_nodes(fn)
     for i, p in enumerate(nodes):
         pattern = p.child_by_field_name("pattern") or p
         if pattern.type == "assignment_pattern":

@@ -26,7 +26,7 @@ from tree_sitter import Node
 
 from analyzer.hazards.flow import FlowContext, FunctionFlow, FunctionInfo
 from analyzer.hazards.rules import glob_match
-from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, unwrap
+from analyzer.hazards.syntax import FUNCTION_NODES, ParsedFile, parameter_nodes, unwrap
 from analyzer.hazards.taints import Step, Summary, Taints, norm
 from analyzer.rules.files import read_rule_files
 
@@ -442,10 +442,7 @@ def _listener(pf: ParsedFile, call: Node, event: str, rule: EventRule) -> Node |
 
 
 def _arity(fn: Node) -> int:
-    if fn.child_by_field_name("parameter") is not None:
-        return 1
-    params = fn.child_by_field_name("parameters")
-    return len([c for c in (params.named_children if params else []) if c.type not in ("comment", "decorator")])
+    return len(parameter_nodes(fn))
 
 
 def _target_arity(engine: Engine, target: str) -> int:

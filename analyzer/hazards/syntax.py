@@ -151,6 +151,15 @@ def descendants(node: Node, kind: str) -> list[Node]:
     return out
 
 
+def parameter_nodes(fn: Node) -> list[Node]:
+    """A function's parameters in order: an arrow function's lone `x` or the entries of its parameter list."""
+    single = fn.child_by_field_name("parameter")
+    if single is not None:
+        return [single]
+    params = fn.child_by_field_name("parameters")
+    return [c for c in (params.named_children if params else []) if c.type not in ("comment", "decorator")]
+
+
 def unwrap(node: Node) -> Node:
     while node.type in ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression",
                         "await_expression") and node.named_children:
