@@ -46,7 +46,7 @@ def write_fixture_lock(path: Path, repos: dict[str, tuple[Path, str]], trace: tu
 
 @dataclass
 class FixtureWorld:
-    ctx: Workspace  # the session the analyses run in (hazard worlds may still hand a CLI context)
+    ctx: Workspace  # the library session the analyses run in
     lock_path: Path
     commits: dict[str, str]
 

@@ -14,8 +14,8 @@ import pytest
 from attributionfixtures import WORDS, make_app_repo, system_body
 
 from analyzer.analysis import analyze
+from analyzer.api import open_session
 from analyzer.cli import main
-from analyzer.cli.context import CliContext
 from analyzer.index.build import index_repo
 from analyzer.prefix.attribute import attribute, needles, rank_sites
 from analyzer.prefix.request_path import ON_PATH, WRITER, RequestPath
@@ -32,7 +32,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     commit = make_app_repo(tmp / "app")
     lock = tmp / "repos.lock"
     lock.write_text(f'[repos.app]\nurl = "{(tmp / "app").as_posix()}"\ncommit = "{commit}"\n')
-    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    ctx = open_session(lock, cache_dir=tmp / "cache", environ={})
     analysis = analyze(ctx)                       # syncs the repo into the cache, indexes it, stores the graph
     pin = ctx.lock.repos["app"]
     repo = open_repo(ctx, pin, fetch=False)

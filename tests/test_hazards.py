@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -279,8 +280,8 @@ def test_one_scan_per_graph_then_answers_from_the_cache(tmp_path: Path, monkeypa
     world = build_hazard_world(tmp_path)
     analysis = world.analysis()
     warnings: list[str] = []
-    monkeypatch.setattr(world.ctx, "warn", warnings.append, raising=False)
-    first = run.hazards_for(world.ctx, analysis, include_near_misses=True)
+    session = replace(world.ctx, on_warning=warnings.append)  # the library session; its warnings land here
+    first = run.hazards_for(session, analysis, include_near_misses=True)
     stored = scan_path(world.ctx.cache_dir, scan_key(analysis.pins, {"max_depth": 6, "allow_guesses": False,
                                                                      "include_tests": False}))
     assert stored.is_file() and first["near_misses"]
@@ -289,15 +290,14 @@ def test_one_scan_per_graph_then_answers_from_the_cache(tmp_path: Path, monkeypa
         raise AssertionError("scanned again")
 
     monkeypatch.setattr(run, "compute_hazards", no_scan)
-    again = run.hazards_for(world.ctx, analysis)
+    again = run.hazards_for(session, analysis)
     assert [f["id"] for f in again["findings"]] == [f["id"] for f in first["findings"]]
     assert again["near_misses"] == [] and again["near_miss_count"] == first["near_miss_count"]
     with pytest.raises(AssertionError, match="scanned again"):  # other options: another scan
-        run.hazards_for(world.ctx, analysis, max_depth=3)
+        run.hazards_for(session, analysis, max_depth=3)
     stored.write_text("{not json")
     monkeypatch.undo()
-    monkeypatch.setattr(world.ctx, "warn", warnings.append, raising=False)
-    third = run.hazards_for(world.ctx, analysis)
+    third = run.hazards_for(session, analysis)
     assert [f["id"] for f in third["findings"]] == [f["id"] for f in first["findings"]]
     assert any("damaged" in w for w in warnings) and json.loads(stored.read_text())["result"]["findings"]
 
