@@ -140,12 +140,20 @@ def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def server_info(client: httpx.Client, base_url: str, headers: dict[str, str]) -> dict[str, Any]:
-    """{"version": …, "settings": …} read once at the start of a run or a proxy (either may be None)."""
+@dataclass(frozen=True)
+class ServerInfo:
+    """What the server says about itself, read once at the start of a run or a proxy (either may be None):
+    its build (`llama.cpp <build>`) and its real settings (analyzer/engine/settings.py), copied into every row."""
+
+    version: str | None
+    settings: dict[str, Any] | None
+
+
+def server_info(client: httpx.Client, base_url: str, headers: dict[str, str]) -> ServerInfo:
+    """The server's build and settings, asked once."""
     from analyzer.engine.settings import server_settings
 
-    return {"version": server_version(client, base_url, headers),
-            "settings": server_settings(base_url, headers, client=client)}
+    return ServerInfo(server_version(client, base_url, headers), server_settings(base_url, headers, client=client))
 
 
 def server_version(client: httpx.Client, base_url: str, headers: dict[str, str]) -> str | None:
