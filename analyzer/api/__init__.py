@@ -19,14 +19,15 @@ from analyzer.api.recheck import RecheckOptions, RecheckResult, recheck
 from analyzer.api.reconcile import ReconcileOptions, ReconcileResult, reconcile, shipped_scenarios
 from analyzer.api.report import ReportOptions, ReportResult, report
 from analyzer.api.session import Session, open_session
+from analyzer.api.sources import RepoStatus, status, sync
 from analyzer.api.symbols import SymbolsResult, symbols
 from analyzer.api.trace import TraceOptions, TraceResult, trace
 
 __all__ = [
     "AttentionOptions", "AttentionResult", "CustomModel", "HazardOptions", "HazardsResult", "KvSizeOptions",
-    "KvSizeResult", "NeighbourOptions",
-    "NeighbourResult", "ObserveOptions", "ObserveResult", "PrefixOptions", "RecheckOptions", "RecheckResult",
-    "ReconcileOptions", "ReconcileResult", "ReportOptions", "ReportResult", "Session", "SymbolsResult", "TraceOptions",
-    "TraceResult", "attention", "callees", "callers", "hazards", "kv_size", "observe", "open_analysis", "open_session",
-    "pins_at", "prefix", "recheck", "reconcile", "report", "shipped_scenarios", "symbols", "trace",
+    "KvSizeResult", "NeighbourOptions", "NeighbourResult", "ObserveOptions", "ObserveResult", "PrefixOptions",
+    "RecheckOptions", "RecheckResult", "ReconcileOptions", "ReconcileResult", "RepoStatus", "ReportOptions",
+    "ReportResult", "Session", "SymbolsResult", "TraceOptions", "TraceResult", "attention", "callees", "callers",
+    "hazards", "kv_size", "observe", "open_analysis", "open_session", "pins_at", "prefix", "recheck", "reconcile",
+    "report", "shipped_scenarios", "status", "symbols", "sync", "trace",
 ]
