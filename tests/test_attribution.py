@@ -202,10 +202,9 @@ def _later_commit(where: Path, old: str, new: str) -> str:
     return repo.index.commit("words changed", author=ACTOR, committer=ACTOR).hexsha
 
 
-def test_the_lookup_at_another_commit_than_the_lock_pins_finds_the_words_only_there(tmp_path: Path) -> None:
-    from analyzer.api import PrefixOptions, open_session, prefix
-    from analyzer.api.prefix import pinned_lookup
-
+def _moved_words(tmp_path: Path) -> tuple[str, Path, list[dict[str, Any]]]:
+    """The app pinned at a first commit whose words a later commit changed, and two requests that carry the
+    later words: (the later commit, the lock, the rows)."""
     first = make_app_repo(tmp_path / "app")
     later = _later_commit(tmp_path / "app", "Present folder: ", "Checked-out folder: ")
     lock = tmp_path / "repos.lock"
@@ -214,6 +213,14 @@ def test_the_lookup_at_another_commit_than_the_lock_pins_finds_the_words_only_th
              "request_body": json.dumps(system_body(f"Custom words.\nChecked-out folder: /home/{d}")),
              "usage": {"prompt_tokens": 30, "prompt_tokens_details": {"cached_tokens": 0}},
              "server": {"version": "llama.cpp test"}} for i, d in ((1, "alpha"), (2, "beta"))]
+    return later, lock, rows
+
+
+def test_the_lookup_at_another_commit_than_the_lock_pins_finds_the_words_only_there(tmp_path: Path) -> None:
+    from analyzer.api import PrefixOptions, open_session, prefix
+    from analyzer.api.prefix import pinned_lookup
+
+    later, lock, rows = _moved_words(tmp_path)
     session = open_session(lock, cache_dir=tmp_path / "cache", environ={})
     cold = pinned_lookup(session)  # the lock's own pins are read from the cache, never fetched
     assert cold.lookup is None and cold.note is not None and cold.note.startswith("not looked up in app (")
@@ -228,14 +235,7 @@ def test_the_lookup_at_another_commit_than_the_lock_pins_finds_the_words_only_th
 
 def test_analyze_prefix_at_looks_the_text_up_at_another_commit_than_the_lock_pins(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    first = make_app_repo(tmp_path / "app")
-    later = _later_commit(tmp_path / "app", "Present folder: ", "Checked-out folder: ")
-    lock = tmp_path / "repos.lock"
-    lock.write_text(f'[repos.app]\nurl = "{(tmp_path / "app").as_posix()}"\ncommit = "{first}"\n')
-    rows = [{"series": "app", "index": i,
-             "request_body": json.dumps(system_body(f"Custom words.\nChecked-out folder: /home/{d}")),
-             "usage": {"prompt_tokens": 30, "prompt_tokens_details": {"cached_tokens": 0}},
-             "server": {"version": "llama.cpp test"}} for i, d in ((1, "alpha"), (2, "beta"))]
+    later, lock, rows = _moved_words(tmp_path)
     log = tmp_path / "log.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in rows))
     base = ["--lock", str(lock), "--cache-dir", str(tmp_path / "cache"), "prefix", str(log), "--rule", "vllm"]
