@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from analyzer.apps.private_home import TurnResult
     from analyzer.observe.client import Outcome
     from analyzer.observe.experiment import Experiment
+    from analyzer.prefix.run import PrefixReport
 
 SCHEMA = "analyzer.observe/1"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -60,7 +61,7 @@ class AppRun:
     proxy_log: Path
     run_dir: Path
     turns: list[SeriesTurn] = field(default_factory=list)
-    prefix: Any = None
+    prefix: PrefixReport | None = None
     prefix_path: Path | None = None
     prefix_error: str | None = None
     lookup_note: str | None = None
