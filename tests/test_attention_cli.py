@@ -124,3 +124,19 @@ def test_capacity_bad_input_is_one_error_line(argv: list[str], needle: str, caps
     assert main(["attention", *argv]) == 3
     err = capsys.readouterr().err
     assert err.startswith("error: ") and needle in err and err.count("\n") == 1
+
+
+def test_export_params_writes_the_librarys_export(tmp_path: Path, capsys) -> None:
+    import numpy as np
+
+    from analyzer.attention.params import export_params, init_params
+
+    written, expected = tmp_path / "cli.npz", tmp_path / "lib.npz"
+    assert main(["attention", "append", "--d-model", "8", "--heads", "2", "--kv-heads", "1", "--head-dim", "4",
+                 "--d-ff", "8", "--vocab", "10", "--seed", "5", "--length", "2", "--export-params", str(written)]) == 0
+    assert f"wrote {written}" in capsys.readouterr().out
+    config = ModelConfig(d_model=8, heads=2, kv_heads=1, head_dim=4, d_ff=8, vocab=10, seed=5)
+    export_params(config, init_params(config), expected)
+    with np.load(written) as got, np.load(expected) as want:
+        assert sorted(got.files) == sorted(want.files) and "__config__" in got.files
+        assert all(np.array_equal(got[k], want[k]) for k in want.files)
