@@ -14,6 +14,7 @@ from recheck_fixtures import Upstreams, make_upstreams, write_lock
 
 from analyzer.api import RecheckOptions, RecheckResult, open_session, recheck
 from analyzer.cli import main
+from analyzer.errors import AnalyzerError
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +49,28 @@ def test_report_writes_three_files(project: Path, up: Upstreams, capsys: pytest.
     assert "7 hops" in capsys.readouterr().out
     md = (out / "trace.md").read_text()
     assert "## 7. `parseUsage`" in md and "src/old/usage.ts" in md
+
+
+def test_a_note_records_commit_and_body_hash_and_is_anchored_at_other_pins(project: Path, up: Upstreams) -> None:
+    from analyzer.api.annotations import annotate, notes
+
+    def session():  # the lock as it is on disk now
+        return open_session(project / "repos.lock", environ={})
+
+    first = annotate(session(), "parseUsage", "counts characters")
+    assert first.action == "added" and first.file == project / "reports" / "annotations.toml"
+    assert (first.note.repo, first.note.path, first.note.commit, first.line) == ("lib", "src/old/usage.ts", up.l1, 1)
+    assert first.note.body_hash
+    assert annotate(session(), "parseUsage", "counts the characters of the chunk").action == "updated"
+    data = tomllib.loads(first.file.read_text())
+    assert [(n["symbol"], n["text"]) for n in data["note"]] == [("parseUsage", "counts the characters of the chunk")]
+    (now,) = notes(session()).anchored
+    assert (now.status, now.path, now.line, now.moved) == ("ok", "src/old/usage.ts", 1, False)
+    write_lock(project / "repos.lock", up, up.l2)
+    (later,) = notes(session()).anchored
+    assert (later.status, later.path, later.moved) == ("stale", "src/api/usage.ts", True)
+    with pytest.raises(AnalyzerError, match="the note text is empty"):
+        annotate(session(), "parseUsage", "  ")
 
 
 def test_annotate_records_commit_and_body_hash(project: Path, up: Upstreams,
