@@ -14,8 +14,8 @@ from pathlib import Path
 
 import git
 
-from analyzer.analysis import Analysis, Workspace, analyze
-from analyzer.api import open_session
+from analyzer.analysis import Analysis, analyze
+from analyzer.api import Session, open_session
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "graph"
 ACTOR = git.Actor("Fixture Author", "fixture@example.invalid")
@@ -46,7 +46,7 @@ def write_fixture_lock(path: Path, repos: dict[str, tuple[Path, str]], trace: tu
 
 @dataclass
 class FixtureWorld:
-    ctx: Workspace  # the session the analyses run in (hazard worlds may still hand a CLI context)
+    ctx: Session  # the library session the analyses run in (an `analyzer.analysis.Workspace`)
     lock_path: Path
     commits: dict[str, str]
 

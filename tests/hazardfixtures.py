@@ -1,4 +1,6 @@
-"""Turn the hazard fixture folders (tests/fixtures/hazards/*) into git repos and a lock, like upstreams."""
+"""Turn the hazard fixture folders (tests/fixtures/hazards/*) into git repos and a lock, like upstreams.
+
+Each world's workspace is a library `Session` (`analyzer.api.open_session`), not the command line's context."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from pathlib import Path
 
 from graphfixtures import FixtureWorld, repo_from_folder, write_fixture_lock
 
-from analyzer.cli.context import CliContext
+from analyzer.api import open_session
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hazards"
 REPOS = {"app": "mini-app", "ai": "mini-ai"}
@@ -18,7 +20,7 @@ def build_hazard_world(tmp: Path) -> FixtureWorld:
         dest = tmp / "upstreams" / folder
         repos[name] = (dest, repo_from_folder(FIXTURES / folder, dest))
     lock = write_fixture_lock(tmp / "repos.lock", repos, ("Agent.buildRequest", "buildParams"))
-    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    ctx = open_session(lock, cache_dir=tmp / "cache", environ={})
     return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})
 
 
@@ -27,7 +29,7 @@ def build_seam_world(tmp: Path) -> FixtureWorld:
     dest = tmp / "upstreams" / "mini-seams"
     repos = {"host": (dest, repo_from_folder(FIXTURES / "mini-seams", dest))}
     lock = write_fixture_lock(tmp / "repos.lock", repos)
-    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    ctx = open_session(lock, cache_dir=tmp / "cache", environ={})
     return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})
 
 
@@ -37,7 +39,7 @@ def build_single_world(tmp: Path, name: str, folder: str) -> FixtureWorld:
     dest = tmp / "upstreams" / folder
     commit = repo_from_folder(FIXTURES / folder, dest)
     lock = write_fixture_lock(tmp / "repos.lock", {name: (dest, commit)})
-    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    ctx = open_session(lock, cache_dir=tmp / "cache", environ={})
     return FixtureWorld(ctx, lock, {name: commit})
 
 
@@ -54,5 +56,5 @@ def build_recall_world(tmp: Path) -> FixtureWorld:
     dest = tmp / "upstreams" / "recall-app"
     repos = {"app": (dest, repo_from_folder(FIXTURES / "recall-app", dest))}
     lock = write_fixture_lock(tmp / "repos.lock", repos, ("Session.systemPrompt", "buildSystemPrompt"))
-    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    ctx = open_session(lock, cache_dir=tmp / "cache", environ={})
     return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})

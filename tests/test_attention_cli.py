@@ -1,4 +1,5 @@
-"""`analyze attention`: tables, --json, --record (8 fields), --plot PNGs, and one-line errors."""
+"""`analyze attention`: tables, --json, --record (8 fields), --plot PNGs, and one-line errors. The experiments'
+numbers are checked through the library in tests/test_attention_api.py; here, that the command renders them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.api.attention import AttentionOptions, attention
+from analyzer.attention.config import ModelConfig
 from analyzer.cli import main
 from analyzer.cli.commands import attention as attention_cmd
 from analyzer.cli.commands import kv_size as kv_size_cmd
@@ -39,22 +42,19 @@ def test_record_file_plot_and_json(tmp_path: Path, capsys) -> None:
     assert main(["attention", "all", "--json", "--length", "12", "--verify-max", "200", "--record", str(record),
                  "--plot", str(plots)]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["append"]["within_tolerance"] is True
-    assert data["append"]["with_cache"]["qk_dots_by_layer"] == [13 * 4, 13 * 4]
-    assert data["append"]["without_cache"]["kv_computed_by_layer"] == [13 * 2, 13 * 2]
-    assert data["edit"][0]["changed_positions_by_layer"] == [[6], list(range(6, 12))]
-    assert data["edit"][1]["changed_positions_by_layer"] == [[6]]
+    expected = attention(ModelConfig(), AttentionOptions(length=12, verify_max=200, qk_curve=True)).to_dict()
+    assert {k: v for k, v in data.items() if k not in ("plots", "record_file")} == expected
+    assert data["record_file"] == str(record) and len(data["append"]["qk_curve"]) == 13
     text = record.read_text(encoding="utf-8")
     assert text.startswith("# Round 1 research records") and text.count("\n## ") == 7
     for label in LABELS:
         assert label in text
     written = sorted(p.name for p in plots.iterdir())
     assert written == ["edit_kv_changes.png", "qk_vs_length.png"]
+    assert data["plots"] == [str(plots / "qk_vs_length.png"), str(plots / "edit_kv_changes.png")]
     for name in written:
         blob = (plots / name).read_bytes()
         assert blob.startswith(PNG) and len(blob) > 2000
-    assert len(data["append"]["qk_curve"]) == 13
-    assert data["append"]["qk_curve"][-1] == {"length": 13, "with_cache": 13 * 8, "without_cache": 13 * 14 // 2 * 8}
 
 
 def test_single_experiments_and_float32(capsys) -> None:
@@ -63,7 +63,7 @@ def test_single_experiments_and_float32(capsys) -> None:
     assert "tolerance" in out and "1e-05" in out and "MQA" in out and "K/V positions" not in out
     assert main(["attention", "prefix", "--block-size", "8", "--verify-max", "100", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert {p["block_size"] for p in data["prefix"]} == {8} and "append" not in data
+    assert data == attention(ModelConfig(), AttentionOptions(("prefix",), block_sizes=(8,), verify_max=100)).to_dict()
 
 
 def test_plot_of_prefix_only_is_an_error(tmp_path: Path, capsys) -> None:
@@ -87,27 +87,15 @@ def test_unwritable_record_path_is_an_error_not_a_traceback(tmp_path: Path, caps
     assert err.startswith("error: cannot write") and "Traceback" not in err
 
 
-def test_json_all_includes_the_capacity_experiments_with_exact_counts(capsys) -> None:
+def test_json_all_is_the_librarys_document_for_the_options_given(capsys) -> None:
     assert main(["--json", "attention", "all", "--length", "16", "--verify-max", "100", "--window", "4",
-                 "--budget", "8", "--generate", "3"]) == 0
+                 "--budget", "8", "--generate", "3", "--sinks", "2", "--offload-context", "500"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert {"append", "edit", "prefix", "window", "quantize", "evict", "offload"} <= set(data)
-    window = data["window"]
-    assert window["within_tolerance"] is True and window["tolerance"] == 1e-12
-    assert window["kv_kept_per_layer_per_kv_head"] == [4, 4] and window["held_positions"] == [12, 13, 14, 15]
-    assert window["rolling"]["qk_dots_by_layer"] == [4 * (1 + 2 + 3 + 4 * 13)] * 2
-    assert window["first_position_differing_from_full"] == 4
-    quant = {run["bits"]: run for run in data["quantize"]["runs"]}
-    assert quant[8]["bytes_per_token"] == 80 and quant[4]["bytes_per_token"] == 48
-    assert quant[8]["bytes_per_token_16bit"] == 128 and len(quant[4]["generated_tokens"]) == 3
-    assert all(len(run["attention_output_max_abs_error_by_layer"]) == 2 for run in quant.values())
-    evict = data["evict"]
-    assert {run["policy"] for run in evict["runs"]} == {"recent", "sinks + recent", "heavy hitters + recent"}
-    assert all(run["bytes_kept"] == 8 * 128 and run["bytes_full_cache"] == 16 * 128 for run in evict["runs"])
-    assert all(run["max_abs_logits"] > 0 for run in evict["runs"])
-    offload = data["offload"]
-    assert offload["computed_not_measured"] is True
-    assert offload["plans"][1]["model"] == "Llama-3-8B" and offload["plans"][1]["total_bytes"] == 4 * 2**30
+    assert list(data) == ["config", "append", "edit", "prefix", "window", "quantize", "evict", "offload"]
+    options = AttentionOptions(length=16, verify_max=100, window=4, budgets=(8,), generate=3, sinks=2,
+                               offload_context=500)
+    assert data == attention(ModelConfig(), options).to_dict()
+    assert data["evict"]["sinks"] == 2 and data["offload"]["plans"][1]["context_tokens"] == 500
 
 
 def test_capacity_experiments_alone_print_their_tables_and_chinese_records(capsys) -> None:
@@ -136,3 +124,19 @@ def test_capacity_bad_input_is_one_error_line(argv: list[str], needle: str, caps
     assert main(["attention", *argv]) == 3
     err = capsys.readouterr().err
     assert err.startswith("error: ") and needle in err and err.count("\n") == 1
+
+
+def test_export_params_writes_the_librarys_export(tmp_path: Path, capsys) -> None:
+    import numpy as np
+
+    from analyzer.attention.params import export_params, init_params
+
+    written, expected = tmp_path / "cli.npz", tmp_path / "lib.npz"
+    assert main(["attention", "append", "--d-model", "8", "--heads", "2", "--kv-heads", "1", "--head-dim", "4",
+                 "--d-ff", "8", "--vocab", "10", "--seed", "5", "--length", "2", "--export-params", str(written)]) == 0
+    assert f"wrote {written}" in capsys.readouterr().out
+    config = ModelConfig(d_model=8, heads=2, kv_heads=1, head_dim=4, d_ff=8, vocab=10, seed=5)
+    export_params(config, init_params(config), expected)
+    with np.load(written) as got, np.load(expected) as want:
+        assert sorted(got.files) == sorted(want.files) and "__config__" in got.files
+        assert all(np.array_equal(got[k], want[k]) for k in want.files)

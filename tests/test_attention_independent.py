@@ -1,6 +1,7 @@
 """An independent check: recompute the forward pass from the *exported* parameters with plain Python loops.
 
-Nothing here calls analyzer.attention's math; it reads the `.npz` the CLI writes and follows the contract in
+Nothing here calls analyzer.attention's math; it reads the `.npz` the library exports (what `analyze attention
+--export-params` writes, tests/test_attention_cli.py) and follows the contract in
 `analyzer/attention/params.py` (RMSNorm eps 1e-6, RoPE pairs (2p, 2p+1) with base 10000, query head h reads KV
 head h // (heads // kv_heads), SiLU MLP, no biases).
 """
@@ -15,7 +16,6 @@ import numpy as np
 import pytest
 
 from analyzer.attention import AttentionModel, ModelConfig
-from analyzer.cli import main
 
 Vec = list[float]
 Mat = list[list[float]]
@@ -79,6 +79,14 @@ def plain_forward(params: dict[str, Mat | Vec], cfg: dict, tokens: list[int],
     return logits, keys_by_layer
 
 
+def _export(path: Path, **sizes: int) -> None:
+    """The parameters of the model these sizes describe (seeded like the experiments), written to `path`."""
+    from analyzer.attention.params import export_params, init_params
+
+    config = ModelConfig(**sizes)  # type: ignore[arg-type]
+    export_params(config, init_params(config), path)
+
+
 def _load(path: Path) -> tuple[dict, dict]:
     with np.load(path) as data:
         cfg = json.loads(str(data["__config__"]))
@@ -87,13 +95,9 @@ def _load(path: Path) -> tuple[dict, dict]:
 
 
 @pytest.mark.parametrize("kv_heads", [4, 2, 1])
-def test_exported_params_recomputed_by_plain_loops_agree(tmp_path: Path, kv_heads: int, capsys) -> None:
+def test_exported_params_recomputed_by_plain_loops_agree(tmp_path: Path, kv_heads: int) -> None:
     path = tmp_path / "params.npz"
-    code = main(["attention", "append", "--layers", "2", "--d-model", "16", "--heads", "4", "--kv-heads",
-                 str(kv_heads), "--head-dim", "4", "--d-ff", "24", "--vocab", "20", "--seed", "5", "--length", "3",
-                 "--export-params", str(path)])
-    assert code == 0
-    capsys.readouterr()
+    _export(path, layers=2, d_model=16, heads=4, kv_heads=kv_heads, head_dim=4, d_ff=24, vocab=20, seed=5)
     cfg, params = _load(path)
     assert cfg["kv_heads"] == kv_heads and len(params["layers.0.wk"][0]) == kv_heads * 4
     tokens = [3, 17, 0, 9, 9, 12, 4]
@@ -110,12 +114,10 @@ def test_exported_params_recomputed_by_plain_loops_agree(tmp_path: Path, kv_head
         assert np.abs(step.cache.k[i] - mine).max() < 1e-10
 
 
-def test_plain_loop_reference_is_sensitive_to_the_weights(tmp_path: Path, capsys) -> None:
+def test_plain_loop_reference_is_sensitive_to_the_weights(tmp_path: Path) -> None:
     """Guard against a vacuous check: perturbing one exported weight must move the plain-loop logits."""
     path = tmp_path / "params.npz"
-    assert main(["attention", "append", "--d-model", "8", "--heads", "2", "--kv-heads", "1", "--head-dim", "4",
-                 "--d-ff", "8", "--vocab", "10", "--length", "2", "--export-params", str(path)]) == 0
-    capsys.readouterr()
+    _export(path, d_model=8, heads=2, kv_heads=1, head_dim=4, d_ff=8, vocab=10)
     cfg, params = _load(path)
     before, _ = plain_forward(params, cfg, [1, 2, 3])
     params["layers.1.wk"][0][0] += 0.5
@@ -125,12 +127,10 @@ def test_plain_loop_reference_is_sensitive_to_the_weights(tmp_path: Path, capsys
 
 
 @pytest.mark.parametrize("window", [1, 2, 3])
-def test_windowed_model_agrees_with_plain_loops(tmp_path: Path, window: int, capsys) -> None:
+def test_windowed_model_agrees_with_plain_loops(tmp_path: Path, window: int) -> None:
     """The windowed mask, recomputed from the exported weights by loops that know nothing of the module."""
     path = tmp_path / "params.npz"
-    assert main(["attention", "append", "--d-model", "16", "--heads", "4", "--kv-heads", "2", "--head-dim", "4",
-                 "--d-ff", "24", "--vocab", "20", "--seed", "3", "--length", "2", "--export-params", str(path)]) == 0
-    capsys.readouterr()
+    _export(path, d_model=16, heads=4, kv_heads=2, head_dim=4, d_ff=24, vocab=20, seed=3)
     cfg, params = _load(path)
     tokens = [3, 17, 0, 9, 9, 12, 4]
     logits, _ = plain_forward(params, cfg, tokens, window)

@@ -14,8 +14,9 @@ import pytest
 from attributionfixtures import WORDS, make_app_repo, system_body
 
 from analyzer.analysis import analyze
+from analyzer.api import open_session
 from analyzer.cli import main
-from analyzer.cli.context import CliContext
+from analyzer.errors import AnalyzerError
 from analyzer.index.build import index_repo
 from analyzer.prefix.attribute import attribute, needles, rank_sites
 from analyzer.prefix.request_path import ON_PATH, WRITER, RequestPath
@@ -32,7 +33,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     commit = make_app_repo(tmp / "app")
     lock = tmp / "repos.lock"
     lock.write_text(f'[repos.app]\nurl = "{(tmp / "app").as_posix()}"\ncommit = "{commit}"\n')
-    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    ctx = open_session(lock, cache_dir=tmp / "cache", environ={})
     analysis = analyze(ctx)                       # syncs the repo into the cache, indexes it, stores the graph
     pin = ctx.lock.repos["app"]
     repo = open_repo(ctx, pin, fetch=False)
@@ -201,8 +202,9 @@ def _later_commit(where: Path, old: str, new: str) -> str:
     return repo.index.commit("words changed", author=ACTOR, committer=ACTOR).hexsha
 
 
-def test_analyze_prefix_at_looks_the_text_up_at_another_commit_than_the_lock_pins(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _moved_words(tmp_path: Path) -> tuple[str, Path, list[dict[str, Any]]]:
+    """The app pinned at a first commit whose words a later commit changed, and two requests that carry the
+    later words: (the later commit, the lock, the rows)."""
     first = make_app_repo(tmp_path / "app")
     later = _later_commit(tmp_path / "app", "Present folder: ", "Checked-out folder: ")
     lock = tmp_path / "repos.lock"
@@ -211,6 +213,29 @@ def test_analyze_prefix_at_looks_the_text_up_at_another_commit_than_the_lock_pin
              "request_body": json.dumps(system_body(f"Custom words.\nChecked-out folder: /home/{d}")),
              "usage": {"prompt_tokens": 30, "prompt_tokens_details": {"cached_tokens": 0}},
              "server": {"version": "llama.cpp test"}} for i, d in ((1, "alpha"), (2, "beta"))]
+    return later, lock, rows
+
+
+def test_the_lookup_at_another_commit_than_the_lock_pins_finds_the_words_only_there(tmp_path: Path) -> None:
+    from analyzer.api import PrefixOptions, open_session, prefix
+    from analyzer.api.prefix import pinned_lookup
+
+    later, lock, rows = _moved_words(tmp_path)
+    session = open_session(lock, cache_dir=tmp_path / "cache", environ={})
+    cold = pinned_lookup(session)  # the lock's own pins are read from the cache, never fetched
+    assert cold.lookup is None and cold.note is not None and cold.note.startswith("not looked up in app (")
+    moved = pinned_lookup(session, [f"app={later}"])
+    assert moved.note is not None and moved.note.startswith(f"literals looked up in app @ {later[:12]}")
+    found = prefix(rows, PrefixOptions(rule="vllm", lookup=moved.lookup)).requests[1].attribution
+    assert found is not None and found.literal is not None
+    assert (found.literal.path, found.literal.line, found.literal.commit) == ("src/prompt.ts", 4, later)
+    with pytest.raises(AnalyzerError, match="the commit must be the full 40-hex sha"):
+        pinned_lookup(session, ["app=abc123"])
+
+
+def test_analyze_prefix_at_looks_the_text_up_at_another_commit_than_the_lock_pins(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    later, lock, rows = _moved_words(tmp_path)
     log = tmp_path / "log.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in rows))
     base = ["--lock", str(lock), "--cache-dir", str(tmp_path / "cache"), "prefix", str(log), "--rule", "vllm"]

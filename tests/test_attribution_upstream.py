@@ -13,7 +13,7 @@ import pytest
 from conftest import PI_V0_82_1, snapshot
 
 from analyzer.analysis import analyze
-from analyzer.cli.context import CliContext
+from analyzer.api import open_session
 from analyzer.index.build import index_repo
 from analyzer.prefix.attribute import attribute
 from analyzer.prefix.request_path import RequestPath
@@ -37,7 +37,7 @@ def pi(tmp_path_factory: pytest.TempPathFactory) -> tuple[SourceLookup, str]:
     tmp = tmp_path_factory.mktemp("attribution-pi")
     lock = tmp / "repos.lock"
     lock.write_text(f'[repos.pi]\nurl = "{git_dir}"\ncommit = "{PI_V0_82_1}"\naliases = ["@mariozechner/pi-ai"]\n')
-    ctx = CliContext(lock_path=lock, cache_dir_option=tmp / "cache")
+    ctx = open_session(lock, cache_dir=tmp / "cache", environ={})
     analysis = analyze(ctx)
     repo = open_repo(ctx, ctx.lock.repos["pi"], fetch=False)
     lookup = SourceLookup([index_repo(repo, PI_V0_82_1, repo_name="pi", cache=None)], {"pi": repo})

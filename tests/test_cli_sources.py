@@ -1,4 +1,5 @@
-"""`analyze status|sync|pin` through `analyzer.cli.main`, with real git repos in tmp dirs."""
+"""`analyze status|sync|pin` with real git repos in tmp dirs: what the cache holds and what a sync did through
+`analyzer.api` (`status`, `sync`); the commands for their text, `--json`, exit codes and error lines."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import git
 import pytest
 from srcfixtures import Upstream, make_upstream, move_tag, write_lock
 
+from analyzer.api import open_session
+from analyzer.api.sources import status, sync
 from analyzer.cli import main
 from analyzer.paths import checkout_dir
 
@@ -28,6 +31,10 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def session(lock: Path, cache_dir: Path, **sources: str):
+    return open_session(lock, cache_dir=cache_dir, sources=sources, environ={})
 
 
 def head(cache_dir: Path) -> str:
@@ -53,13 +60,15 @@ def test_status_before_and_after_sync(capsys: pytest.CaptureFixture[str], lock: 
     date = git.Repo(up.path).commit(up.c1).committed_datetime.isoformat()
     assert date in out
 
+    by_name = {r.status.name: r.status for r in status(session(lock, cache_dir))}
+    assert by_name["up"].present and by_name["up"].checked_out
+    assert (by_name["up"].ref, by_name["up"].commit, by_name["up"].subject) == ("v1", up.c1, "add greeting")
+    assert by_name["up"].date == date
+    assert by_name["other"].present is False and by_name["other"].subject is None
     code, out, _ = run(capsys, "--lock", str(lock), "status", "--json")
     data = json.loads(out)
-    by_name = {r["name"]: r for r in data["repos"]}
-    assert by_name["up"]["present"] and by_name["up"]["checked_out"]
-    assert (by_name["up"]["ref"], by_name["up"]["commit"], by_name["up"]["subject"]) == ("v1", up.c1, "add greeting")
-    assert by_name["up"]["date"] == date
-    assert by_name["other"]["present"] is False and by_name["other"]["subject"] is None
+    assert code == 0 and (data["lock"], data["cache_dir"]) == (str(lock), str(cache_dir))
+    assert data["repos"] == [r.as_json() for r in status(session(lock, cache_dir))]
 
 
 def test_status_and_trace_say_when_the_ref_does_not_name_the_commit(capsys: pytest.CaptureFixture[str], lock: Path,
@@ -71,20 +80,24 @@ def test_status_and_trace_say_when_the_ref_does_not_name_the_commit(capsys: pyte
     code, out, _ = run(capsys, "--lock", str(lock), "status", "up")
     said = f"up: ref v1 points to {up.c1[:12]} in the cache, but the lock pins {up.c0[:12]}"
     assert code == 0 and f"  warning  {said}" in out
+    (repo,) = status(session(lock, cache_dir), ["up"])
+    assert repo.ref_mismatch is not None and repo.ref_mismatch.startswith(said)
     code, out, _ = run(capsys, "--lock", str(lock), "--json", "status", "up")
-    assert json.loads(out)["repos"][0]["ref_mismatch"].startswith(said)
+    assert json.loads(out)["repos"][0]["ref_mismatch"] == repo.ref_mismatch
     _, _, err = run(capsys, "--lock", str(lock), "trace", "A", "B")
     assert f"warning: {said}" in err
 
 
 def test_sync_twice_second_run_offline(capsys: pytest.CaptureFixture[str], lock: Path, cache_dir: Path,
                                        up: Upstream, tmp_path: Path) -> None:
-    assert run(capsys, "--lock", str(lock), "sync", "up")[0] == 0
+    first = sync(session(lock, cache_dir), "up")
+    assert (first.action, first.network, first.commit) == ("fetched (shallow)", True, up.c1)
     up.path.rename(tmp_path / "moved-away")
+    again = sync(session(lock, cache_dir), "up")
+    assert (again.action, again.network, again.commit) == ("unchanged", False, up.c1)
     code, out, err = run(capsys, "--lock", str(lock), "--json", "sync", "up")
     assert code == 0, err
-    (result,) = json.loads(out)
-    assert (result["action"], result["network"], result["commit"]) == ("unchanged", False, up.c1)
+    assert json.loads(out) == [again.as_json()]
 
 
 def test_sync_unknown_name(capsys: pytest.CaptureFixture[str], lock: Path, cache_dir: Path) -> None:
@@ -208,9 +221,7 @@ def test_pin_rewrites_only_ref_and_commit(capsys: pytest.CaptureFixture[str], lo
     assert "analyze sync up" in out
     # the new pin syncs without asking the source again
     up.path.rename(up.path.with_name("gone"))
-    code, out, err = run(capsys, "--lock", str(lock), "--json", "sync", "up")
-    assert code == 0, err
-    assert json.loads(out)[0]["network"] is False and head(cache_dir) == want_commit
+    assert sync(session(lock, cache_dir), "up").network is False and head(cache_dir) == want_commit
 
 
 def test_pin_adds_ref_in_key_order(capsys: pytest.CaptureFixture[str], tmp_path: Path, cache_dir: Path,

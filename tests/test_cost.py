@@ -368,14 +368,17 @@ def test_cost_record_states_the_figures_with_their_price_sources(tmp_path: Path,
                                                                   saved: str) -> None:
     rows = [row("2026-12-07T02:00:00Z", deepseek_usage(1000, 3000, 500), model="deepseek-v4-pro"),
             row("2026-12-07T05:00:00Z", deepseek_usage(3800, 200, 500), model="deepseek-v4-pro")]
-    log, out = tmp_path / "log.jsonl", tmp_path / f"record.{lang}.md"
-    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert main(["cost", str(log), "--record", str(out), "--lang", lang]) == 0
-    text = out.read_text(encoding="utf-8")
+    from analyzer.cost.record import record_markdown
+
     rep = cost(rows, CostOptions())
+    text = record_markdown(rep, lang)
     saved_money = money(rep.no_cache_total() - rep.total())
     assert heading in text and saved in text and saved_money in text
     assert "https://api-docs.deepseek.com/quick_start/pricing" in text and "checked 2026-12-07" in text
+    log, out = tmp_path / "log.jsonl", tmp_path / f"record.{lang}.md"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["cost", str(log), "--record", str(out), "--lang", lang]) == 0  # the command writes that record
+    assert out.read_text(encoding="utf-8") == record_markdown(cost(rows, CostOptions(log=str(log))), lang)
 
 
 def test_an_experiment_log_is_priced_per_series(capsys, tmp_path: Path) -> None:

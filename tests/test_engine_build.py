@@ -176,6 +176,26 @@ def test_stop_signals_only_the_recorded_process(tmp_path: Path) -> None:
                 p.wait()
 
 
+def test_stop_with_stale_state_leaves_the_pid_alone(tmp_path: Path) -> None:
+    from analyzer.api.engine import engine_status, stop
+
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        ticks = process_start_ticks(other.pid)
+        assert ticks is not None
+        recorded = {"pid": other.pid, "start_ticks": ticks - 1, "base_url": "http://127.0.0.1:9/v1"}
+        save_state(tmp_path, recorded)
+        status = engine_status(tmp_path)
+        assert not status.running and status.report["pid"] is None and status.state == recorded
+        done = stop(tmp_path)
+        assert done.stopped is False and done.state == recorded
+        assert other.poll() is None and load_state(tmp_path) is None
+        assert stop(tmp_path) == type(done)(False, None)  # nothing recorded any more
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_cli_stop_with_stale_state_leaves_the_pid_alone(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
@@ -204,9 +224,12 @@ def test_cli_start_with_an_unset_key_variable_is_one_error_line(tmp_path: Path, 
 def test_cli_status_when_not_built(tmp_path: Path, capsys: pytest.CaptureFixture,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANALYZER_ENGINE_CACHE", raising=False)
-    assert main(["--cache-dir", str(tmp_path), "engine", "status", "--json"]) == 1
-    report = json.loads(capsys.readouterr().out)
+    from analyzer.api.engine import engine_status
+
+    report = engine_status(tmp_path).report
     assert report["running"] is False and report["built"] is False and report["binary"] is None
+    assert main(["--cache-dir", str(tmp_path), "engine", "status", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == report
 
 
 def test_build_progress_lines_without_a_terminal(capsys: pytest.CaptureFixture) -> None:

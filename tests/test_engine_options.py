@@ -69,11 +69,14 @@ def test_help_shows_the_defaults(capsys: pytest.CaptureFixture) -> None:
 def test_status_without_an_engine_shows_the_start_defaults(tmp_path, capsys: pytest.CaptureFixture) -> None:
     import json
 
-    assert main(["--cache-dir", str(tmp_path), "engine", "status", "--json"]) == 1
-    report = json.loads(capsys.readouterr().out)
-    assert report["running"] is False and report["settings"] is None
-    defaults = report["defaults"]
+    from analyzer.api.engine import engine_status
+
+    status = engine_status(tmp_path)
+    assert status.running is False and status.state is None and status.report["settings"] is None
+    defaults = status.report["defaults"]
     assert (defaults["parallel"], defaults["ctx_size"], defaults["cache_ram_mib"], defaults["cache_reuse"],
             defaults["n_predict"]) == (1, CTX_PER_SLOT, 8192, 0, 16)
+    assert main(["--cache-dir", str(tmp_path), "engine", "status", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == status.report
     assert main(["--cache-dir", str(tmp_path), "engine", "status"]) == 1
     assert "--ctx-size 32,768" in capsys.readouterr().out

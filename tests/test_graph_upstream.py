@@ -13,8 +13,8 @@ import pytest
 from conftest import DSH_RC2, PI_V0_82_1, snapshot
 
 from analyzer.analysis import analyze
+from analyzer.api import open_session
 from analyzer.cli import main
-from analyzer.cli.context import CliContext
 
 pytestmark = pytest.mark.upstream
 
@@ -48,7 +48,7 @@ to = "parseChunkUsage"
 @pytest.fixture(scope="module")
 def graph(world):
     lock, cache = world
-    return analyze(CliContext(lock_path=lock, cache_dir_option=cache)).graph
+    return analyze(open_session(lock, cache_dir=cache, environ={})).graph
 
 
 def cli(world, capsys, *args: str) -> tuple[int, str, str]:
@@ -147,7 +147,7 @@ def test_computed_keys_and_runtime_mixins_on_dsh(graph) -> None:
 def test_the_stored_view_reads_back_the_built_graph(world, graph) -> None:
     """The lazily-loaded view, and the full graph rebuilt from it, equal the graph as built."""
     lock, cache = world
-    warm = analyze(CliContext(lock_path=lock, cache_dir_option=cache))
+    warm = analyze(open_session(lock, cache_dir=cache, environ={}))
     assert warm.from_cache and warm._graph is None
     view = warm.view
     assert list(view.nodes(data=True)) == list(graph.nodes(data=True))

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import json
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hazardfixtures import FIXTURES, build_hazard_world
 
+from analyzer.api import (
+    RecheckOptions,
+    RecheckResult,
+    ReportOptions,
+    TraceOptions,
+    open_session,
+    recheck,
+    report,
+)
 from analyzer.cli import main
 from analyzer.errors import AnalyzerError
 from analyzer.hazards.model import validate_hazards_json
@@ -221,7 +231,7 @@ def test_rule_files_are_validated(tmp_path: Path) -> None:
         load_hazard_rules([bad])
 
 
-def test_recheck_reports_new_and_gone_hazards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_recheck_reports_new_and_gone_hazards(tmp_path: Path) -> None:
     """A second app commit swaps the host name in the prompt for the working directory: one hazard gone,
     one new, so the re-check exits 1 and its report has both; the same pins twice exit 0."""
     import git
@@ -236,27 +246,33 @@ def test_recheck_reports_new_and_gone_hazards(tmp_path: Path, capsys: pytest.Cap
     new_sha = repo.index.commit("cwd instead of host", author=ACTOR, committer=ACTOR).hexsha
     ai = (tmp_path / "upstreams" / "mini-ai", world.commits["ai"])
     lock = write_fixture_lock(tmp_path / "repos.lock", {"app": (app, new_sha), "ai": ai})
-    base = ["--lock", str(lock), "--cache-dir", str(tmp_path / "cache"), "--json", "recheck", "Agent.send",
-            "buildParams", "--out", str(tmp_path / "reports")]
-    assert main([*base, "--from-commit", f"app={new_sha}"]) == 0
-    same = json.loads(capsys.readouterr().out)
-    assert same["hazards"]["available"] and same["hazards"]["new"] == [] and same["hazards"]["gone"] == []
-    code = main([*base, "--from-commit", f"app={world.commits['app']}"])
-    data = json.loads(capsys.readouterr().out)
-    assert code == 1 and data["exit_code"] == 1
+    session = open_session(lock, cache_dir=tmp_path / "cache", environ={})
+
+    def check(old_app: str) -> RecheckResult:
+        return recheck(session, RecheckOptions("Agent.send", "buildParams", old_commits=[f"app={old_app}"],
+                                               out=tmp_path / "reports"))
+
+    same = check(new_sha)
+    assert same.exit_code == 0
+    assert same.document["hazards"]["available"] and same.document["hazards"]["new"] == []
+    assert same.document["hazards"]["gone"] == []
+    done = check(world.commits["app"])
+    data = done.document
+    assert done.exit_code == 1 and data["exit_code"] == 1
     h = data["hazards"]
     assert [(f["kind"], f["source"]["text"]) for f in h["new"]] == [("environment", "process.cwd()")]
     assert [(f["kind"], f["source"]["text"]) for f in h["gone"]] == [("environment", "hostname()")]
     assert any(r.startswith("new hazard ") and "process.cwd()" in r for r in data["reasons"])
-    text = Path(data["report"]).read_text()
+    assert done.report_path is not None
+    text = done.report_path.read_text()
     assert "## Hazards" in text and "**new**" in text and "gone" in text and "hostname()" in text
 
 
 def test_report_marks_the_hops_where_a_hazard_enters(world, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "report"
-    assert main(["--lock", str(world.lock_path), "--cache-dir", str(world.ctx.cache_dir), "report", "Agent.send",
-                 "buildParams", "--out", str(out)]) == 0
+    done = report(world.ctx, ReportOptions(TraceOptions("Agent.send", "buildParams"), out=out))
+    assert sorted(p.name for p in done.files) == ["trace.html", "trace.json", "trace.md"]
     data = json.loads((out / "trace.json").read_text())
     marked = {h["symbol"]: [m["summary"] for m in h["hazards"]] for h in data["hops"]}
     assert data["hazards"]["available"] and data["hazards"]["findings"] == 19
@@ -279,8 +295,8 @@ def test_one_scan_per_graph_then_answers_from_the_cache(tmp_path: Path, monkeypa
     world = build_hazard_world(tmp_path)
     analysis = world.analysis()
     warnings: list[str] = []
-    monkeypatch.setattr(world.ctx, "warn", warnings.append, raising=False)
-    first = run.hazards_for(world.ctx, analysis, include_near_misses=True)
+    session = replace(world.ctx, on_warning=warnings.append)  # the library session; its warnings land here
+    first = run.hazards_for(session, analysis, include_near_misses=True)
     stored = scan_path(world.ctx.cache_dir, scan_key(analysis.pins, {"max_depth": 6, "allow_guesses": False,
                                                                      "include_tests": False}))
     assert stored.is_file() and first["near_misses"]
@@ -289,15 +305,14 @@ def test_one_scan_per_graph_then_answers_from_the_cache(tmp_path: Path, monkeypa
         raise AssertionError("scanned again")
 
     monkeypatch.setattr(run, "compute_hazards", no_scan)
-    again = run.hazards_for(world.ctx, analysis)
+    again = run.hazards_for(session, analysis)
     assert [f["id"] for f in again["findings"]] == [f["id"] for f in first["findings"]]
     assert again["near_misses"] == [] and again["near_miss_count"] == first["near_miss_count"]
     with pytest.raises(AssertionError, match="scanned again"):  # other options: another scan
-        run.hazards_for(world.ctx, analysis, max_depth=3)
+        run.hazards_for(session, analysis, max_depth=3)
     stored.write_text("{not json")
     monkeypatch.undo()
-    monkeypatch.setattr(world.ctx, "warn", warnings.append, raising=False)
-    third = run.hazards_for(world.ctx, analysis)
+    third = run.hazards_for(session, analysis)
     assert [f["id"] for f in third["findings"]] == [f["id"] for f in first["findings"]]
     assert any("damaged" in w for w in warnings) and json.loads(stored.read_text())["result"]["findings"]
 

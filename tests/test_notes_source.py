@@ -9,6 +9,7 @@ import pytest
 from recheck_fixtures import Upstreams, make_upstreams, write_lock
 
 from analyzer.annotations import locate_notes
+from analyzer.api import ReportOptions, open_session, report
 from analyzer.cli import main
 
 
@@ -38,17 +39,23 @@ def test_locate_notes_says_why_that_file(tmp_path: Path) -> None:
     assert found.exists and found.describe(2) == f"notes: 2 read from {given} (from --annotations)"
 
 
-def test_report_outside_the_checkout_says_where_it_looked(lock: Path, up: Upstreams, capsys) -> None:
+def test_report_outside_the_checkout_says_where_it_looked(lock: Path, up: Upstreams) -> None:
     out_dir = lock.parent / "out"
-    assert main(["--lock", str(lock), "report", "--out", str(out_dir)]) == 0
+    done = report(open_session(lock, environ={}), ReportOptions(out=out_dir, hazards=False))
     looked = lock.parent / "reports" / "annotations.toml"
-    out = capsys.readouterr().out
-    assert f"notes: no notes file found; looked for {looked}" in out
+    assert done.notes_file.path == looked and not done.notes_file.exists and done.notes_read == 0
+    assert sorted(p.name for p in done.files) == ["trace.html", "trace.json", "trace.md"]
     md = (out_dir / "trace.md").read_text(encoding="utf-8")
     html = (out_dir / "trace.html").read_text(encoding="utf-8")
     assert f"looked for {looked}" in md and f"looked for {looked}" in html
     data = json.loads((out_dir / "trace.json").read_text(encoding="utf-8"))
     assert data["notes_file"]["found"] is False and data["notes_file"]["path"] == str(looked)
+
+
+def test_report_command_says_where_it_looked(lock: Path, up: Upstreams, capsys) -> None:
+    assert main(["--lock", str(lock), "report", "--out", str(lock.parent / "out")]) == 0
+    looked = lock.parent / "reports" / "annotations.toml"
+    assert f"notes: no notes file found; looked for {looked}" in capsys.readouterr().out
 
 
 def test_report_and_annotate_name_the_file_they_read(lock: Path, up: Upstreams, capsys) -> None:

@@ -18,7 +18,9 @@ from observe_fixtures import experiment, write
 from observe_server import fake_engine
 
 from analyzer.api import ObserveOptions, ObserveResult, observe
+from analyzer.api.observe import summarize_log
 from analyzer.cli import main
+from analyzer.errors import AnalyzerError
 from analyzer.observe.experiment import load_experiment
 from analyzer.observe.jsonl import read_rows
 
@@ -339,13 +341,17 @@ def test_record_numbers_are_the_same_in_both_languages(tmp_path: Path) -> None:
 
 def test_summarize_recomputes_the_summary_from_a_log(tmp_path: Path, capsys) -> None:
     with fake_engine() as engine:
-        _, summary, _, _ = _run(tmp_path, capsys, experiment("tools-order", endpoint={"base_url": engine.base_url}))
+        done, _ = _observe(tmp_path, experiment("tools-order", endpoint={"base_url": engine.base_url}))
         sent = len(engine.received)
-        assert main(["--json", "observe", "--summarize", summary["log"]]) == 0
-        again = json.loads(capsys.readouterr().out)
+        again = summarize_log(done.log)
         assert len(engine.received) == sent
-    assert again["series"] == summary["series"] and again["drop"] == summary["drop"]
+        assert main(["--json", "observe", "--summarize", str(done.log)]) == 0
+        assert json.loads(capsys.readouterr().out) == again
+    assert again["series"] == done.summary["series"] and again["drop"] == done.summary["drop"]
+    assert again["drop"] is not None
     (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(AnalyzerError, match="holds no rows"):
+        summarize_log(tmp_path / "empty.jsonl")
     assert main(["observe", "--summarize", str(tmp_path / "empty.jsonl")]) == 3
     assert "holds no rows" in capsys.readouterr().err
 

@@ -85,3 +85,29 @@ def test_summary_figures_and_drop_from_rows() -> None:
     assert s["server"] == {"model": "m1"}  # from the first answered row
     assert s["drop"] == {"series": "treatment", "index": 3, "value": None, "cached_tokens": 10,
                          "control_cached_tokens": 90, "prompt_tokens": 100, "changed_parts": ["system"]}
+
+
+def test_an_app_runs_requests_read_the_prefix_reports_typed_entries() -> None:
+    """Where each request first differs from its baseline, in the app summary's terms: the field's path, the
+    text on both sides with whitespace made visible, the token and the tokens lost; no entry without a report."""
+    import json
+
+    from analyzer.observe.summary import prefix_entries
+    from analyzer.prefix import analyse
+
+    def row(series: str, index: int, system: str, cached: int) -> dict:
+        body = {"model": "m", "messages": [{"role": "system", "content": system}, {"role": "user", "content": "hi"}]}
+        return {"series": series, "index": index, "request_body": json.dumps(body), "server": {"version": "x"},
+                "usage": {"prompt_tokens": 40, "prompt_tokens_details": {"cached_tokens": cached}}}
+
+    rows = [row("control", 1, "You help.\nLine two", 0), row("treatment", 1, "You help.\nLine 2 now", 3)]
+    entries = prefix_entries(analyse(rows, against="control", rule="vllm"))
+    assert set(entries) == {("control", 1), ("treatment", 1)}
+    control, treatment = entries[("control", 1)], entries[("treatment", 1)]
+    assert control.divergence is None and control.baseline_row is None and control.reported_cached == 0
+    assert treatment.baseline_row == 1 and treatment.row == 2 and treatment.reported_cached == 3
+    assert treatment.divergence is not None
+    assert {k: treatment.divergence[k] for k in ("kind", "part", "offset", "old", "new")} == {
+        "kind": "changed", "part": "messages[0]", "offset": 15, "old": "two", "new": "2·now"}
+    assert treatment.divergence["token"] is not None and treatment.divergence["lost"] > 0
+    assert prefix_entries(None) == {}

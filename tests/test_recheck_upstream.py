@@ -1,4 +1,5 @@
-"""Re-check and notes on the real snapshots (synced into a tmp cache): Pi v0.58.3 → v0.82.1 with dsh rc.2."""
+"""Re-check (through `analyzer.api`) and notes on the real snapshots (synced into a tmp cache): Pi v0.58.3 →
+v0.82.1 with dsh rc.2."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import DSH_RC2, PI_V0_58_3, PI_V0_82_1, ROOT, snapshot
 
+from analyzer.api import RecheckOptions, open_session, recheck
 from analyzer.cli import main
 
 pytestmark = pytest.mark.upstream
@@ -29,13 +31,12 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return lock, where / "cache"
 
 
-def test_parse_chunk_usage_moved_and_changed(setup: tuple[Path, Path], tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_parse_chunk_usage_moved_and_changed(setup: tuple[Path, Path], tmp_path: Path) -> None:
     lock, cache = setup
-    code = main(["--lock", str(lock), "--cache-dir", str(cache), "--json", "recheck", FROM, TO,
-                 "--from-commit", f"pi={PI_V0_58_3}", "--out", str(tmp_path / "reports")])
-    result = json.loads(capsys.readouterr().out)
-    assert code == result["exit_code"] and code in (1, 2)
+    done = recheck(open_session(lock, cache_dir=cache, environ={}),
+                   RecheckOptions(FROM, TO, old_commits=[f"pi={PI_V0_58_3}"], out=tmp_path / "reports"))
+    result = done.document
+    assert done.exit_code == result["exit_code"] and done.exit_code in (1, 2)
     to = result["endpoints"]["to"]
     assert to["old"]["path"] == "packages/ai/src/providers/openai-completions.ts"
     assert to["new"]["path"] == "packages/ai/src/api/openai-completions.ts"
@@ -43,7 +44,8 @@ def test_parse_chunk_usage_moved_and_changed(setup: tuple[Path, Path], tmp_path:
     assert result["endpoints"]["from"]["new"] is not None
     if not result["old_path"]["found"]:
         assert result["old_break"]  # where the path was broken at v0.58.3 is said
-    report = Path(result["report"])
+    report = done.report_path
+    assert report is not None
     text = report.read_text()
     assert report.name == f"recheck_{DSH_RC2[:8]}-{PI_V0_58_3[:8]}_{DSH_RC2[:8]}-{PI_V0_82_1[:8]}.md"
     assert "moved from packages/ai/src/providers/openai-completions.ts" in text

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import re
-from pathlib import Path
 
 import pytest
 
@@ -58,12 +57,12 @@ def _numbers(text: str) -> collections.Counter[str]:
     return collections.Counter(re.findall(r"\d[\d,.]*\d|\d", text))
 
 
-def test_attention_record_in_chinese_keeps_every_number(tmp_path: Path) -> None:
-    en, zh = tmp_path / "en.md", tmp_path / "zh.md"
-    args = ["attention", "all", "--length", "12", "--verify-max", "200", "--json"]
-    assert main([*args, "--record", str(en)]) == 0
-    assert main([*args, "--record", str(zh), "--lang", "zh"]) == 0
-    en_text, zh_text = en.read_text(encoding="utf-8"), zh.read_text(encoding="utf-8")
+def test_attention_record_in_chinese_keeps_every_number() -> None:
+    from analyzer.api.attention import AttentionOptions, attention
+    from analyzer.attention.config import ModelConfig
+
+    en_text, zh_text = (attention(ModelConfig(), AttentionOptions(length=12, verify_max=200, lang=lang)).markdown()
+                        for lang in ("en", "zh"))
     assert zh_text.startswith("# 第 1 轮研究记录") and zh_text.count("**问题:**") == 7
     for head in ZH_HEADINGS:
         assert f"**{head}:**" in zh_text

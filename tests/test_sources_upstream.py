@@ -1,15 +1,15 @@
-"""Sync the real upstream snapshots (when present) through the CLI, into a tmp cache."""
+"""Sync the real upstream snapshots (when present) through `analyzer.api`, into a tmp cache."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import git
 import pytest
 from conftest import DSH_RC2, PI_V0_82_1, snapshot
 
-from analyzer.cli import main
+from analyzer.api import open_session
+from analyzer.api.sources import status, sync
 from analyzer.lock import load_lock
 from analyzer.paths import checkout_dir
 from analyzer.sources import open_repo
@@ -28,7 +28,7 @@ def snapshot_with(owner_name: str, commit: str) -> Path:
     return git_dir
 
 
-def test_sync_real_snapshots(tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sync_real_snapshots(tmp_path: Path, cache_dir: Path) -> None:
     dsh = snapshot_with("deepseek-ai+deepseek-harness", DSH_RC2)
     pi = snapshot_with("at-inc+pi", PI_V0_82_1)
     lock = tmp_path / "repos.lock"
@@ -37,23 +37,21 @@ def test_sync_real_snapshots(tmp_path: Path, cache_dir: Path, capsys: pytest.Cap
         f'[repos.dsh]\nurl = "{dsh}"\nref = "dsh-v0.1.1-rc.2"\ncommit = "{DSH_RC2}"\n\n'
         f'[repos.pi]\nurl = "{pi}"\ncommit = "{PI_V0_82_1}"\n'
     )
-    assert main(["--lock", str(lock), "--json", "sync"]) == 0
-    results = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
-    assert {n: r["action"] for n, r in results.items()} == {"dsh": "fetched (shallow)", "pi": "fetched (shallow)"}
+    session = open_session(lock, cache_dir=cache_dir, environ={})
+    results = {name: sync(session, name) for name in ("dsh", "pi")}
+    assert {n: r.action for n, r in results.items()} == {"dsh": "fetched (shallow)", "pi": "fetched (shallow)"}
     for name, commit in (("dsh", DSH_RC2), ("pi", PI_V0_82_1)):
         repo = git.Repo(checkout_dir(cache_dir, name))
         assert repo.head.is_detached and repo.head.commit.hexsha == commit
         assert not repo.is_dirty(untracked_files=True)
 
     # Offline re-sync: even a source that does not exist is never contacted.
-    nowhere = tmp_path / "nowhere"
-    assert main(["--lock", str(lock), "--json", "--source", f"dsh={nowhere}", "--source", f"pi={nowhere}",
-                 "sync"]) == 0
-    assert all(not r["network"] for r in json.loads(capsys.readouterr().out))
+    nowhere = str(tmp_path / "nowhere")
+    offline = session.with_sources({"dsh": nowhere, "pi": nowhere})
+    assert not any(sync(offline, name).network for name in ("dsh", "pi"))
 
-    assert main(["--lock", str(lock), "--json", "status"]) == 0
-    statuses = json.loads(capsys.readouterr().out)["repos"]
-    assert all(s["present"] and s["checked_out"] and s["subject"] for s in statuses)
+    statuses = [r.status for r in status(session)]
+    assert len(statuses) == 2 and all(s.present and s.checked_out and s.subject for s in statuses)
 
     pins = load_lock(lock).repos
     repo = open_repo(cache_dir, pins["pi"], fetch=False)

@@ -139,8 +139,17 @@ def test_ambiguous_name_lists_candidates(world, capsys) -> None:
     code, out, _ = trace_cli(world, capsys, "trace", "project", "parseChunkUsage")
     assert "ambiguous" in out and "ChangeLog.project" not in out.split("ambiguous", 1)[0]
     assert "projection.ts" in out  # candidates are listed with their places
-    code, out, err = trace_cli(world, capsys, "callers", "--json", "stream")
-    assert code == 0 and len({e["callee"] for e in json.loads(out)["edges"]}) > 1
+    from analyzer.api import callers
+
+    (stream,) = callers(world.ctx, ["stream"]).results
+    assert len({e["callee"] for e in stream["edges"]}) > 1
+
+
+def test_no_path_is_said_not_raised(world) -> None:
+    from analyzer.api import TraceOptions, trace
+
+    result = trace(world.ctx, TraceOptions("parseChunkUsage", "ChangeLog.project"))
+    assert not result.found and result.document["hops"] == []
 
 
 def test_no_path_exits_one(world, capsys) -> None:
@@ -155,10 +164,11 @@ def test_trace_result_without_paths_is_valid(graph) -> None:
 
 
 def test_all_lists_each_alternative_as_its_own_branch(world, capsys) -> None:
-    code, out, _ = trace_cli(world, capsys, "--json", "trace", "--all", "4")
-    data = json.loads(out)
+    from analyzer.api import TraceOptions, trace
+
+    data = trace(world.ctx, TraceOptions(alternatives=4)).document
     alts = data["alternatives"]
-    assert code == 0 and alts
+    assert alts
     for alt in alts:
         assert alt["anchor"] not in alt["from_branch"] + alt["to_branch"]  # never through its own anchor twice
         if alt["mode"] == "common-caller":

@@ -1,4 +1,5 @@
-"""`analyze reconcile` on real git repos built in tmp dirs from the fixture files."""
+"""Reconciliation on real git repos built in tmp dirs from the fixture files: the replay through
+`analyzer.api.reconcile`; `analyze reconcile` for its listing, its text, `--json` and exit codes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import git
 import pytest
 from test_usage_fixtures import DSH_FILES, PI_FILES, PI_OLD_FILES
 
+from analyzer.api import ReconcileOptions, open_session, reconcile
 from analyzer.cli import main
+from analyzer.errors import AnalyzerError
 from analyzer.usage.indexed import IndexedFunctionLocator
 from analyzer.usage.scenarios import shipped_names
 
@@ -59,6 +62,25 @@ def test_list_shows_shipped_scenarios(capsys: pytest.CaptureFixture[str]) -> Non
         shipped_names())
 
 
+def replay(tmp_path: Path, repos: dict, keep_lock: bool = False, **options: object):
+    """`api.reconcile` over the fixture repos (read from their dirs), at the lock's pins unless `at` moves them;
+    the lock is written afresh unless `keep_lock`."""
+    lock = tmp_path / "repos.lock" if keep_lock else write_lock(tmp_path, repos)
+    session = open_session(lock, cache_dir=tmp_path / "cache", environ={})
+    return reconcile(session, ReconcileOptions(repo_dirs={name: d for name, (d, _) in repos.items()},
+                                               **options))  # type: ignore[arg-type]
+
+
+def test_the_ledger_at_the_lock_pins_cites_each_value_and_every_invariant_holds(tmp_path: Path, repos: dict) -> None:
+    result = replay(tmp_path, repos)
+    assert result.ok and sorted(result.document["routes"]) == ["deepseek-native", "pi-ai"]
+    ledger = result.document["routes"]["pi-ai"]
+    pi = {f["name"]: f for f in ledger["requests"][0]["pi_usage"]}
+    assert pi["cacheRead"]["value"] == 8960 and pi["cacheRead"]["site"] == "pi:packages/ai/src/api/completions.ts:14"
+    assert ledger["cache_hit_percent"] == {"value": "90", "site": "dsh:packages/client/ui/src/stats.ts:11"}
+    assert ledger["checks"] and all(check["holds"] for check in ledger["checks"])
+
+
 def test_ledger_text_at_the_lock_pins(tmp_path: Path, repos: dict, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(args(tmp_path, repos)) == 0
     out = capsys.readouterr().out
@@ -68,19 +90,25 @@ def test_ledger_text_at_the_lock_pins(tmp_path: Path, repos: dict, capsys: pytes
     assert "✗" not in out and "all invariants hold" in out
 
 
-def test_at_replays_another_commit_without_editing_the_lock(tmp_path: Path, repos: dict,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_at_replays_another_commit_without_editing_the_lock(tmp_path: Path, repos: dict) -> None:
     old = repos["pi"][1][0]
     lock_before = write_lock(tmp_path, repos).read_text()
-    assert main(args(tmp_path, repos, "--json", "--at", f"pi={old}")) == 1
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["upstreams"]["pi"]["commit"] == old
-    ledger = doc["routes"]["pi-ai"]
+    result = replay(tmp_path, repos, at={"pi": old})
+    assert result.document["upstreams"]["pi"]["commit"] == old
+    ledger = result.document["routes"]["pi-ai"]
     assert ledger["upstreams"]["pi"]["commit"] == old
     pi = {f["name"]: f["value"] for f in ledger["requests"][0]["pi_usage"]}
     assert (pi["input"], pi["cacheRead"], pi["output"]) == (10000, 0, 700)
-    assert ledger["ok"] is False
+    assert ledger["ok"] is False and not result.ok
     assert (tmp_path / "repos.lock").read_text() == lock_before
+
+
+def test_json_and_exit_code_of_a_failing_replay(tmp_path: Path, repos: dict,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    old = repos["pi"][1][0]
+    assert main(args(tmp_path, repos, "--json", "--at", f"pi={old}")) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == replay(tmp_path, repos, at={"pi": old}).document
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -96,14 +124,13 @@ def test_bad_input_is_one_error_line(tmp_path: Path, repos: dict, capsys: pytest
     assert message in err and err.startswith("error: ") and "Traceback" not in err
 
 
-def test_unsupported_upstream_syntax_fails_loudly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unsupported_upstream_syntax_fails_loudly(tmp_path: Path) -> None:
     broken = dict(PI_FILES)
     broken["packages/ai/src/pricing.ts"] = PI_FILES["packages/ai/src/pricing.ts"].replace(
         "\treturn usage.cost;", "\tlabel: for (;;) { break label; }\n\treturn usage.cost;")
     repos = {"pi": make_repo(tmp_path / "pi", broken), "dsh": make_repo(tmp_path / "dsh", DSH_FILES)}
-    assert main(args(tmp_path, repos)) == 3
-    err = capsys.readouterr().err
-    assert "unsupported syntax labeled_statement at pi:packages/ai/src/pricing.ts:13" in err
+    with pytest.raises(AnalyzerError, match="unsupported syntax labeled_statement at pi:packages/ai/src/pricing.ts:13"):
+        replay(tmp_path, repos)
 
 
 def test_locator_reports_ambiguity_and_resolves_esm_imports(tmp_path: Path) -> None:
@@ -120,13 +147,24 @@ def test_locator_reports_ambiguity_and_resolves_esm_imports(tmp_path: Path) -> N
         loc.find("nothingHere", search_under=["packages"])
 
 
-def test_default_reads_the_synced_cache(tmp_path: Path, repos: dict, capsys: pytest.CaptureFixture[str]) -> None:
-    """Without --repo-dir the repos come from the cache, synced from --source (a local path: no network)."""
+def test_default_reads_the_synced_cache(tmp_path: Path, repos: dict) -> None:
+    """Without repo dirs the repos come from the cache, synced from the session's sources (local paths: no
+    network)."""
+    old = repos["pi"][1][0]
+    session = open_session(write_lock(tmp_path, repos), cache_dir=tmp_path / "cache", environ={},
+                           sources={"pi": repos["pi"][0], "dsh": repos["dsh"][0]})
+    result = reconcile(session, ReconcileOptions(at={"pi": old}))
+    assert not result.ok
+    assert result.document["upstreams"] == {"dsh": {"commit": repos["dsh"][1][-1]}, "pi": {"commit": old}}
+    assert (tmp_path / "cache").is_dir()
+
+
+def test_sources_on_the_command_line_reach_the_sync(tmp_path: Path, repos: dict,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
     old = repos["pi"][1][0]
     argv = ["--lock", str(write_lock(tmp_path, repos)), "--cache-dir", str(tmp_path / "cache"),
             "--source", f"pi={repos['pi'][0]}", "--source", f"dsh={repos['dsh'][0]}",
             "reconcile", "--json", "--at", f"pi={old}"]
     assert main(argv) == 1
-    ledger = json.loads(capsys.readouterr().out)
-    assert ledger["upstreams"] == {"dsh": {"commit": repos["dsh"][1][-1]}, "pi": {"commit": old}}
+    assert json.loads(capsys.readouterr().out)["upstreams"]["pi"] == {"commit": old}
     assert (tmp_path / "cache").is_dir()

@@ -1,4 +1,5 @@
-"""`analyze reconcile --record`: the Round 2 research record (fixture repos), in English and Chinese."""
+"""The reconciliation's research record (fixture repos), in English and Chinese: built by `analyzer.api.reconcile`;
+`analyze reconcile --record` for where it goes (a file, stdout, the JSON) and its errors."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_usage_cli import args, make_repo
+from test_usage_cli import args, make_repo, replay, write_lock
 from test_usage_fixtures import DSH_FILES, PI_FILES
 
 from analyzer.cli import main
@@ -26,12 +27,13 @@ def _numbers(text: str) -> collections.Counter[str]:
     return collections.Counter(re.findall(r"\d[\d,.]*\d|\d", text))
 
 
-def test_record_in_both_languages(tmp_path: Path, repos: dict, capsys) -> None:
+def test_record_in_both_languages(tmp_path: Path, repos: dict) -> None:
     en, zh = tmp_path / "r2.en.md", tmp_path / "notes" / "r2.zh.md"
-    assert main(args(tmp_path, repos, "--record", str(en))) == 0
-    assert f"wrote {en}" in capsys.readouterr().out
-    assert main(args(tmp_path, repos, "--record", str(zh), "--lang", "zh")) == 0
+    en_result = replay(tmp_path, repos, record=True, record_file=en)
+    zh_result = replay(tmp_path, repos, record=True, record_file=zh, lang="zh")
     en_text, zh_text = en.read_text(encoding="utf-8"), zh.read_text(encoding="utf-8")
+    assert (en_result.record, zh_result.record) == (en_text, zh_text)
+    assert en_result.document["record_file"] == str(en)
     assert en_text.startswith("# Round 2 research record") and zh_text.startswith("# 第 2 轮研究记录")
     for head in ZH_HEADINGS:
         assert f"**{head}:**" in zh_text and f"({head}):**" in en_text
@@ -57,16 +59,25 @@ def test_record_in_both_languages(tmp_path: Path, repos: dict, capsys) -> None:
     assert _numbers(en_text) == _numbers(zh_text)
 
 
-def test_record_traces_the_path_from_the_repo_dirs(tmp_path: Path, repos: dict, capsys) -> None:
-    argv = args(tmp_path, repos, "--record", str(tmp_path / "r.md"), "--cache-dir", str(tmp_path / "cache"))
-    lock = Path(argv[1])
+def test_the_record_is_built_only_when_asked(tmp_path: Path, repos: dict) -> None:
+    result = replay(tmp_path, repos)
+    assert result.record is None and "record_file" not in result.document
+
+
+def test_record_traces_the_path_from_the_repo_dirs(tmp_path: Path, repos: dict) -> None:
+    lock = write_lock(tmp_path, repos)
     lock.write_text(lock.read_text() + '[trace]\nfrom = "parseChunkUsage"\nto = "priceUsage"\n', encoding="utf-8")
-    argv = argv[:2] + argv[argv.index("--cache-dir"):] + argv[2:argv.index("--cache-dir")]
-    assert main(argv) == 0
-    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    result = replay(tmp_path, repos, record=True, keep_lock=True)
+    assert result.record is not None
     assert ("request path (parseChunkUsage → priceUsage): direct path from parseChunkUsage at "
-            "pi:packages/ai/src/api/completions.ts:7") in text
-    assert (tmp_path / "cache" / "repos" / "pi").is_dir()  # synced from the --repo-dir, not the lock's URL
+            "pi:packages/ai/src/api/completions.ts:7") in result.record
+    assert (tmp_path / "cache" / "repos" / "pi").is_dir()  # synced from the repo dir, not the lock's URL
+
+
+def test_record_written_beside_the_ledger_text(tmp_path: Path, repos: dict, capsys) -> None:
+    record = tmp_path / "r2.en.md"
+    assert main(args(tmp_path, repos, "--record", str(record))) == 0
+    assert f"wrote {record}" in capsys.readouterr().out and record.read_text(encoding="utf-8").startswith("# Round 2")
 
 
 def test_record_to_stdout_and_json(tmp_path: Path, repos: dict, capsys) -> None:
@@ -82,12 +93,12 @@ def test_record_to_stdout_and_json(tmp_path: Path, repos: dict, capsys) -> None:
     assert json.loads(capsys.readouterr().out)["record_file"] == str(tmp_path / "r.md")
 
 
-def test_record_names_a_missing_layer(tmp_path: Path, capsys) -> None:
+def test_record_names_a_missing_layer(tmp_path: Path) -> None:
     no_client = {p: t for p, t in DSH_FILES.items() if not p.startswith("packages/client/")}
     repos = {"pi": make_repo(tmp_path / "pi", PI_FILES), "dsh": make_repo(tmp_path / "dsh", no_client)}
-    record = tmp_path / "r.md"
-    assert main(args(tmp_path, repos, "--record", str(record))) == 1
-    text = record.read_text(encoding="utf-8")
+    result = replay(tmp_path, repos, record=True)
+    assert not result.ok and result.record is not None
+    text = result.record
     assert "not replayed: cacheHitPercent (dsh stats-line cache-hit %)" in text
     assert "Layers that could not be located at these commits were not replayed: cacheHitPercent." in text
     assert "deepseek-native: meter buckets and cache-hit % not replayed" in text

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_usage_cli import args, make_repo
+from test_usage_cli import args, make_repo, replay
 from test_usage_fixtures import DSH_FILES, PI_FILES, PI_OLD_FILES
 from usage_upstream_locators import index_cache, upstream_locator  # noqa: F401  (fixture)
 
@@ -126,13 +126,16 @@ def test_cli_prints_both_routes_and_the_comparison(tmp_path: Path, repos: dict, 
     assert out.rstrip().endswith("all invariants hold")
 
 
-def test_cli_single_route_needs_only_its_repos(tmp_path: Path, repos: dict, capsys) -> None:
-    argv = args(tmp_path, repos, "--route", "deepseek-native", "--json")
-    argv[argv.index(f"pi={repos['pi'][0]}")] = "pi=/nonexistent/pi.git"  # never opened on this route
-    assert main(argv) == 0
-    doc = json.loads(capsys.readouterr().out)
-    assert list(doc["routes"]) == ["deepseek-native"] and doc["comparison"] is None
-    assert list(doc["upstreams"]) == ["dsh"]
+def test_a_single_route_needs_only_its_repos(tmp_path: Path, repos: dict) -> None:
+    result = replay(tmp_path, {**repos, "pi": ("/nonexistent/pi.git", repos["pi"][1])},  # never opened on this route
+                    route="deepseek-native")
+    assert result.ok and list(result.document["routes"]) == ["deepseek-native"]
+    assert result.document["comparison"] is None and list(result.document["upstreams"]) == ["dsh"]
+
+
+def test_cli_route_option_and_json(tmp_path: Path, repos: dict, capsys) -> None:
+    assert main(args(tmp_path, repos, "--route", "deepseek-native", "--json")) == 0
+    assert list(json.loads(capsys.readouterr().out)["routes"]) == ["deepseek-native"]
 
 
 def test_a_layer_that_cannot_be_located_does_not_sink_the_ledger(tmp_path: Path, capsys) -> None:
@@ -152,12 +155,13 @@ def test_a_layer_that_cannot_be_located_does_not_sink_the_ledger(tmp_path: Path,
     assert "some layers could not be replayed" in out
 
 
-def test_a_missing_layer_in_json(tmp_path: Path, capsys) -> None:
+def test_a_missing_layer_is_named_and_the_rest_still_replayed(tmp_path: Path) -> None:
     no_meter = {p: t for p, t in DSH_FILES.items() if "token-meter" not in p}
     repos = {"pi": make_repo(tmp_path / "pi", PI_FILES), "dsh": make_repo(tmp_path / "dsh", no_meter)}
-    assert main(args(tmp_path, repos, "--json")) == 1
-    doc = json.loads(capsys.readouterr().out)
-    assert {m["hop"] for m in doc["missing"]} == {"meter_init", "meter_apply", "meter_view"}
+    result = replay(tmp_path, repos)
+    doc = result.document
+    assert not result.ok and {m["hop"] for m in doc["missing"]} == {"meter_init", "meter_apply", "meter_view"}
+    assert sorted(doc["routes"]) == ["deepseek-native", "pi-ai"]
     for ledger in doc["routes"].values():
         assert ledger["meter"] is None and ledger["cache_hit_percent"] is None and ledger["ok"] is False
         assert values(ledger["requests"][0]["dsh_usage"])["cacheReadTokens"] == 8960

@@ -73,6 +73,19 @@ def observe(experiment: Experiment, options: ObserveOptions = ObserveOptions(),
     return ObserveResult(summary, path, result, text)
 
 
+def summarize_log(log: Path) -> dict[str, Any]:
+    """The summary (schema `analyzer.observe.summary/1`) recomputed from a log on disk, sending nothing: a log
+    with no rows is an `AnalyzerError`."""
+    from analyzer.errors import AnalyzerError
+    from analyzer.observe.jsonl import read_rows
+    from analyzer.observe.summary import summarise
+
+    rows = read_rows(log)
+    if not rows:
+        raise AnalyzerError(f"{log} holds no rows; pass a log written by `analyze observe`")
+    return summarise(rows, log=str(log))
+
+
 def _direct_runner(options: ObserveOptions) -> Runner:
     from analyzer.observe.direct import DirectRunner
 

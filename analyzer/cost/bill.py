@@ -10,11 +10,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer.cost.buckets import Buckets, row_buckets
 from analyzer.cost.prices import PriceBook, ProviderPrices, Quote
 from analyzer.errors import AnalyzerError
+
+if TYPE_CHECKING:
+    from analyzer.prefix.run import PrefixReport
 
 SCHEMA = "analyzer.cost/1"
 DEFAULT_PROVIDER = "deepseek"   # the research route's service: the assumption when nothing in the rows says
@@ -312,7 +315,7 @@ def _attribution_text(a: Any) -> str | None:
     return "; ".join(parts) or None
 
 
-def add_breaks(report: CostReport, prefix: Any) -> None:
+def add_breaks(report: CostReport, prefix: PrefixReport) -> None:
     """Price the breaks of a prefix report (`analyzer.prefix.PrefixReport`) into `report` and group them: each
     request against the baseline its lineage chose (the cache entry it matched, else the request before it in
     its conversation), so a break is priced once, against what could have been reused."""

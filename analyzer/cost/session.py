@@ -13,10 +13,13 @@ at − the cache-read rate), at the request's own recorded time (DeepSeek's peak
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer.cost.bill import DEFAULT_PROVIDER, add_breaks, bill
 from analyzer.cost.prices import PriceBook, load_book
+
+if TYPE_CHECKING:
+    from analyzer.prefix.run import PrefixReport, RequestReport
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,14 @@ class SessionCost:
                 "price_source": self.source, "model_why": self.model_why, "estimated": self.estimated}
 
 
-def new_session_costs(rows: list[dict[str, Any]], prefix: Any, *, provider: str = DEFAULT_PROVIDER,
+def new_session_costs(rows: list[dict[str, Any]], prefix: PrefixReport, *, provider: str = DEFAULT_PROVIDER,
                       model: str | None = None, book: PriceBook | None = None) -> list[SessionCost]:
     """Per treatment series: its first request's break against the control request at the same index, priced.
     `prefix`: the prefix report of `rows` made with `against="control"`."""
     report = bill(rows, book or load_book(), provider=provider, model=model)
     add_breaks(report, prefix)
     by_row = {r.row: r for r in report.requests}
-    firsts: dict[str, Any] = {}
+    firsts: dict[str, RequestReport] = {}
     for rep in prefix.requests:   # the first request of each treatment series that breaks, else its first
         if rep.series == "control" or rep.row not in by_row:
             continue

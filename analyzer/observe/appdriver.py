@@ -230,6 +230,6 @@ def _analyse_prefix(result: RunResult, app_run: AppRun, engine_url: str | None, 
         return
     app_run.prefix = report
     path = result.log.with_suffix(".prefix.json")
-    payload = report.as_json() if hasattr(report, "as_json") else report
+    payload = report.as_json()
     write_text_atomic(path, json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
     app_run.prefix_path = path

@@ -53,7 +53,7 @@ def run_experiment(exp: Experiment, writer: RowWriter, *, api_key: str | None = 
     try:
         with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=trust_env) as client:
             info = server_info(client, exp.endpoint.base_url or "", headers)
-            result.server_version, result.server_settings = info["version"], info["settings"]
+            result.server_version, result.server_settings = info.version, info.settings
             for planned in requests:
                 if planned.wait_s > 0:
                     sleep(planned.wait_s)

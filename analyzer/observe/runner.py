@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from analyzer.apps.private_home import TurnResult
     from analyzer.observe.client import Outcome
     from analyzer.observe.experiment import Experiment
+    from analyzer.prefix.run import PrefixReport
 
 SCHEMA = "analyzer.observe/1"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -60,7 +61,7 @@ class AppRun:
     proxy_log: Path
     run_dir: Path
     turns: list[SeriesTurn] = field(default_factory=list)
-    prefix: Any = None
+    prefix: PrefixReport | None = None
     prefix_path: Path | None = None
     prefix_error: str | None = None
     lookup_note: str | None = None
@@ -140,12 +141,20 @@ def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def server_info(client: httpx.Client, base_url: str, headers: dict[str, str]) -> dict[str, Any]:
-    """{"version": …, "settings": …} read once at the start of a run or a proxy (either may be None)."""
+@dataclass(frozen=True)
+class ServerInfo:
+    """What the server says about itself, read once at the start of a run or a proxy (either may be None):
+    its build (`llama.cpp <build>`) and its real settings (analyzer/engine/settings.py), copied into every row."""
+
+    version: str | None
+    settings: dict[str, Any] | None
+
+
+def server_info(client: httpx.Client, base_url: str, headers: dict[str, str]) -> ServerInfo:
+    """The server's build and settings, asked once."""
     from analyzer.engine.settings import server_settings
 
-    return {"version": server_version(client, base_url, headers),
-            "settings": server_settings(base_url, headers, client=client)}
+    return ServerInfo(server_version(client, base_url, headers), server_settings(base_url, headers, client=client))
 
 
 def server_version(client: httpx.Client, base_url: str, headers: dict[str, str]) -> str | None:

@@ -9,6 +9,7 @@ predicted cached tokens — every figure from a row, the app's turns or the pref
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from analyzer.observe.plan import PARTS
@@ -18,6 +19,7 @@ from analyzer.requests.usage import read_usage
 if TYPE_CHECKING:
     from analyzer.observe.experiment import Experiment
     from analyzer.observe.runner import AppRun, RunResult
+    from analyzer.prefix.run import PrefixReport
 
 
 def _stats(values: list[float]) -> dict[str, float] | None:
@@ -181,16 +183,17 @@ def _with_app(base: dict[str, Any], exp: Experiment, rows: list[dict[str, Any]],
     for row in rows:
         c = read_usage(row.get("usage"), row.get("timings"))
         reported = row.get(APP_ROW_KEY) or {}
-        entry = prefix.get((str(row.get("series")), int(row.get("index") or 0)), {})
+        entry = prefix.get((str(row.get("series")), int(row.get("index") or 0)))
         per_request.append({
             "series": row.get("series"), "index": row.get("index"), "turn": (row.get("app") or {}).get("turn"),
             "raw_prompt": c.prompt, "raw_cached": c.cached,
             "app_prompt": reported.get("prompt"), "app_cached": reported.get("cached"),
             "app_fields": reported.get("fields"), "app_source": reported.get("source"),
-            "predicted_cached": entry.get("predicted_cached"),
-            "reported_cached": entry.get("reported_cached", c.cached),
-            "first_divergence": entry.get("divergence"), "attribution": entry.get("attribution"),
-            "findings": entry.get("findings", []),
+            "predicted_cached": entry.predicted_cached if entry else None,
+            "reported_cached": entry.reported_cached if entry else c.cached,
+            "first_divergence": entry.divergence if entry else None,
+            "attribution": entry.attribution if entry else None,
+            "findings": entry.findings if entry else [],
             "other_keys": other_keys(controls.get(row.get("index")), row) if row.get("series") != "control" else [],
         })
     base.update({
@@ -207,7 +210,7 @@ def _with_app(base: dict[str, Any], exp: Experiment, rows: list[dict[str, Any]],
     return base
 
 
-def session_costs(rows: list[dict[str, Any]], prefix: Any) -> tuple[list[dict[str, Any]], str | None]:
+def session_costs(rows: list[dict[str, Any]], prefix: PrefixReport | None) -> tuple[list[dict[str, Any]], str | None]:
     """What the treatment's value costs each new session at DeepSeek's prices (`analyzer.cost.session`), from
     the run's rows and its prefix report; why not, when it cannot be priced."""
     from analyzer.errors import AnalyzerError
@@ -222,25 +225,38 @@ def session_costs(rows: list[dict[str, Any]], prefix: Any) -> tuple[list[dict[st
         return [], f"not priced: {exc}"
 
 
-def prefix_entries(report: Any) -> dict[tuple[str, int], dict[str, Any]]:
-    """The prefix report's per-request entries, by (series, index), in the summary's terms."""
-    if report is None:
-        return {}
-    data = report.as_json() if hasattr(report, "as_json") else report
-    out: dict[tuple[str, int], dict[str, Any]] = {}
-    for e in (data or {}).get("requests", []) if isinstance(data, dict) else []:
-        if not isinstance(e, dict) or e.get("series") is None or e.get("index") is None:
+@dataclass(frozen=True)
+class PrefixEntry:
+    """One request of the prefix report in the app summary's terms: the cache model's prediction, what the
+    server reported, where the request first differs from its baseline (whitespace made visible) and who
+    wrote that text."""
+
+    predicted_cached: int | None
+    reported_cached: int | None
+    divergence: dict[str, Any] | None  # kind, part (the field's path), offset, old, new, token, lost
+    attribution: str | None
+    findings: list[str]
+    row: int
+    baseline_row: int | None
+
+
+def prefix_entries(report: PrefixReport | None) -> dict[tuple[str, int], PrefixEntry]:
+    """The prefix report's per-request entries, by (series, index)."""
+    from analyzer.prefix.structure import visible
+
+    out: dict[tuple[str, int], PrefixEntry] = {}
+    for r in report.requests if report is not None else []:
+        if r.series is None or r.index is None:  # a row the log did not label: no entry, as in the report's JSON
             continue
-        st = e.get("structure") or {}
+        st = r.structure
         divergence = None
-        if st and st.get("kind") not in (None, "identical"):
-            divergence = {"kind": st.get("kind"), "part": st.get("path") or st.get("part"), "offset": st.get("offset"),
-                          "old": st.get("old"), "new": st.get("new"), "token": e.get("token_index"),
-                          "lost": e.get("lost")}
-        out[(str(e["series"]), int(e["index"]))] = {
-            "predicted_cached": (e.get("predicted") or {}).get("cached"), "reported_cached": e.get("reported"),
-            "divergence": divergence, "attribution": attribution_line(e.get("attribution")),
-            "findings": list(e.get("findings") or []), "row": e.get("row"), "baseline_row": e.get("baseline_row")}
+        if st is not None and st.kind not in (None, "identical"):
+            divergence = {"kind": st.kind, "part": st.path or st.part, "offset": st.offset, "old": visible(st.old),
+                          "new": visible(st.new), "token": r.token_index, "lost": r.lost}
+        out[(str(r.series), int(r.index))] = PrefixEntry(
+            r.predicted, r.reported, divergence,
+            attribution_line(r.attribution.as_json() if r.attribution else None), list(r.findings), r.row,
+            r.baseline_row)
     return out
 
 

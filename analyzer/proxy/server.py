@@ -78,7 +78,7 @@ class RunningProxy:
                                     limits=httpx.Limits(max_connections=None, max_keepalive_connections=32))
         self._client.headers = httpx.Headers()  # no default User-Agent/Accept-Encoding: the client's headers only
         info = server_info(self._client, self.upstream, self._auth_headers())
-        self.server_version, self.server_settings = info["version"], info["settings"]
+        self.server_version, self.server_settings = info.version, info.settings
         try:
             self._server = _Server(("127.0.0.1", port), _handler_for(self))
             self._server.say = self._say

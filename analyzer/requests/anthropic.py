@@ -12,6 +12,7 @@ from analyzer.requests.build import (
     assemble,
     block_of,
     content_blocks,
+    entry_markers,
     fields,
     listed,
     marker,
@@ -30,7 +31,7 @@ def parse_anthropic(body: Mapping[str, Any], *, path: str | None = None, headers
     for i, tool in enumerate(listed(body.get("tools"))):
         cc = marker(tool)
         collected.add("tool", f"tools[{i}]", None, [tool_block(tool, rules)], name=tool_name(tool),
-                      markers=[(None, cc)] if cc else [])
+                      markers=entry_markers(cc))
     system = body.get("system")
     if isinstance(system, str):
         collected.add("system", "system", "system", [Block("text", system)])
@@ -38,7 +39,7 @@ def parse_anthropic(body: Mapping[str, Any], *, path: str | None = None, headers
         for i, part in enumerate(system):
             cc = marker(part)
             collected.add("system", f"system[{i}]", "system", [block_of(part, rules)],
-                          markers=[(0, cc)] if cc else [])
+                          markers=entry_markers(cc, 0))
     for i, message in enumerate(listed(body.get("messages"))):
         if not isinstance(message, Mapping):
             collected.add("message", f"messages[{i}]", None, [block_of(message, rules)])

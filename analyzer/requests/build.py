@@ -43,13 +43,35 @@ def block_of(part: Any, rules: ShapeRules) -> Block:
     return Block(type(part).__name__, canonical_json(part, rules))
 
 
-def marker(value: Any) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class ControlMarker:
+    """A `cache_control` object as a body gave it: what a breakpoint (or automatic caching) is made of.
+
+    `empty` keeps `{}` apart: on a content part it is still a breakpoint, on a tool or a system entry it is
+    read as no marker (the parsers say which)."""
+
+    type: str  # "ephemeral" when the object names no type
+    ttl: str | None
+    empty: bool = False
+
+
+ControlMarkers = list[tuple[int | None, ControlMarker]]  # (block index, or None for the whole segment; the marker)
+
+
+def marker(value: Any) -> ControlMarker | None:
     """The `cache_control` object of a block/tool/system entry, when it has one."""
     if isinstance(value, Mapping):
         cc = value.get("cache_control")
         if isinstance(cc, Mapping):
-            return dict(cc)
+            ttl = cc.get("ttl")
+            return ControlMarker(str(cc.get("type") or "ephemeral"), ttl if isinstance(ttl, str) else None, not cc)
     return None
+
+
+def entry_markers(cc: ControlMarker | None, block: int | None = None) -> ControlMarkers:
+    """The marker of a tool or system entry (on its `block`, or the whole segment): none for a missing or
+    empty `cache_control`."""
+    return [(block, cc)] if cc is not None and not cc.empty else []
 
 
 @dataclass
@@ -57,7 +79,7 @@ class Pending:
     """A segment not yet placed, with the markers found on it (block index or None for the whole segment)."""
 
     segment: Segment
-    markers: list[tuple[int | None, dict[str, Any]]] = field(default_factory=list)
+    markers: ControlMarkers = field(default_factory=list)
 
 
 @dataclass
@@ -67,7 +89,7 @@ class Collected:
     by_kind: dict[str, list[Pending]] = field(default_factory=lambda: {"system": [], "tool": [], "message": []})
 
     def add(self, kind: SegmentKind, path: str, role: str | None, blocks: Iterable[Block], *,
-            name: str | None = None, markers: Iterable[tuple[int | None, dict[str, Any]]] = ()) -> None:
+            name: str | None = None, markers: Iterable[tuple[int | None, ControlMarker]] = ()) -> None:
         self.by_kind[kind].append(Pending(Segment(kind, path, role, tuple(blocks), name), list(markers)))
 
 
@@ -79,9 +101,7 @@ def assemble(shape: Shape, endpoint: str | None, body: Mapping[str, Any], collec
     for kind in rules.order:
         for pending in collected.by_kind[kind]:
             for block, cc in pending.markers:
-                ttl = cc.get("ttl")
-                breakpoints.append(Breakpoint(len(segments), block, str(cc.get("type") or "ephemeral"),
-                                              ttl if isinstance(ttl, str) else None))
+                breakpoints.append(Breakpoint(len(segments), block, cc.type, cc.ttl))
             segments.append(pending.segment)
     model = body.get("model")
     return Request(shape=shape, endpoint=endpoint, model=model if isinstance(model, str) else None,
@@ -92,7 +112,7 @@ def _with_breakpoints(control: CacheControl, breakpoints: list[Breakpoint]) -> C
     return replace(control, breakpoints=tuple(breakpoints))
 
 
-def content_blocks(content: Any, rules: ShapeRules) -> tuple[list[Block], list[tuple[int | None, dict[str, Any]]]]:
+def content_blocks(content: Any, rules: ShapeRules) -> tuple[list[Block], ControlMarkers]:
     """A message's content (a string or a list of parts) as blocks, with the parts' cache-control markers."""
     if content is None:
         return [], []
@@ -100,7 +120,7 @@ def content_blocks(content: Any, rules: ShapeRules) -> tuple[list[Block], list[t
         return [Block("text", content)], []
     if isinstance(content, list):
         blocks: list[Block] = []
-        markers: list[tuple[int | None, dict[str, Any]]] = []
+        markers: ControlMarkers = []
         for i, part in enumerate(content):
             blocks.append(block_of(part, rules))
             cc = marker(part)

@@ -38,8 +38,7 @@ def control_of(body: Mapping[str, Any], headers: Headers, rules: RenderRules) ->
     user = text_or_none(body.get("user"))
     if user is None and isinstance(metadata, Mapping):
         user = text_or_none(metadata.get("user_id"))
-    ttl = top.get("ttl") if top else None
-    return CacheControl(automatic=top is not None, automatic_ttl=ttl if isinstance(ttl, str) else None,
+    return CacheControl(automatic=top is not None, automatic_ttl=top.ttl if top is not None else None,
                         prompt_cache_key=text_or_none(body.get("prompt_cache_key")),
                         prompt_cache_retention=text_or_none(body.get("prompt_cache_retention")),
                         previous_response_id=text_or_none(body.get("previous_response_id")),

@@ -8,10 +8,12 @@ from typing import Any
 
 from analyzer.requests.build import (
     Collected,
+    ControlMarkers,
     assemble,
     block_of,
     canonical_json,
     content_blocks,
+    entry_markers,
     fields,
     listed,
     marker,
@@ -44,13 +46,12 @@ def parse_chat(body: Mapping[str, Any], *, path: str | None = None, headers: Hea
     for i, tool in enumerate(listed(body.get("tools"))):
         cc = marker(tool)
         collected.add("tool", f"tools[{i}]", None, [tool_block(tool, rules)], name=tool_name(tool),
-                      markers=[(None, cc)] if cc else [])
+                      markers=entry_markers(cc))
     return assemble("chat", path, body, collected, rules, control_of(body, headers, all_rules),
                     fields(body, rules.param_fields))
 
 
-def message_blocks(message: Mapping[str, Any], rules: ShapeRules) -> tuple[list[Block], list[tuple[int | None,
-                                                                                               dict[str, Any]]]]:
+def message_blocks(message: Mapping[str, Any], rules: ShapeRules) -> tuple[list[Block], ControlMarkers]:
     """Reasoning (rendered before the answer by the templates that show it), the content parts, then each tool
     call; block indices of content markers shift past a reasoning block."""
     reasoning = message.get("reasoning_content")

@@ -10,10 +10,12 @@ from typing import Any
 
 from analyzer.requests.build import (
     Collected,
+    ControlMarkers,
     assemble,
     block_of,
     canonical_json,
     content_blocks,
+    entry_markers,
     fields,
     listed,
     marker,
@@ -58,7 +60,7 @@ def parse_responses(body: Mapping[str, Any], *, path: str | None = None, headers
         cc = marker(tool)
         collected.add("tool", f"tools[{i}]", None, [tool_block(tool, rules)],
                       name=tool_name(tool) or (text_or_none(tool.get("type")) if isinstance(tool, Mapping) else None),
-                      markers=[(None, cc)] if cc else [])
+                      markers=entry_markers(cc))
     return assemble("responses", path, body, collected, rules, control_of(body, headers, all_rules),
                     fields(body, rules.param_fields))
 
@@ -70,7 +72,7 @@ def _role(item: Any) -> str | None:
     return role if role is not None else ITEM_ROLES.get(str(item.get("type")))
 
 
-def item_blocks(item: Any, rules: ShapeRules) -> tuple[list[Block], list[tuple[int | None, dict[str, Any]]]]:
+def item_blocks(item: Any, rules: ShapeRules) -> tuple[list[Block], ControlMarkers]:
     """A message item's content parts; any other item (a call, its output, reasoning) as one block of its type,
     without the keys that only identify it (`id`, `status`). A string function output renders as its text."""
     if not isinstance(item, Mapping):

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from analyzer.cli.context import CliContext
 from analyzer.cli.graphload import add_at_option, load_analysis
 from analyzer.errors import AnalyzerError
-
-if TYPE_CHECKING:
-    from analyzer.annotations import Note
 
 NAME = "annotate"
 HELP = "add or update a note on a symbol in reports/annotations.toml (keyed by symbol, not line)"
@@ -32,39 +29,32 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any, ctx: CliContext) -> int:
-    from analyzer.annotations import Note, load_notes, locate_notes, remove_note, upsert_note
-    from analyzer.graph.queries import resolve_one
+    from analyzer.annotations import load_notes, locate_notes
+    from analyzer.api.annotations import annotate, remove_annotation
 
     notes_file = locate_notes(ctx.lock.path, args.annotations)
-    path = notes_file.path
-    notes = load_notes(path)
+    found = load_notes(notes_file.path)  # a malformed notes file is the first error, whatever else is wrong
     if args.symbol is None:
-        return _list(args, ctx, notes, notes_file.describe(len(notes)))
+        return _list(args, ctx, len(found), notes_file.describe(len(found)))
     if args.text is None and not args.remove:
         raise AnalyzerError("annotate needs TEXT (or --remove, or no SYMBOL to list the notes)")
     analysis = load_analysis(ctx, args)
-    g = analysis.view
-    node = resolve_one(g, args.symbol, include_tests=args.include_tests).node
-    a = g.nodes[node]
+    session = ctx.session()
     if args.remove:
-        if not remove_note(path, a["repo"], a["qualname"], a["path"]):
-            raise AnalyzerError(f"no note on {a['repo']}:{a['qualname']} in {path}")
-        ctx.out.print(f"removed the note on {a['repo']}:{a['qualname']} from {path}", markup=False)
+        symbol, path = remove_annotation(session, args.symbol, annotations=args.annotations,
+                                         include_tests=args.include_tests, analysis=analysis)
+        ctx.out.print(f"removed the note on {symbol} from {path}", markup=False)
         return 0
     text = _read_stdin() if args.text == "-" else args.text
-    if not text.strip():
-        raise AnalyzerError("the note text is empty; write what this symbol does to the request")
-    commit = next(p.commit for p in analysis.pins if p.name == a["repo"])
-    if not a.get("body_hash"):
-        raise AnalyzerError(f"{node} has no body hash in the index (kind {a.get('kind')}); annotate a definition")
-    note = Note(a["repo"], a["qualname"], text.strip(), commit, a["body_hash"], a["path"])
-    action = upsert_note(path, note)
+    done = annotate(session, args.symbol, text, annotations=args.annotations, include_tests=args.include_tests,
+                    analysis=analysis)
+    note = done.note
     if ctx.json:
-        ctx.emit_json({"action": action, "file": str(path), "repo": note.repo, "symbol": note.symbol,
+        ctx.emit_json({"action": done.action, "file": str(done.file), "repo": note.repo, "symbol": note.symbol,
                        "path": note.path, "commit": note.commit, "body_hash": note.body_hash})
     else:
-        ctx.out.print(f"{action} note on {note.repo}:{note.symbol} ({note.path}:{a['line']}, commit "
-                      f"{commit[:10]}) in {path}", markup=False)
+        ctx.out.print(f"{done.action} note on {note.repo}:{note.symbol} ({note.path}:{done.line}, commit "
+                      f"{note.commit[:10]}) in {done.file}", markup=False)
     return 0
 
 
@@ -74,19 +64,18 @@ def _read_stdin() -> str:
     return sys.stdin.read()
 
 
-def _list(args: Any, ctx: CliContext, notes: list[Note], source: str) -> int:
-    from analyzer.annotations import anchor_all
+def _list(args: Any, ctx: CliContext, count: int, source: str) -> int:
+    from analyzer.api.annotations import notes
 
     if not ctx.json:
         ctx.out.print(source, markup=False)
-    if not notes:
+    if not count:
         if ctx.json:
             ctx.emit_json([])
         else:
             ctx.out.print("no notes yet; add one with: analyze annotate SYMBOL \"text\"", markup=False)
         return 0
-    analysis = load_analysis(ctx, args)
-    anchored = anchor_all(analysis.view, notes)
+    anchored = notes(ctx.session(), annotations=args.annotations, analysis=load_analysis(ctx, args)).anchored
     if ctx.json:
         ctx.emit_json([x.as_json() for x in anchored])
         return 0

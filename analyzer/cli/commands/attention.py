@@ -12,6 +12,7 @@ from analyzer.errors import AnalyzerError
 from analyzer.records.i18n import DEFAULT_LANG, LANGS
 
 if TYPE_CHECKING:
+    from analyzer.api.attention import AttentionResult
     from analyzer.attention.config import ModelConfig
 
 NAME = "attention"
@@ -78,6 +79,7 @@ def _config(args: argparse.Namespace) -> ModelConfig:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    from analyzer.api.attention import AttentionOptions, attention
     from analyzer.attention.render import print_append, print_edit, print_prefix
     from analyzer.attention.render_capacity import print_evict, print_offload, print_quantize, print_window
 
@@ -85,19 +87,19 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     which = EXPERIMENTS[:-1] if args.experiment == "all" else (args.experiment,)
     if args.plot and not {"append", "edit"} & set(which):
         raise AnalyzerError("--plot needs the append or edit experiment (or all)")
-    if args.verify_max < 0:
-        raise AnalyzerError("--verify-max must be 0 or more tokens")
-    payload: dict[str, Any] = {"config": config.to_dict()}
-    records: list[Any] = []
-    results = _run_experiments(args, config, which, payload, records)
+    result = attention(config, AttentionOptions(
+        which, args.length, args.edit_pos, tuple(args.block_size) if args.block_size else None, args.verify_max,
+        args.window, args.generate, tuple(args.budget) if args.budget else None, args.sinks, args.offload_model,
+        args.offload_context, args.lang, qk_curve=bool(args.plot)))
+    payload = result.to_dict()
     if not ctx.json:
         printers: dict[str, Any] = {"append": print_append, "edit": print_edit, "prefix": print_prefix,
                                     "window": print_window, "quantize": print_quantize, "evict": print_evict,
                                     "offload": print_offload}
         for name in which:
-            printers[name](ctx.out, results[name])
+            printers[name](ctx.out, result.result(name))
     try:
-        written = _write_outputs(args, config, results.get("append"), results.get("edit"), records, payload)
+        written = _write_outputs(args, config, result, payload)
     except OSError as exc:
         raise AnalyzerError(f"cannot write {exc.filename or 'output'}: {exc.strerror or exc}; "
                             "choose a writable path") from exc
@@ -116,72 +118,25 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0
 
 
-def _run_experiments(args: argparse.Namespace, config: ModelConfig, which: tuple[str, ...],
-                     payload: dict[str, Any], records: list[Any]) -> dict[str, Any]:
-    """Run each chosen experiment in order; fills `payload` (JSON) and `records`, returns the result objects."""
-    from analyzer.attention import record as rec
-    from analyzer.attention import record_capacity as cap
-    from analyzer.attention.append import run_append
-    from analyzer.attention.edit import run_edit_contrast
-    from analyzer.attention.evict import run_evict
-    from analyzer.attention.kvsize import find_preset
-    from analyzer.attention.offload import run_offload, toy_layout
-    from analyzer.attention.prefix import DEFAULT_BLOCK_SIZES, run_prefix
-    from analyzer.attention.quantize import run_quantize
-    from analyzer.attention.window import run_window
-
-    length, lang = args.length, args.lang
-    results: dict[str, Any] = {}
-    for name in which:
-        if name == "append":
-            r: Any = run_append(config, length, curve_max=min(length + 1, 64) if args.plot else 0)
-            payload[name], record = r.to_dict(), rec.append_record(r, lang)
-        elif name == "edit":
-            r = run_edit_contrast(config, length, args.edit_pos if args.edit_pos is not None else length // 2)
-            payload[name], record = [e.to_dict() for e in r], rec.edit_record(r, lang)
-        elif name == "prefix":
-            sizes = tuple(args.block_size) if args.block_size else DEFAULT_BLOCK_SIZES
-            r = run_prefix(config, sizes, verify_max=args.verify_max)
-            payload[name], record = [p.to_dict() for p in r], rec.prefix_record(config, r, args.verify_max, lang)
-        elif name == "window":
-            r = run_window(config, length, args.window)
-            payload[name], record = r.to_dict(), cap.window_record(r, lang)
-        elif name == "quantize":
-            r = run_quantize(config, length, args.generate)
-            payload[name], record = r.to_dict(), cap.quantize_record(r, lang)
-        elif name == "evict":
-            r = run_evict(config, length, tuple(args.budget) if args.budget else None, args.sinks)
-            payload[name], record = r.to_dict(), cap.evict_record(r, lang)
-        else:
-            if args.offload_context < 1:
-                raise AnalyzerError("--offload-context must be at least 1 token")
-            r = run_offload(toy_layout(config.layers, config.kv_heads, config.head_dim), length,
-                            find_preset(args.offload_model), args.offload_context)
-            payload[name], record = r.to_dict(), cap.offload_record(r, lang)
-        results[name] = r
-        records.append(record)
-    return results
-
-
-def _write_outputs(args: argparse.Namespace, config: ModelConfig, appended: Any, edits: Any,
-                   records: list[Any], payload: dict[str, Any]) -> list[Any]:
+def _write_outputs(args: argparse.Namespace, config: ModelConfig, result: AttentionResult,
+                   payload: dict[str, Any]) -> list[Any]:
     """Plots, exported parameters and the record file; fills `payload` with what was written."""
     from analyzer.atomic import write_text_atomic
     from analyzer.attention.params import export_params, init_params
-    from analyzer.attention.record import render_records
 
     written = []
     if args.plot:
         from analyzer.attention.plots import write_plots
 
-        curve = appended.qk_curve if appended else None
-        written = write_plots(args.plot, curve, edits, title=f"QK products per new token ({config.attention_kind}, "
-                                                              f"{config.layers} layers, {config.heads} query heads)")
+        curve = result.append.qk_curve if result.append else None
+        title = (f"QK products per new token ({config.attention_kind}, {config.layers} layers, "
+                 f"{config.heads} query heads)")
+        written = write_plots(args.plot, curve, result.edit, title=title)
         payload["plots"] = [str(p) for p in written]
     if args.export_params:
         export_params(config, init_params(config), args.export_params)
         payload["params_file"] = args.export_params
-    markdown = render_records(records, args.lang)
+    markdown = result.markdown()
     if args.record and args.record != "-":
         write_text_atomic(args.record, markdown)
         payload["record_file"] = args.record

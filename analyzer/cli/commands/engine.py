@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
-from typing import Any
 
 from analyzer.cli.context import CliContext
-from analyzer.errors import AnalyzerError
 
 NAME = "engine"
 HELP = "build, start, stop or inspect a local llama.cpp server (prefix caching, no API key needed)"
@@ -78,7 +74,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         options = EngineOptions(parallel=args.parallel, ctx_size=args.ctx_size, cache_ram_mib=args.cache_ram,
                                 cache_reuse=args.cache_reuse, n_predict=args.n_predict, kv_unified=args.kv_unified,
                                 cache_idle_slots=args.cache_idle_slots)
-        return _start(ctx, engine_dir, port=args.port, api_key_env=args.api_key_env, options=options)
+        return _start(ctx, port=args.port, api_key_env=args.api_key_env, options=options)
     if action == "stop":
         return _stop(ctx)
     return _status(ctx, engine_dir)
@@ -104,57 +100,36 @@ def _build(ctx: CliContext, engine_dir, *, force: bool) -> int:
     return 0
 
 
-def _start(ctx: CliContext, engine_dir, *, port: int | None, api_key_env: str | None, options) -> int:
-    from analyzer.engine import start_engine
+def _start(ctx: CliContext, *, port: int | None, api_key_env: str | None, options) -> int:
+    from analyzer.api.engine import start
     from analyzer.engine.progress import build_progress
-    from analyzer.engine.state import is_live, load_state, save_state
 
-    if port is not None and not 0 < port < 65536:
-        raise AnalyzerError(f"--port {port} is not a TCP port; give 1–65535 or leave it out for a free one")
-    api_key = None
-    if api_key_env is not None:
-        api_key = os.environ.get(api_key_env)
-        if not api_key:
-            raise AnalyzerError(f"--api-key-env {api_key_env}: that environment variable is empty or unset; "
-                                f"export {api_key_env}=<key> first")
-    current = load_state(ctx.cache_dir)
-    if current and is_live(current):
-        raise AnalyzerError(f"an engine is already running at {current.get('base_url')} (pid {current['pid']}); "
-                            "run `analyze engine stop` first")
     with build_progress(ctx) as progress:
-        handle = start_engine(engine_dir, api_key=api_key, port=port, options=options, progress=progress,
-                              say=_say(ctx))
-    state = handle.state()
-    state["api_key_env"] = api_key_env
-    save_state(ctx.cache_dir, state)
+        state = start(ctx.cache_dir, options, port=port, api_key_env=api_key_env, progress=progress, say=_say(ctx))
     if ctx.json:
         ctx.emit_json(state)
     else:
-        ctx.err.print(f"engine: llama-server pid {handle.pid} ready; log {handle.log}; stop it with "
+        ctx.err.print(f"engine: llama-server pid {state['pid']} ready; log {state['log']}; stop it with "
                       "`analyze engine stop`", markup=False)
         ctx.err.print(f"engine: {_options_line(state['options'], state.get('model_facts') or {})}", markup=False)
-        ctx.out.print(handle.base_url, markup=False)
+        ctx.out.print(state["base_url"], markup=False)
     return 0
 
 
 def _stop(ctx: CliContext) -> int:
-    from analyzer.engine.process import launch_record_path, stop_process
-    from analyzer.engine.state import clear_state, load_state
+    from analyzer.api.engine import stop
 
-    state = load_state(ctx.cache_dir)
+    done = stop(ctx.cache_dir)
+    state = done.state
     if state is None:
         if ctx.json:
             ctx.emit_json({"stopped": False, "reason": "no engine state"})
         else:
             ctx.out.print("engine: not running (nothing started by `analyze engine start`)", markup=False)
         return 0
-    stopped = stop_process(int(state["pid"]), state.get("start_ticks"))
-    if state.get("log") and state.get("port"):
-        launch_record_path(Path(str(state["log"])).parent, int(state["port"])).unlink(missing_ok=True)
-    clear_state(ctx.cache_dir)
     if ctx.json:
-        ctx.emit_json({"stopped": stopped, "pid": state["pid"], "base_url": state.get("base_url")})
-    elif stopped:
+        ctx.emit_json({"stopped": done.stopped, "pid": state["pid"], "base_url": state.get("base_url")})
+    elif done.stopped:
         ctx.out.print(f"engine: stopped llama-server pid {state['pid']} ({state.get('base_url')})", markup=False)
     else:
         ctx.out.print(f"engine: pid {state['pid']} had already exited; state cleared", markup=False)
@@ -162,46 +137,18 @@ def _stop(ctx: CliContext) -> int:
 
 
 def _status(ctx: CliContext, engine_dir) -> int:
-    from analyzer.engine import build_info
-    from analyzer.engine.options import DEFAULT_OPTIONS
+    from analyzer.api.engine import engine_status
     from analyzer.engine.paths import EnginePaths
-    from analyzer.engine.process import health
-    from analyzer.engine.settings import server_settings
-    from analyzer.engine.state import is_live, load_state
 
-    paths = EnginePaths(engine_dir)
-    info = build_info(engine_dir)
-    state = load_state(ctx.cache_dir)
-    running = bool(state and is_live(state))
-    healthy = None
-    settings = None
-    if running and state:
-        code, _ = health(str(state["base_url"]).removesuffix("/v1"))
-        healthy = code == 200
-        if healthy:
-            settings = server_settings(str(state["base_url"]), engine_dir=engine_dir)
-    report: dict[str, Any] = {
-        "running": running,
-        "healthy": healthy,
-        "pid": state.get("pid") if running and state else None,
-        "base_url": state.get("base_url") if running and state else None,
-        "binary": str(paths.binary) if info else None,
-        "built": bool(info),
-        "model": state.get("model") if running and state else None,
-        "version": info.get("llama_server_version") or None,
-        "llama_cpp_python": info.get("llama_cpp_python") or paths.version,
-        "llama_cpp_commit": info.get("llama_cpp_commit") or None,
-        "api_key_required": bool(state.get("api_key_required")) if running and state else None,
-        "log": state.get("log") if running and state else None,
-        "options": state.get("options") if running and state else None,
-        "defaults": DEFAULT_OPTIONS.as_dict(),
-        "settings": settings,
-    }
+    status = engine_status(ctx.cache_dir)
+    report, state, running = status.report, status.state, status.running
     if ctx.json:
         ctx.emit_json(report)
         return 0 if running else 1
+    settings = report["settings"]
     if running:
-        ctx.out.print(f"engine: running ({'healthy' if healthy else 'not answering /health'})", markup=False)
+        ctx.out.print(f"engine: running ({'healthy' if report['healthy'] else 'not answering /health'})",
+                      markup=False)
         for key in ("pid", "base_url", "binary", "model", "version", "api_key_required", "log"):
             ctx.out.print(f"  {key}: {report[key]}", markup=False)
         ctx.out.print(f"  source: llama-cpp-python {report['llama_cpp_python']} sdist, vendored llama.cpp "
@@ -215,8 +162,8 @@ def _status(ctx: CliContext, engine_dir) -> int:
                           markup=False)
     else:
         ctx.out.print("engine: not running", markup=False)
-        built = (f"built, llama-server {report['version'] or '(version unknown)'} at {paths.binary}" if info else
-                 "not built yet (`analyze engine build`, 8–30 minutes once per machine)")
+        built = (f"built, llama-server {report['version'] or '(version unknown)'} at {EnginePaths(engine_dir).binary}"
+                 if report["built"] else "not built yet (`analyze engine build`, 8–30 minutes once per machine)")
         ctx.out.print(f"  binary: {built}", markup=False)
         ctx.out.print(f"  `engine start` defaults: {_options_line(report['defaults'], {})}", markup=False)
     return 0 if running else 1

@@ -86,13 +86,10 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def _summarize(path: Path, ctx: CliContext) -> int:
-    from analyzer.observe.jsonl import read_rows
-    from analyzer.observe.summary import summarise, summary_lines
+    from analyzer.api.observe import summarize_log
+    from analyzer.observe.summary import summary_lines
 
-    rows = read_rows(path)
-    if not rows:
-        raise AnalyzerError(f"{path} holds no rows; pass a log written by `analyze observe`")
-    summary = summarise(rows, log=str(path))
+    summary = summarize_log(path)
     if ctx.json:
         ctx.emit_json(summary)
     else:

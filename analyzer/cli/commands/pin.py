@@ -48,17 +48,19 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
 def check_trace_ends(ctx: CliContext, name: str, commit: str) -> None:
     """Warn when `[trace] from`/`to` name nothing at the new pins (the next trace would fail on them).
     Builds the graph at the new pins, which the next trace reuses; a build that fails is said, not fatal."""
-    from analyzer.analysis import analyze
+    from dataclasses import replace
+
+    from analyzer.api import open_analysis
     from analyzer.errors import AnalyzerError
     from analyzer.graph.queries import resolve_symbol
     from analyzer.lock import load_lock
 
-    lock = load_lock(ctx.lock.path)
+    lock = load_lock(ctx.lock.path)  # as just rewritten
     ends = [(side, spec) for side, spec in (("from", lock.trace_from), ("to", lock.trace_to)) if spec]
     if not ends:
         return
     try:
-        g = analyze(ctx, pins=list(lock.repos.values())).view
+        g = open_analysis(replace(ctx.session(), lock=lock), pins=list(lock.repos.values())).view
     except AnalyzerError as exc:
         ctx.warn(f"could not check [trace] from/to at {name} {commit[:12]}: {exc}")
         return

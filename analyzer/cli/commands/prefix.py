@@ -122,51 +122,14 @@ def _findings(path: Path) -> list[dict[str, Any]]:
 
 
 def _lookup(ctx: CliContext, at: list[str]) -> tuple[Any, str | None]:
-    """A source lookup over the index (and data files) of every pinned repo whose checkout is in the cache,
-    placed on the request path of the stored call graph of those pins when `analyze index` has built one.
-    `at` (`--at NAME=SHA`) moves pins as the graph commands do; only a moved pin's commit is fetched (the
-    user named it), the lock's own are read from the cache as they are."""
-    from analyzer.analysis import apply_at
-    from analyzer.graph.store import graph_key, load_view
-    from analyzer.index.build import index_repo
-    from analyzer.index.cache import FactsCache
-    from analyzer.prefix.request_path import RequestPath
-    from analyzer.prefix.source_lookup import SourceLookup
-    from analyzer.sources.workspace import open_repo
+    """The library's lookup on the pinned sources; without a lock (and no `--at`) the report goes on untraced."""
+    from analyzer.api.prefix import pinned_lookup
 
-    indexes, missing, repos, found = [], [], {}, []
     try:
-        lock = ctx.lock
+        session = ctx.session()
     except AnalyzerError as exc:
         if at:
             raise
         return None, f"no pinned sources ({exc}); the divergence is not traced to code"
-    pins = apply_at(lock, at)
-    moved = {item.partition("=")[0] for item in at}
-    with FactsCache(ctx.cache_dir) as cache:
-        for pin in pins:
-            try:
-                repo = open_repo(ctx, pin, fetch=pin.name in moved)
-            except AnalyzerError as exc:
-                if pin.name in moved:
-                    raise  # the commit asked for with --at cannot be had: say so, not a quieter report
-                missing.append(f"{pin.name} ({exc})")
-                continue
-            repos[pin.name] = repo
-            found.append(pin)
-            indexes.append(index_repo(repo, pin.commit, repo_name=pin.name, cache=cache))
-    note = None
-    if missing:
-        note = "not looked up in " + "; ".join(missing)
-    if not indexes:
-        return None, note or "no pinned sources in the cache"
-    lookup = SourceLookup(indexes, repos)
-    view = load_view(ctx.cache_dir, graph_key(found), warn=ctx.warn) if not missing else None
-    if view is not None:
-        path = RequestPath.build(view, lookup)
-        lookup.request_path = path
-        placed = f"ranked on the request path of the stored call graph ({len(path.sends)} send(s))"
-    else:
-        placed = "not ranked on a request path (no call graph stored for these pins: run `analyze index`)"
-    pinned = ", ".join(f"{i.name} @ {i.commit[:12]}" for i in indexes)
-    return lookup, f"literals looked up in {pinned}; {placed}" + (f"; {note}" if note else "")
+    found = pinned_lookup(session, at)
+    return found.lookup, found.note

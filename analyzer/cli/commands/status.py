@@ -16,19 +16,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
-    from analyzer.sources import pin_status
-    from analyzer.sources.refcheck import ref_mismatch
+    from analyzer.api.sources import status
 
     lock = ctx.lock
-    pins = lock.select(args.names)
-    statuses = [pin_status(p, ctx.cache_dir, ctx.source_for(p.name, p.url)) for p in pins]
-    mismatches = {p.name: ref_mismatch(p, ctx.cache_dir) for p in pins}
+    described = status(ctx.session(), args.names)
     if ctx.json:
         ctx.emit_json({"lock": str(lock.path), "cache_dir": str(ctx.cache_dir),
-                       "repos": [dict(s.as_json(), ref_mismatch=mismatches[s.name]) for s in statuses]})
+                       "repos": [repo.as_json() for repo in described]})
         return 0
     ctx.out.print(f"lock   {lock.path}\ncache  {ctx.cache_dir}", markup=False)
-    for s in statuses:
+    mismatches = {repo.status.name: repo.ref_mismatch for repo in described}
+    for s in (repo.status for repo in described):
         lines = [f"\n{s.name}", f"  url      {s.url}"]
         if s.source:
             lines.append(f"  source   {s.source} (override for this run)")

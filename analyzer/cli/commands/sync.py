@@ -35,17 +35,18 @@ def check_source_names(ctx: CliContext) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
-    from analyzer.sources import git_progress, sync_pin
+    from analyzer.api.sources import sync
+    from analyzer.sources import git_progress
 
     pins = ctx.lock.select(args.names)
     check_source_names(ctx)
+    session = ctx.session()
     results: list[dict[str, Any]] = []
     status = 0
     for pin in pins:
-        url = ctx.source_for(pin.name, pin.url)
         try:
             with git_progress(ctx.err, pin.name, ctx.interactive) as sink:
-                result = sync_pin(pin, ctx.cache_dir, url=url, progress=sink)
+                result = sync(session, pin.name, progress=sink)
         except AnalyzerError as exc:
             status = max(status, exc.exit_code)
             ctx.err.print(f"error: {exc}", markup=False)
