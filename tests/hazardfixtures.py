@@ -4,7 +4,11 @@ Each world's workspace is a library `Session` (`analyzer.api.open_session`), not
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from graphfixtures import FixtureWorld, repo_from_folder, write_fixture_lock
 
@@ -58,3 +62,32 @@ def build_recall_world(tmp: Path) -> FixtureWorld:
     lock = write_fixture_lock(tmp / "repos.lock", repos, ("Session.systemPrompt", "buildSystemPrompt"))
     ctx = open_session(lock, cache_dir=tmp / "cache", environ={})
     return FixtureWorld(ctx, lock, {n: c for n, (_, c) in repos.items()})
+
+
+@contextlib.contextmanager
+def edited_hazard_rules(folder: Path, edit: Callable[[str, str], str]) -> Iterator[None]:
+    """The shipped hazard rule files, each passed through `edit(file name, text)` into `folder`, read by every
+    loader of the hazard rules (rules, seams, experiments) while the block runs: the edit an engineer makes to
+    a rule file, without touching the installed package."""
+    import pytest
+
+    from analyzer.hazards.seams import load_seam_rules
+    from analyzer.rules import files as rule_files
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in resources.files("analyzer.rules.hazards").iterdir():
+        if entry.name.endswith(".toml"):
+            (folder / entry.name).write_text(edit(entry.name, entry.read_text()))
+
+    class Shim:
+        @staticmethod
+        def files(package: str) -> Any:
+            return folder if package == "analyzer.rules.hazards" else resources.files(package)
+
+    load_seam_rules.cache_clear()  # read once per process: read again from the edited files
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(rule_files, "resources", Shim)
+            yield
+    finally:
+        load_seam_rules.cache_clear()

@@ -58,31 +58,14 @@ def shipped(world: World) -> dict[str, Any]:
 def edited(tmp: Path, file: str, old: str, new: str) -> Iterator[None]:
     """The shipped rule files with `old` replaced by `new` in `file` (once), read by every loader of the hazard
     rules while the block runs: the edit an engineer makes to change what the scan knows."""
-    from analyzer.hazards.seams import load_seam_rules
-    from analyzer.rules import files as rule_files
+    def replace_once(name: str, text: str) -> str:
+        if name != file:
+            return text
+        assert text.count(old) == 1, f"{file}: expected {old!r} once"
+        return text.replace(old, new)
 
-    copy = tmp / "rules"
-    copy.mkdir(exist_ok=True)
-    for entry in resources.files("analyzer.rules.hazards").iterdir():
-        if entry.name.endswith(".toml"):
-            text = entry.read_text()
-            if entry.name == file:
-                assert text.count(old) == 1, f"{file}: expected {old!r} once"
-                text = text.replace(old, new)
-            (copy / entry.name).write_text(text)
-
-    class Shim:
-        @staticmethod
-        def files(package: str) -> Any:
-            return copy if package == "analyzer.rules.hazards" else resources.files(package)
-
-    load_seam_rules.cache_clear()
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(rule_files, "resources", Shim)
-            yield
-    finally:
-        load_seam_rules.cache_clear()
+    with hf.edited_hazard_rules(tmp / "rules", replace_once):
+        yield
 
 
 # rule-file keys whose values name JavaScript things (built-ins, methods, members, globals)

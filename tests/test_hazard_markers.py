@@ -79,35 +79,18 @@ def test_every_scan_rule_is_exercised_by_a_marker(worlds: dict[str, Any], tables
 def _without(rule: str, tmp: Path) -> Iterator[None]:
     """The shipped rule files with `rule`'s entry deleted from its file, as an engineer would edit it, for
     every loader of the hazard rules (rules, seams, experiments) while the block runs."""
-    from importlib import resources
-
-    from analyzer.rules import files as rule_files
-
-    edited = tmp / f"without-{rule}"
-    edited.mkdir()
     deleted = 0
-    for entry in resources.files("analyzer.rules.hazards").iterdir():
-        if entry.name.endswith(".toml"):
-            chunks = re.split(r"(?m)^(?=\[\[)", entry.read_text())
-            kept = [c for c in chunks if not re.search(rf'(?m)^name = "{re.escape(rule)}"$', c)]
-            deleted += len(chunks) - len(kept)
-            (edited / entry.name).write_text("".join(kept))
-    assert deleted == 1, f"{rule}: expected one entry to delete, found {deleted}"
 
-    class Shim:
-        @staticmethod
-        def files(package: str) -> Any:
-            return edited if package == "analyzer.rules.hazards" else resources.files(package)
+    def delete_entry(name: str, text: str) -> str:
+        nonlocal deleted
+        chunks = re.split(r"(?m)^(?=\[\[)", text)
+        kept = [c for c in chunks if not re.search(rf'(?m)^name = "{re.escape(rule)}"$', c)]
+        deleted += len(chunks) - len(kept)
+        return "".join(kept)
 
-    from analyzer.hazards.seams import load_seam_rules
-
-    load_seam_rules.cache_clear()  # read once per process: read again from the edited files
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(rule_files, "resources", Shim)
-            yield
-    finally:
-        load_seam_rules.cache_clear()
+    with hf.edited_hazard_rules(tmp / f"without-{rule}", delete_entry):
+        assert deleted == 1, f"{rule}: expected one entry to delete, found {deleted}"
+        yield
 
 
 def _silent(tables: dict[str, str], worlds: dict[str, Any]) -> list[tuple[str, Marker]]:
