@@ -279,9 +279,12 @@ def test_a_side_call_that_starts_like_the_main_call_takes_its_slot_by_similarity
 
 
 def test_concurrent_agents_on_two_slots_without_prompt_cache_are_predicted(tmp_path: Path) -> None:
-    """Three agents send their first request at once to a two-slot server without a prompt cache (one waits for a
-    slot), then their second turns one after another; the log lists them as they finished. The model takes them
-    in the order the server did, follows busy slots and LRU, and predicts what each reported."""
+    """Two agents send their first request at once to a two-slot server without a prompt cache, a third agent
+    then takes the first agent's slot, and the three second turns follow one after another; the log lists the
+    concurrent pair as it finished. The first turns name their slots (`id_slot` 0, 1, 0): two requests that
+    reach the server in the same instant take free slots in an order no log's clock shows, and a request waiting for a slot this tiny engine frees within milliseconds cannot
+    be ordered by a clock either. The model orders the pair by arrival, follows LRU for the second turns, and
+    predicts what each reported."""
     import threading
 
     from enginefixtures import require_engine
@@ -301,11 +304,13 @@ def test_concurrent_agents_on_two_slots_without_prompt_cache_are_predicted(tmp_p
                 with httpx.stream("POST", proxy.base_url + "/chat/completions", json=body, timeout=300) as r:
                     r.read()
 
-            threads = [threading.Thread(target=send, args=(_body(s, [], ask),)) for s in systems]
+            threads = [threading.Thread(target=send, args=({**_body(s, [], ask), "id_slot": slot},))
+                       for s, slot in zip(systems[:2], (0, 1), strict=True)]
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
+            send({**_body(systems[2], [], ask), "id_slot": 0})
             for s in systems:
                 send(_body(s, [], more))
         rows = read_rows(proxy.log_path)
@@ -313,7 +318,7 @@ def test_concurrent_agents_on_two_slots_without_prompt_cache_are_predicted(tmp_p
         for r in report.requests:
             assert r.reported is not None and r.predicted is not None
             assert abs(r.reported - r.predicted) <= max(8, 0.02 * r.reported), report_lines(report)
-        # three agents, two slots: at least one second turn finds its slot given to the agent that waited; it is
+        # three agents, two slots: at least one second turn finds its slot given to another agent; it is
         # compared with its own first turn, and the model names that state as dropped for another row
         later = [r for r in report.requests if r.row > 3]
         lost = [r for r in later if r.predicted is not None and r.predicted < 16]
