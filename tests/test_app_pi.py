@@ -97,8 +97,8 @@ def test_the_key_reaches_the_engine_but_never_the_app_or_the_disk(
     assert written and not [p for p in written if SENTINEL_API_KEY.encode() in p.read_bytes()]
 
 
-def test_the_command_runs_an_app_experiment_and_writes_its_record(pi_app, local_engine, tmp_path: Path,
-                                                                  capsys) -> None:  # noqa: F811
+def test_the_command_runs_an_app_experiment_and_writes_its_record(pi_app, local_engine, tmp_path: Path,  # noqa: F811
+                                                                  capsys) -> None:
     """`analyze observe` on an [app] experiment: install (cached), run through the proxy, summary, record."""
     import tomli_w
     from appfixtures import PI_VERSION

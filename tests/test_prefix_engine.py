@@ -282,9 +282,9 @@ def test_concurrent_agents_on_two_slots_without_prompt_cache_are_predicted(tmp_p
     """Two agents send their first request at once to a two-slot server without a prompt cache, a third agent
     then takes the first agent's slot, and the three second turns follow one after another; the log lists the
     concurrent pair as it finished. The first turns name their slots (`id_slot` 0, 1, 0): two requests that
-    reach the server in the same instant take free slots in an order no log's clock shows, and a request waiting for a slot this tiny engine frees within milliseconds cannot
-    be ordered by a clock either. The model orders the pair by arrival, follows LRU for the second turns, and
-    predicts what each reported."""
+    reach the server in the same instant take free slots in an order no log's clock shows, and a request
+    waiting for a slot this tiny engine frees within milliseconds cannot be ordered by a clock either. The
+    model orders the pair by arrival, follows LRU for the second turns, and predicts what each reported."""
     import threading
 
     from enginefixtures import require_engine

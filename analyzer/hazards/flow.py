@@ -122,6 +122,7 @@ class FunctionFlow:
         self._params = {name: o.index for name, t in self.env.items() for o in t if o.kind == "param"}
         returns = self._body(self.fn)
         self.summary.returns = union(self.summary.returns, returns)
+        self.hits.finish()
         records.commit(self, self.ctx.records)  # the typed record writes it keeps (records.py)
         return self.summary
 

@@ -6,6 +6,10 @@ and the site a finding cites. It owns the function's own sinks as the configurat
 value, the object properties it writes) and the tables that keep one loss per origin and place, and it
 appends to the summary's `sinks` and `misses` (nothing else does, but for the callee hits the walker
 replays at a call site through `sink_hit` and `add_miss`).
+
+A sink is kept once per flow shape and site, with its shortest chain (the one a finding shows). Without
+that, every call of a callee replays all the callee's sinks, and a caller several calls up holds the same
+hit once per path: a million copies in one summary of a real repo, and a scan that ran out of memory.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ class Hits:
         self.returns_sink = config.returns_sink(name, qualname) if named_by_rules else None
         self.property_sinks = [s for s in config.property_sinks(name, qualname) if named_by_rules or "*" in s.functions]
         self._miss_keys: set[tuple[Any, ...]] = set()
+        self._sinks: dict[tuple[Any, ...], Hit] = {}  # one per flow shape and site, in the order found
         self._param_misses: dict[int, int] = {}
 
     # ---- sinks ---------------------------------------------------------------------------------------
@@ -65,11 +70,24 @@ class Hits:
     def sink(self, flow: Flow, sink: Sink, part: str, node: Node, what: str,
              position: tuple[tuple[str, str], ...] = ()) -> None:
         site = replace(self.site(sink.name, part, node), position=position)
-        self.summary.sinks.append(Hit(flow.then(self.places.step(node, f"{what} → {part} ({sink.name})")), site))
+        self.sink_hit(Hit(flow.then(self.places.step(node, f"{what} → {part} ({sink.name})")), site))
 
     def sink_hit(self, hit: Hit) -> None:
-        """A callee's hit met here by what a call passes in."""
-        self.summary.sinks.append(hit)
+        """A hit (this body's own, or a callee's met here by what a call passes in), kept once per flow shape
+        and site: a strictly shorter chain replaces the one kept and takes its place in the order found, so
+        what is kept is the first of the shortest chains, as if every copy had been kept (model.py's choice)."""
+        f = hit.flow
+        key = (f.origin, f.neutralisers, f.possible, f.path, f.ops, hit.site)
+        kept = self._sinks.get(key)
+        if kept is None:
+            self._sinks[key] = hit
+        elif len(f.steps) < len(kept.flow.steps):
+            del self._sinks[key]
+            self._sinks[key] = hit
+
+    def finish(self) -> None:
+        """Write the kept sinks into the summary (once the body has been walked)."""
+        self.summary.sinks = list(self._sinks.values())
 
     def returned(self, t: Taints, node: Node) -> None:
         """The function's own return value (not a closure's): a sink when the rules name the function."""
