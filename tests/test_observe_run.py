@@ -179,20 +179,31 @@ def test_timeout_and_dropped_connection_become_rows(tmp_path: Path) -> None:
     assert done.exit_code == 1 and [r["outcome"] for r in rows] == ["timeout", "connection-error", "ok"]
 
 
-def test_ctrl_c_leaves_a_valid_jsonl(tmp_path: Path) -> None:
+def _start_with_sigint(disposition: signal.Handlers) -> None:
+    """The child's SIGINT as its parent leaves it: default (a terminal) or ignored (a script's background job)."""
+    signal.signal(signal.SIGINT, disposition)
+
+
+@pytest.mark.parametrize(("sent", "sigint"), [
+    (signal.SIGINT, signal.SIG_DFL),  # Ctrl-C at a terminal
+    (signal.SIGINT, signal.SIG_IGN),  # `kill -INT` to a job a script started with `&` (SIGINT inherited ignored)
+    (signal.SIGTERM, signal.SIG_DFL),  # `kill`
+], ids=["sigint", "sigint-background-job", "sigterm"])
+def test_ctrl_c_leaves_a_valid_jsonl(tmp_path: Path, sent: signal.Signals, sigint: signal.Handlers) -> None:
     with fake_engine(delay_s=0.4) as engine:
         p = write(tmp_path / "exp.toml", experiment("system-prefix", endpoint={"base_url": engine.base_url},
                                                     run={"requests": 10}))
         out_dir = tmp_path / "obs"
         proc = subprocess.Popen([sys.executable, "-m", "analyzer", "observe", str(p), "--out", str(out_dir)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: _start_with_sigint(sigint))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             logs = list(out_dir.glob("*.jsonl")) if out_dir.exists() else []
             if logs and logs[0].read_text().count("\n") >= 2:
                 break
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sent)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     rows = read_rows(logs[0])

@@ -18,6 +18,7 @@ from types import ModuleType
 from analyzer import __version__
 from analyzer.cli import commands as commands_pkg
 from analyzer.cli.context import CliContext
+from analyzer.cli.interrupts import stop_on_signals
 from analyzer.errors import AnalyzerError, LockError
 
 EXIT_INTERNAL = 70
@@ -87,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ctx = CliContext(lock_path=args.lock, cache_dir_option=args.cache_dir, source_options=list(args.source),
                      json=args.json, verbose=args.verbose)
+    restore_signals = stop_on_signals()  # Ctrl-C and SIGTERM raise KeyboardInterrupt, also in a background job
     try:
         ctx.source_overrides()  # a malformed --source is an error even when nothing needs fetching
         return int(by_name[args.command].run(args, ctx) or 0)
@@ -108,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         ctx.err.print(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for the traceback "
                       "and report it)", markup=False)
         return EXIT_INTERNAL
+    finally:
+        restore_signals()
 
 
 if __name__ == "__main__":

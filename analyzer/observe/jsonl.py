@@ -58,7 +58,7 @@ class RowWriter:
 
     def write(self, row: dict[str, Any]) -> None:
         line = scrub(json.dumps(row, ensure_ascii=False, separators=(",", ":")), self.secrets)
-        with _sigint_deferred():  # Ctrl-C lands after the line is complete and synced, never inside it
+        with _signals_deferred():  # Ctrl-C lands after the line is complete and synced, never inside it
             self._fh.write(line + "\n")
             self._fh.flush()
             os.fsync(self._fh.fileno())
@@ -75,12 +75,13 @@ class RowWriter:
 
 
 @contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """Hold SIGINT (delivered when the block ends) where the platform allows it and we are the main thread."""
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM (delivered when the block ends) where the platform allows it and we are the main
+    thread: a row is written whole or not at all."""
     if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         yield
     finally:
