@@ -21,9 +21,9 @@ from analyzer.hazards.flow import FunctionFlow, FunctionInfo
 from analyzer.hazards.localnames import shadowing_locals
 from analyzer.hazards.records import RecordStore
 from analyzer.hazards.recordwriters import RecordWriters, Writer
-from analyzer.hazards.replay import Replays, find_replays, load_replay_rule
 from analyzer.hazards.rules import HazardRules, glob_match
 from analyzer.hazards.seams import Params, Seams
+from analyzer.hazards.sessionlog import Replays, find_replays, load_replay_rule
 from analyzer.hazards.syntax import ParsedFile, SourceFiles
 from analyzer.hazards.taints import Flow, Hit, Step, Summary, Taints, compose_through, norm, stepped, union
 
