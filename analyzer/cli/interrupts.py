@@ -14,6 +14,7 @@ import signal
 import threading
 from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -25,7 +26,7 @@ def stop_on_signals() -> Callable[[], None]:
     return what puts the previous ones back."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
-    previous: dict[int, object] = {}
+    previous: dict[signal.Signals, Any] = {}  # signal → the handler it had
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
@@ -33,7 +34,7 @@ def stop_on_signals() -> Callable[[], None]:
 
     def restore() -> None:
         for sig, handler in previous.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
+            signal.signal(sig, handler)
 
     return restore
 

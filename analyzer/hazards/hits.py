@@ -75,7 +75,8 @@ class Hits:
     def sink_hit(self, hit: Hit) -> None:
         """A hit (this body's own, or a callee's met here by what a call passes in), kept once per flow shape
         and site: a strictly shorter chain replaces the one kept and takes its place in the order found, so
-        what is kept is the first of the shortest chains, as if every copy had been kept (model.py's choice)."""
+        what is kept is the first of the shortest chains, the one model.py would pick among all copies (chains
+        cut at MAX_STEPS are the exception: two cut chains tie there, and the kept one was shorter uncut)."""
         f = hit.flow
         key = (f.origin, f.neutralisers, f.possible, f.path, f.ops, hit.site)
         kept = self._sinks.get(key)
