@@ -93,6 +93,9 @@ LIMITS = [
     "catch of a network call, a machine probe) selecting what a local variable, a ternary or the function's "
     "return value holds; a choice stored in an object field or made through a parameter of another "
     "function (`if (now > t)` with `now` passed in) is not",
+    "a class field that gains a value after the first pass is read again in at most three rounds, and a "
+    "member that writes the field is not summarised again for it even when it also reads it (through its "
+    "own closure or a method it calls): such a finding can come and go with the rest of the code scanned",
 ]
 
 
